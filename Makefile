@@ -1,0 +1,47 @@
+# Every target installs what it needs: a fresh machine needs only Python 3.11, pip and gcc.
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+UV := .tools/bin/uv
+RUN := $(UV) run --frozen
+DATA ?= ../shared/data/beir/scifact
+
+.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-grpc serve proto clean
+
+$(UV):
+	$(PYTHON) -m venv .tools
+	.tools/bin/pip install --quiet uv==$(UV_VERSION)
+
+setup: $(UV)
+	$(UV) sync --frozen
+
+demo: setup
+	$(RUN) retrieval demo
+
+test: setup lint
+	$(RUN) pytest
+
+lint: setup
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+
+format: setup
+	$(RUN) ruff check --fix .
+	$(RUN) ruff format .
+
+unit: setup
+	$(RUN) pytest tests/unit
+
+contract: setup
+	$(RUN) pytest tests/contract
+
+integration: setup
+	$(RUN) pytest tests/integration
+
+e2e: setup
+	$(RUN) pytest tests/e2e
+
+bench: setup
+	$(RUN) retrieval bench
+
+clean:
+	rm -rf .data reports .pytest_cache .ruff_cache

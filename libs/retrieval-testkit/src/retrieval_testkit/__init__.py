@@ -1,0 +1,7 @@
+"""Test doubles and contract suites for the retrieval service's ports."""
+
+from retrieval_testkit.hash_embedder import HashEmbedder
+from retrieval_testkit.in_memory_chunk_repository import InMemoryChunkRepository
+from retrieval_testkit.in_memory_vector_index import InMemoryVectorIndex
+
+__all__ = ["HashEmbedder", "InMemoryChunkRepository", "InMemoryVectorIndex"]

@@ -1,0 +1,7 @@
+"""One contract suite per port: subclass it in a test module and provide the fixture."""
+
+from retrieval_testkit.contracts.chunk_repository import ChunkRepositoryContract
+from retrieval_testkit.contracts.embedder import EmbedderContract
+from retrieval_testkit.contracts.vector_index import VectorIndexContract
+
+__all__ = ["ChunkRepositoryContract", "EmbedderContract", "VectorIndexContract"]

@@ -1,0 +1,153 @@
+"""What every VectorIndex must do. Subclass and provide an ``index`` fixture (empty index)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from retrieval.domain.vectors import VectorRecord
+from retrieval.errors import InvalidFilterError, InvalidRequestError, NamespaceNotFoundError
+from retrieval.ports.vector_index import VectorIndex
+
+NS = "contract"
+
+
+def record(record_id: str, values: list[float], **metadata: object) -> VectorRecord:
+    return VectorRecord(id=record_id, values=tuple(values), metadata=metadata)
+
+
+CORPUS = [
+    record("a", [1, 0, 0, 0], domain="plant_diseases", year=2019, tags=["fungal", "leaf"]),
+    record("b", [0.9, 0.1, 0, 0], domain="tea_cultivation", year=2021, organic=True),
+    record("c", [0, 1, 0, 0], domain="weather_patterns", year=2023, tags=["frost"]),
+    record("d", [0, 0, 1, 0], domain="plant_diseases", year=2024.5, organic=False),
+    record("e", [0.5, 0.5, 0.5, 0.5], domain="quality_standards"),
+]
+
+
+async def ids(index: VectorIndex, flt: dict | None = None, *, top_k: int = 10) -> list[str]:
+    found = await index.query([1, 0.2, 0.1, 0], top_k=top_k, namespace=NS, filter=flt)
+    return [match.id for match in found]
+
+
+class VectorIndexContract:
+    @pytest.fixture
+    async def seeded(self, index: VectorIndex) -> VectorIndex:
+        assert await index.upsert(CORPUS, namespace=NS) == len(CORPUS)
+        return index
+
+    async def test_query_returns_cosine_scores_best_first(self, seeded: VectorIndex) -> None:
+        found = await seeded.query([1, 0, 0, 0], top_k=3, namespace=NS)
+        assert [m.id for m in found] == ["a", "b", "e"]
+        assert found[0].score == pytest.approx(1.0, abs=1e-5)
+        assert found[1].score == pytest.approx(0.9 / math.hypot(0.9, 0.1), abs=1e-5)
+        assert found[2].score == pytest.approx(0.5, abs=1e-5)
+        assert found[0].metadata["domain"] == "plant_diseases"
+        assert found[0].values is None
+
+    async def test_scores_do_not_depend_on_vector_length(self, seeded: VectorIndex) -> None:
+        found = await seeded.query([7, 0, 0, 0], top_k=1, namespace=NS)
+        assert found[0].score == pytest.approx(1.0, abs=1e-5)
+
+    async def test_include_values_returns_stored_vectors(self, seeded: VectorIndex) -> None:
+        found = await seeded.query([0, 1, 0, 0], top_k=1, namespace=NS, include_values=True)
+        assert found[0].id == "c"
+        assert found[0].values == pytest.approx((0, 1, 0, 0))
+
+    async def test_top_k_larger_than_namespace_returns_everything(self, seeded: VectorIndex) -> None:
+        assert sorted(await ids(seeded, top_k=50)) == ["a", "b", "c", "d", "e"]
+
+    async def test_namespaces_are_isolated(self, seeded: VectorIndex) -> None:
+        await seeded.upsert([record("x", [1, 0, 0, 0], domain="plant_diseases")], namespace="other")
+        found = await seeded.query([1, 0, 0, 0], top_k=10, namespace="other")
+        assert [m.id for m in found] == ["x"]
+        assert "x" not in await ids(seeded)
+
+    async def test_upsert_overwrites_by_id(self, seeded: VectorIndex) -> None:
+        await seeded.upsert([record("c", [1, 0, 0, 0], domain="regional_context")], namespace=NS)
+        found = await seeded.query([1, 0, 0, 0], top_k=2, namespace=NS)
+        assert {m.id for m in found} == {"a", "c"}
+        assert next(m for m in found if m.id == "c").metadata == {"domain": "regional_context"}
+        assert (await seeded.stats()).namespaces[NS].vector_count == len(CORPUS)
+
+    async def test_stats_count_per_namespace(self, seeded: VectorIndex) -> None:
+        await seeded.upsert([record("x", [0, 0, 0, 1])], namespace="other")
+        stats = await seeded.stats()
+        assert stats.dimension == 4
+        assert stats.namespaces[NS].vector_count == 5
+        assert stats.namespaces["other"].vector_count == 1
+        assert stats.total_vector_count == 6
+
+    async def test_missing_namespace_is_a_typed_error(self, seeded: VectorIndex) -> None:
+        with pytest.raises(NamespaceNotFoundError):
+            await seeded.query([1, 0, 0, 0], top_k=1, namespace="never-written")
+
+    async def test_dimension_mismatch_is_rejected(self, seeded: VectorIndex) -> None:
+        with pytest.raises(InvalidRequestError):
+            await seeded.upsert([record("z", [1, 0, 0])], namespace=NS)
+        assert (await seeded.stats()).namespaces[NS].vector_count == len(CORPUS)
+
+    @pytest.mark.parametrize(
+        ("flt", "expected"),
+        [
+            ({"domain": {"$in": ["plant_diseases"]}}, ["a", "d"]),
+            ({"domain": "tea_cultivation"}, ["b"]),
+            ({"domain": {"$eq": "tea_cultivation"}}, ["b"]),
+            ({"domain": {"$ne": "plant_diseases"}}, ["b", "c", "e"]),
+            ({"domain": {"$nin": ["plant_diseases", "weather_patterns"]}}, ["b", "e"]),
+            ({"year": {"$gte": 2021}}, ["b", "c", "d"]),
+            ({"year": {"$gt": 2021, "$lt": 2024}}, ["c"]),
+            ({"year": {"$lte": 2019}}, ["a"]),
+            ({"year": {"$exists": False}}, ["e"]),
+            ({"organic": True}, ["b"]),
+            ({"organic": {"$exists": True}}, ["b", "d"]),
+            ({"tags": "frost"}, ["c"]),
+            ({"tags": {"$in": ["leaf", "frost"]}}, ["a", "c"]),
+            ({"tags": {"$nin": ["leaf"]}}, ["b", "c", "d", "e"]),
+            ({"domain": "plant_diseases", "year": {"$gt": 2020}}, ["d"]),
+            ({"$and": [{"domain": "plant_diseases"}, {"year": {"$lt": 2020}}]}, ["a"]),
+            ({"$or": [{"domain": "weather_patterns"}, {"organic": False}]}, ["c", "d"]),
+            ({"year": 2019}, ["a"]),
+            ({"year": "2019"}, []),
+        ],
+    )
+    async def test_metadata_filters(self, seeded: VectorIndex, flt: dict, expected: list) -> None:
+        assert sorted(await ids(seeded, flt)) == expected
+
+    @pytest.mark.parametrize(
+        "flt",
+        [
+            {"domain": {"$regex": "plant"}},
+            {"$not": {"domain": "x"}},
+            {"year": {"$gt": "2020"}},
+            {"domain": {"$in": "plant_diseases"}},
+            {"$or": []},
+            {"organic": {"$exists": "yes"}},
+            {"domain": {}},
+        ],
+    )
+    async def test_malformed_filters_raise(self, seeded: VectorIndex, flt: dict) -> None:
+        with pytest.raises(InvalidFilterError):
+            await seeded.query([1, 0, 0, 0], top_k=3, namespace=NS, filter=flt)
+
+    async def test_delete_by_ids(self, seeded: VectorIndex) -> None:
+        await seeded.delete(namespace=NS, ids=["a", "b", "not-there"])
+        assert sorted(await ids(seeded)) == ["c", "d", "e"]
+
+    async def test_delete_by_filter(self, seeded: VectorIndex) -> None:
+        await seeded.delete(namespace=NS, filter={"domain": "plant_diseases"})
+        assert sorted(await ids(seeded)) == ["b", "c", "e"]
+
+    async def test_delete_all_removes_the_namespace(self, seeded: VectorIndex) -> None:
+        await seeded.upsert([record("x", [0, 0, 0, 1])], namespace="other")
+        await seeded.delete(namespace=NS, delete_all=True)
+        stats = await seeded.stats()
+        assert NS not in stats.namespaces
+        assert stats.namespaces["other"].vector_count == 1
+        with pytest.raises(NamespaceNotFoundError):
+            await seeded.query([1, 0, 0, 0], top_k=1, namespace=NS)
+
+    async def test_delete_in_missing_namespace_is_not_an_error(self, index: VectorIndex) -> None:
+        await index.delete(namespace="never-written", ids=["a"])
+        assert (await index.stats()).total_vector_count == 0

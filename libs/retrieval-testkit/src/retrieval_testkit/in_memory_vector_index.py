@@ -1,0 +1,102 @@
+"""A brute-force VectorIndex over the reference filter evaluator: slow, obviously right."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from retrieval.domain.filters import evaluate, parse_filter
+from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
+from retrieval.errors import InvalidFilterError, InvalidRequestError, NamespaceNotFoundError
+from retrieval.ports.vector_index import MetadataFilter
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
+
+
+class InMemoryVectorIndex:
+    def __init__(self) -> None:
+        self._namespaces: dict[str, dict[str, VectorRecord]] = {}
+        self._dimension: int | None = None
+
+    async def upsert(self, records: Sequence[VectorRecord], namespace: str) -> int:
+        for record in records:
+            if self._dimension is not None and len(record.values) != self._dimension:
+                raise InvalidRequestError(
+                    f"vector of dimension {len(record.values)} in an index of {self._dimension}",
+                    field="values",
+                )
+            if not any(record.values):
+                raise InvalidRequestError("an all-zero vector has no direction", field="values")
+            self._dimension = len(record.values)
+        for record in records:
+            self._namespaces.setdefault(namespace, {})[record.id] = record
+        return len(records)
+
+    async def query(
+        self,
+        vector: Sequence[float],
+        *,
+        top_k: int,
+        namespace: str,
+        filter: MetadataFilter | None = None,
+        include_values: bool = False,
+    ) -> list[QueryMatch]:
+        expression = parse_filter(filter)
+        records = self._namespaces.get(namespace)
+        if not records:
+            raise NamespaceNotFoundError(namespace)
+        if len(vector) != self._dimension:
+            raise InvalidRequestError(
+                f"query of dimension {len(vector)} in an index of {self._dimension}", field="vector"
+            )
+        scored = [
+            QueryMatch(
+                id=record.id,
+                score=cosine(vector, record.values),
+                values=record.values if include_values else None,
+                metadata=record.metadata,
+            )
+            for record in records.values()
+            if evaluate(expression, record.metadata)
+        ]
+        scored.sort(key=lambda match: (-match.score, match.id))
+        return scored[:top_k]
+
+    async def delete(
+        self,
+        *,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        filter: MetadataFilter | None = None,
+        delete_all: bool = False,
+    ) -> None:
+        if sum((ids is not None, filter is not None, delete_all)) != 1:
+            raise InvalidRequestError("give exactly one of ids, filter, delete_all", field="delete")
+        expression = parse_filter(filter) if filter is not None else None
+        if filter is not None and expression is None:
+            raise InvalidFilterError("an empty filter would delete everything; use delete_all")
+        records = self._namespaces.get(namespace, {})
+        if delete_all:
+            records.clear()
+        elif ids is not None:
+            for record_id in ids:
+                records.pop(record_id, None)
+        else:
+            for record_id in [r.id for r in records.values() if evaluate(expression, r.metadata)]:
+                del records[record_id]
+        if not records:
+            self._namespaces.pop(namespace, None)
+
+    async def stats(self) -> IndexStats:
+        namespaces = {
+            name: NamespaceStats(vector_count=len(records))
+            for name, records in self._namespaces.items()
+        }
+        return IndexStats(
+            dimension=self._dimension,
+            total_vector_count=sum(ns.vector_count for ns in namespaces.values()),
+            namespaces=namespaces,
+        )

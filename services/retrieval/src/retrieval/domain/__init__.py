@@ -1,0 +1,1 @@
+"""Domain models and pure functions: no I/O here."""

@@ -1,0 +1,32 @@
+"""Metadata values as a vector index stores them: Pinecone's type rules."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
+
+MetadataValue = str | int | float | bool | list[str]
+
+MAX_METADATA_BYTES = 40 * 1024
+
+
+def check_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Reject what a vector index cannot store: nulls, nested objects, mixed lists, `$` keys."""
+    for key, value in metadata.items():
+        if not key or key.startswith("$"):
+            raise ValueError(f"metadata key {key!r} must be non-empty and not start with '$'")
+        if value is None:
+            raise ValueError(f"metadata {key!r} is null; omit the key instead")
+        if isinstance(value, list):
+            if not all(isinstance(item, str) for item in value):
+                raise ValueError(f"metadata {key!r} is a list; only lists of strings are allowed")
+        elif not isinstance(value, str | int | float | bool):
+            raise ValueError(
+                f"metadata {key!r} has type {type(value).__name__}; "
+                "allowed: string, number, boolean, list of strings"
+            )
+    return metadata
+
+
+Metadata = Annotated[dict[str, MetadataValue], AfterValidator(check_metadata)]

@@ -1,0 +1,99 @@
+"""Every error the retrieval service raises.
+
+Adapters translate the errors of the libraries they wrap into these
+(``raise ... from exc``), so callers and the gRPC layer handle one hierarchy::
+
+    RetrievalError
+    ├── InvalidRequestError          bad input, rejected at the boundary (.field names it)
+    │   ├── InvalidFilterError       a malformed metadata filter
+    │   └── EmbeddingModelMismatchError  vectors from another model or dimension
+    ├── NotFoundError
+    │   ├── IndexNotFoundError
+    │   └── NamespaceNotFoundError
+    ├── BackendNotConfiguredError    a backend has no connection settings
+    └── BackendError                 a backend failed while serving a call
+        ├── NotAuthorisedError       401 / 403
+        ├── PayloadTooLargeError     413: a request the service should have split
+        ├── BackendUnavailableError  5xx, connection refused (retryable)
+        │   ├── RateLimitedError     429 (.retry_after seconds, when known)
+        │   └── BackendTimeoutError  no answer within the timeout
+        └── IngestionError           a document could not be written
+"""
+
+from __future__ import annotations
+
+
+class RetrievalError(Exception):
+    """Base of every error this service raises."""
+
+
+class InvalidRequestError(RetrievalError, ValueError):
+    """The caller sent something the service cannot accept."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.reason = message
+
+
+class InvalidFilterError(InvalidRequestError):
+    """A metadata filter uses an unknown operator or a value of the wrong type."""
+
+    def __init__(self, message: str, *, path: str = "filter") -> None:
+        super().__init__(message, field=path)
+
+
+class EmbeddingModelMismatchError(InvalidRequestError):
+    """A namespace was written by another embedding model or dimension."""
+
+
+class NotFoundError(RetrievalError):
+    """Something the call names does not exist."""
+
+
+class IndexNotFoundError(NotFoundError):
+    """The vector index does not exist."""
+
+
+class NamespaceNotFoundError(NotFoundError):
+    """The namespace holds no vectors."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(f"namespace {namespace!r} does not exist or holds no vectors")
+        self.namespace = namespace
+
+
+class BackendNotConfiguredError(RetrievalError):
+    """A backend was selected but its connection settings are missing."""
+
+
+class BackendError(RetrievalError):
+    """A backend failed while serving a call."""
+
+
+class NotAuthorisedError(BackendError):
+    """The backend refused the credentials."""
+
+
+class PayloadTooLargeError(BackendError):
+    """The backend refused a request as too large."""
+
+
+class BackendUnavailableError(BackendError):
+    """The backend could not serve the call now; trying again later may succeed."""
+
+
+class RateLimitedError(BackendUnavailableError):
+    """The backend asked the caller to slow down."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class BackendTimeoutError(BackendUnavailableError):
+    """The backend gave no answer within the timeout."""
+
+
+class IngestionError(BackendError):
+    """A document could not be ingested; nothing half-written was left behind."""
