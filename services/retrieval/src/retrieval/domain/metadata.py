@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 from pydantic import AfterValidator
@@ -21,6 +22,8 @@ def check_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, list):
             if not all(isinstance(item, str) for item in value):
                 raise ValueError(f"metadata {key!r} is a list; only lists of strings are allowed")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"metadata {key!r} is {value}; numbers must be finite")
         elif not isinstance(value, str | int | float | bool):
             raise ValueError(
                 f"metadata {key!r} has type {type(value).__name__}; "

@@ -1,0 +1,1 @@
+"""One adapter per technology, each implementing a port."""

@@ -1,0 +1,1 @@
+"""Application services: what callers (agents, gRPC, CLI) invoke."""
