@@ -37,7 +37,9 @@ class InMemoryChunkRepository:
         return sum(chunk is not None for chunk in removed)
 
     async def delete_document(self, document_id: str, namespace: str) -> int:
-        return await self.delete_chunks(list(await self.chunk_ids(document_id, namespace)), namespace)
+        return await self.delete_chunks(
+            list(await self.chunk_ids(document_id, namespace)), namespace
+        )
 
     async def delete_namespace(self, namespace: str) -> int:
         keys = [key for key in self._chunks if key[0] == namespace]

@@ -35,7 +35,9 @@ class Settings(BaseSettings):
     allowed_domains: tuple[str, ...] = Field(
         default=DEFAULT_DOMAINS, description="Knowledge domains documents and queries may name."
     )
-    default_namespace: Namespace = Field(default="default", description="Namespace when none given.")
+    default_namespace: Namespace = Field(
+        default="default", description="Namespace when none given."
+    )
     data_dir: Path = Field(default=Path(".data"), description="Where embedded stores keep data.")
 
     index_backend: IndexBackend = Field(default=IndexBackend.EMBEDDED)

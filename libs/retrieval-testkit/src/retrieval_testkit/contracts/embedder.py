@@ -30,7 +30,10 @@ class EmbedderContract:
         assert (await embedder.embed_passages([])).shape == (0, embedder.dimension)
 
     async def test_vectors_are_unit_length(self, embedder: Embedder) -> None:
-        vectors = [await embedder.embed_query("grey blight"), *await embedder.embed_passages(PASSAGES)]
+        vectors = [
+            await embedder.embed_query("grey blight"),
+            *await embedder.embed_passages(PASSAGES),
+        ]
         assert [float(np.linalg.norm(v)) for v in vectors] == pytest.approx([1.0] * 4, abs=1e-3)
 
     async def test_a_query_is_not_embedded_as_a_passage(self, embedder: Embedder) -> None:

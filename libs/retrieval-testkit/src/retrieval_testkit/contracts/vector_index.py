@@ -55,7 +55,9 @@ class VectorIndexContract:
         assert found[0].id == "c"
         assert found[0].values == pytest.approx((0, 1, 0, 0))
 
-    async def test_top_k_larger_than_namespace_returns_everything(self, seeded: VectorIndex) -> None:
+    async def test_top_k_larger_than_namespace_returns_everything(
+        self, seeded: VectorIndex
+    ) -> None:
         assert sorted(await ids(seeded, top_k=50)) == ["a", "b", "c", "d", "e"]
 
     async def test_namespaces_are_isolated(self, seeded: VectorIndex) -> None:

@@ -154,7 +154,9 @@ class ExactVectorIndex:
             elif ids is not None:
                 doomed = set(ids)
             else:
-                doomed = {snapshot.ids[row] for row in np.flatnonzero(snapshot.columns.mask(expression))}
+                doomed = {
+                    snapshot.ids[row] for row in np.flatnonzero(snapshot.columns.mask(expression))
+                }
             kept = {
                 record_id: (snapshot.vectors[row], snapshot.metadata[row])
                 for row, record_id in enumerate(snapshot.ids)

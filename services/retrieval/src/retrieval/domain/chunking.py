@@ -46,9 +46,7 @@ def split_sections(title: str, markdown: str) -> list[Section]:
     lines: list[str] = []
 
     def close() -> None:
-        paragraphs = tuple(
-            p.strip() for p in re.split(r"\n\s*\n", "\n".join(lines)) if p.strip()
-        )
+        paragraphs = tuple(p.strip() for p in re.split(r"\n\s*\n", "\n".join(lines)) if p.strip())
         if paragraphs:
             crumbs = [title, *(text for _, text in path if text != title)]
             sections.append(Section(BREADCRUMB_SEPARATOR.join(crumbs), paragraphs))

@@ -96,7 +96,9 @@ def _parse_key(key: str, value: Any, path: str) -> Expression:
     if isinstance(value, Mapping):
         if not value:
             raise InvalidFilterError("an empty operator object is not a condition", path=path)
-        conditions = tuple(_parse_condition(key, op, arg, f"{path}.{op}") for op, arg in value.items())
+        conditions = tuple(
+            _parse_condition(key, op, arg, f"{path}.{op}") for op, arg in value.items()
+        )
         return conditions[0] if len(conditions) == 1 else AllOf(conditions)
     return _parse_condition(key, "$eq", value, path)
 
@@ -108,7 +110,9 @@ def _parse_condition(field: str, operator: str, operand: Any, path: str) -> Cond
         raise InvalidFilterError(f"{operator} takes a string, number or boolean", path=path)
     if operator in SET_OPERATORS:
         if not isinstance(operand, list) or not all(is_scalar(item) for item in operand):
-            raise InvalidFilterError(f"{operator} takes a list of strings, numbers or booleans", path=path)
+            raise InvalidFilterError(
+                f"{operator} takes a list of strings, numbers or booleans", path=path
+            )
         operand = tuple(operand)
     if operator in RANGE_OPERATORS and not is_number(operand):
         raise InvalidFilterError(f"{operator} takes a number", path=path)

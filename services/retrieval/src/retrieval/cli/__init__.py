@@ -1,0 +1,1 @@
+"""The ``retrieval`` command line."""
