@@ -41,7 +41,19 @@ e2e: setup
 	$(RUN) pytest tests/e2e
 
 bench: setup
-	$(RUN) retrieval bench
+	$(RUN) retrieval bench latency
+
+golden: setup
+	$(RUN) retrieval golden run
+
+bench-beir: setup
+	$(RUN) retrieval bench beir --data $(DATA) $(if $(QUERIES),--queries $(QUERIES)) $(if $(QRELS),--qrels $(QRELS))
+
+serve: setup
+	$(RUN) retrieval serve
+
+bench-grpc: setup
+	$(RUN) retrieval bench grpc
 
 clean:
 	rm -rf .data reports .pytest_cache .ruff_cache

