@@ -4,4 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from retrieval.cli import bench_latency
+
 app = typer.Typer(no_args_is_help=True, help="Benchmarks: figures printed and written to reports/.")
+app.command("latency")(bench_latency.latency)

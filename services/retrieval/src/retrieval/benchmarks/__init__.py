@@ -1,0 +1,1 @@
+"""Benchmarks that measure the service on the configured backends and report figures."""

@@ -1,0 +1,112 @@
+"""The command line end to end: separate processes sharing one data directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CLI = Path(sys.executable).with_name("retrieval")
+
+FROST = """---
+document_id: frost-protection
+title: Frost protection
+domain: weather_patterns
+region: nilgiris
+---
+# Frost protection
+
+Ground frost scorches the plucking table of tea bushes on clear, still winter nights.
+Growers cover young bushes with grass thatch and keep shade trees to hold warmth.
+"""
+
+RUST = {
+    "documents": [
+        {
+            "document_id": "red-rust",
+            "title": "Red rust",
+            "domain": "plant_diseases",
+            "content": "Red rust is an algal disease (Cephaleuros) of stressed tea bushes, "
+            "showing orange patches on stems and leaves during wet weather.",
+            "metadata": {"region": "assam"},
+        }
+    ]
+}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cli")
+    (root / "docs").mkdir()
+    (root / "docs" / "frost.md").write_text(FROST)
+    (root / "docs" / "rust.json").write_text(json.dumps(RUST))
+    return root
+
+
+def run(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = os.environ | {
+        "RETRIEVAL_DATA_DIR": str(workspace / "data"),
+        "RETRIEVAL_LOG_FORMAT": "json",
+        "COLUMNS": "200",
+    }
+    env.pop("RETRIEVAL_MONGODB_URI", None)
+    return subprocess.run(
+        [str(CLI), *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=180
+    )
+
+
+def test_ingest_query_stats_across_processes(workspace: Path) -> None:
+    ingested = run(workspace, "ingest", "docs", "--namespace", "e2e")
+    assert ingested.returncode == 0, ingested.stderr
+    assert "2 documents" in ingested.stdout
+    assert "2 created" in ingested.stdout
+
+    answered = run(
+        workspace, "query", "How do I protect bushes from frost?", "-n", "e2e", "-k", "1"
+    )
+    assert answered.returncode == 0, answered.stderr
+    assert "frost-protection" in answered.stdout
+    assert "red-rust" not in answered.stdout
+    log = [json.loads(line) for line in answered.stderr.splitlines() if line.startswith("{")]
+    done = next(entry for entry in log if entry["event"] == "retrieve.done")
+    assert done["correlation_id"]
+    assert done["total_ms"] > 0
+
+    filtered = run(workspace, "query", "frost on bushes", "-n", "e2e", "-d", "plant_diseases")
+    assert filtered.returncode == 0, filtered.stderr
+    assert "red-rust" in filtered.stdout
+    assert "frost-protection" not in filtered.stdout
+
+    stats = run(workspace, "stats")
+    assert stats.returncode == 0, stats.stderr
+    assert "e2e" in stats.stdout
+
+
+def test_reingesting_reports_unchanged(workspace: Path) -> None:
+    again = run(workspace, "ingest", "docs", "--namespace", "e2e-twice")
+    assert again.returncode == 0, again.stderr
+    repeat = run(workspace, "ingest", "docs", "--namespace", "e2e-twice")
+    assert repeat.returncode == 0, repeat.stderr
+    assert "2 unchanged" in repeat.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("query", "tea", "-d", "coffee"), "unknown domain"),
+        (("query", "tea", "-n", "never-written"), "does not exist"),
+        (("query", "tea", "-k", "0"), "top_k"),
+        (("ingest", "missing.md"), "no such file"),
+    ],
+)
+def test_bad_input_is_a_clear_error_not_a_traceback(
+    workspace: Path, args: tuple[str, ...], message: str
+) -> None:
+    result = run(workspace, *args)
+    assert result.returncode == 1
+    assert message in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr

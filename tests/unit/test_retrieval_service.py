@@ -1,0 +1,207 @@
+"""RetrievalService over the in-memory doubles: outcomes, not calls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import structlog
+from structlog.testing import capture_logs
+
+from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
+from retrieval.errors import (
+    BackendNotConfiguredError,
+    InvalidFilterError,
+    InvalidRequestError,
+    NamespaceNotFoundError,
+)
+from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.retrieval_service import RetrievalService
+from retrieval_testkit import HashEmbedder, InMemoryChunkRepository, InMemoryVectorIndex
+
+NS = "unit"
+
+DOCUMENTS = [
+    RagDocument(
+        document_id="blister-blight",
+        title="Blister blight",
+        domain="plant_diseases",
+        content="Blister blight fungus attacks young tea leaves in wet monsoon weather.",
+    ),
+    RagDocument(
+        document_id="monsoon",
+        title="Monsoon",
+        domain="weather_patterns",
+        content="The monsoon brings heavy rain and wet weather to tea estates.",
+    ),
+    RagDocument(
+        document_id="pruning",
+        title="Pruning",
+        domain="tea_cultivation",
+        content="Tea bushes are pruned every four years to keep a plucking table.",
+    ),
+]
+
+
+class Stores:
+    def __init__(self) -> None:
+        self.embedder = HashEmbedder()
+        self.index = InMemoryVectorIndex()
+        self.chunks = InMemoryChunkRepository()
+        self.retrieval = RetrievalService(
+            self.embedder, self.index, self.chunks, DEFAULT_DOMAINS, NS
+        )
+        self.ingestion = IngestionService(
+            self.embedder, self.index, self.chunks, DEFAULT_DOMAINS, NS, ChunkingPolicy()
+        )
+
+
+@pytest.fixture
+async def stores() -> Stores:
+    stores = Stores()
+    await stores.ingestion.ingest(DOCUMENTS, NS)
+    return stores
+
+
+async def test_returns_chunk_texts_best_first(stores: Stores) -> None:
+    result = await stores.retrieval.retrieve("blister blight fungus on tea leaves", top_k=3)
+    assert result.matches[0].document_id == "blister-blight"
+    assert result.matches[0].content.endswith(DOCUMENTS[0].content)
+    assert result.matches[0].title == "Blister blight"
+    scores = [m.score for m in result.matches]
+    assert scores == sorted(scores, reverse=True)
+    assert result.total_matches == len(result.matches) == 3
+    assert result.namespace == NS
+
+
+async def test_query_is_embedded_as_a_query(stores: Stores) -> None:
+    await stores.retrieval.retrieve("wet weather")
+    assert stores.embedder.queries == ["wet weather"]
+    assert "wet weather" not in stores.embedder.passages
+
+
+async def test_domain_filter_keeps_only_those_domains(stores: Stores) -> None:
+    result = await stores.retrieval.retrieve("wet monsoon weather", domains=["weather_patterns"])
+    assert [m.document_id for m in result.matches] == ["monsoon"]
+
+
+async def test_several_domains_keep_score_order_across_them(stores: Stores) -> None:
+    result = await stores.retrieval.retrieve(
+        "wet monsoon weather", domains=["weather_patterns", "plant_diseases"], top_k=5
+    )
+    assert {m.domain for m in result.matches} == {"weather_patterns", "plant_diseases"}
+    scores = [m.score for m in result.matches]
+    assert scores == sorted(scores, reverse=True)
+
+
+async def test_threshold_drops_weak_matches_after_the_search(stores: Stores) -> None:
+    everything = await stores.retrieval.retrieve("blister blight fungus", top_k=3)
+    cut = (everything.matches[0].score + everything.matches[1].score) / 2
+    kept = await stores.retrieval.retrieve(
+        "blister blight fungus", top_k=3, confidence_threshold=cut
+    )
+    assert [m.chunk_id for m in kept.matches] == [everything.matches[0].chunk_id]
+
+
+async def test_texts_are_fetched_in_one_call(stores: Stores) -> None:
+    await stores.retrieval.retrieve("tea", top_k=3)
+    assert stores.chunks.get_many_calls == 1
+
+
+async def test_timings_cover_every_stage(stores: Stores) -> None:
+    timings = (await stores.retrieval.retrieve("tea")).timings
+    assert timings.embed_ms > 0
+    assert timings.search_ms > 0
+    assert timings.fetch_ms > 0
+    assert timings.total_ms >= timings.embed_ms + timings.search_ms + timings.fetch_ms
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t"])
+async def test_blank_query_returns_empty_at_once(stores: Stores, blank: str) -> None:
+    result = await stores.retrieval.retrieve(blank)
+    assert result.matches == ()
+    assert stores.embedder.queries == []
+
+
+async def test_missing_chunk_text_is_skipped_with_a_warning(stores: Stores) -> None:
+    before = await stores.retrieval.retrieve("blister blight fungus", top_k=3)
+    best = before.matches[0]
+    await stores.chunks.delete_chunks([best.chunk_id], NS)
+    with capture_logs() as logs:
+        result = await stores.retrieval.retrieve("blister blight fungus", top_k=3)
+    assert [m.chunk_id for m in result.matches] == [m.chunk_id for m in before.matches[1:]]
+    assert any(e["event"] == "retrieve.chunk_missing" and e["log_level"] == "warning" for e in logs)
+
+
+async def test_missing_namespace_is_a_typed_error(stores: Stores) -> None:
+    with pytest.raises(NamespaceNotFoundError):
+        await stores.retrieval.retrieve("tea", namespace="nobody-wrote-here")
+
+
+class UnconfiguredEmbedder(HashEmbedder):
+    async def embed_query(self, text: str) -> np.ndarray:
+        raise BackendNotConfiguredError("no API key")
+
+
+async def test_unconfigured_backend_gives_empty_result_and_warning() -> None:
+    stores = Stores()
+    service = RetrievalService(
+        UnconfiguredEmbedder(), stores.index, stores.chunks, DEFAULT_DOMAINS, NS
+    )
+    with capture_logs() as logs:
+        result = await service.retrieve("tea")
+    assert result.matches == ()
+    assert any(e["event"] == "retrieve.backend_not_configured" for e in logs)
+
+
+async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> None:
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        result = await stores.retrieval.retrieve("tea", top_k=2, confidence_threshold=0.0)
+    done = next(e for e in logs if e["event"] == "retrieve.done")
+    assert done["matches_before_threshold"] == 2
+    assert done["matches_after_threshold"] == done["returned"] == result.total_matches
+    assert {"embed_ms", "search_ms", "fetch_ms", "total_ms", "correlation_id"} <= done.keys()
+
+
+async def test_an_outer_correlation_id_is_kept(stores: Stores) -> None:
+    with (
+        structlog.contextvars.bound_contextvars(correlation_id="from-caller"),
+        capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs,
+    ):
+        await stores.retrieval.retrieve("tea")
+    assert next(e for e in logs if e["event"] == "retrieve.done")["correlation_id"] == "from-caller"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"top_k": 0}, "top_k"),
+        ({"top_k": 101}, "top_k"),
+        ({"confidence_threshold": -0.1}, "confidence_threshold"),
+        ({"confidence_threshold": 1.5}, "confidence_threshold"),
+        ({"domains": ["coffee"]}, "domains"),
+        ({"domains": ["Plant Diseases"]}, "domains.0"),
+        ({"namespace": "../etc"}, "namespace"),
+        ({"namespace": "a b"}, "namespace"),
+        ({"query": "x" * 5000}, "query"),
+    ],
+)
+async def test_bad_input_is_a_typed_error_naming_the_field(
+    stores: Stores, kwargs: dict, field: str
+) -> None:
+    arguments = {"query": "tea"} | kwargs
+    with pytest.raises(InvalidRequestError) as raised:
+        await stores.retrieval.retrieve(**arguments)
+    assert raised.value.field == field
+
+
+async def test_allowed_domains_come_from_configuration() -> None:
+    stores = Stores()
+    service = RetrievalService(stores.embedder, stores.index, stores.chunks, ["coffee"], NS)
+    with pytest.raises(InvalidRequestError):
+        await service.retrieve("tea", domains=["plant_diseases"])
+    with pytest.raises(NamespaceNotFoundError):
+        await service.retrieve("tea", domains=["coffee"])
+
+
+def test_invalid_filter_is_an_invalid_request() -> None:
+    assert issubclass(InvalidFilterError, InvalidRequestError)
