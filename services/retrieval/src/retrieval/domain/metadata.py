@@ -5,15 +5,17 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import BeforeValidator
 
 MetadataValue = str | int | float | bool | list[str]
 
 MAX_METADATA_BYTES = 40 * 1024
 
 
-def check_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+def check_metadata(metadata: Any) -> Any:
     """Reject what a vector index cannot store: nulls, nested objects, mixed lists, `$` keys."""
+    if not isinstance(metadata, dict):
+        raise ValueError("metadata must be an object")
     for key, value in metadata.items():
         if not key or key.startswith("$"):
             raise ValueError(f"metadata key {key!r} must be non-empty and not start with '$'")
@@ -32,4 +34,4 @@ def check_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     return metadata
 
 
-Metadata = Annotated[dict[str, MetadataValue], AfterValidator(check_metadata)]
+Metadata = Annotated[dict[str, MetadataValue], BeforeValidator(check_metadata)]
