@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from retrieval.domain.filters import evaluate, parse_filter
+from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
-from retrieval.errors import InvalidFilterError, InvalidRequestError, NamespaceNotFoundError
+from retrieval.errors import InvalidRequestError, NamespaceNotFoundError
 from retrieval.ports.vector_index import MetadataFilter
 
 
@@ -73,11 +73,7 @@ class InMemoryVectorIndex:
         filter: MetadataFilter | None = None,
         delete_all: bool = False,
     ) -> None:
-        if sum((ids is not None, filter is not None, delete_all)) != 1:
-            raise InvalidRequestError("give exactly one of ids, filter, delete_all", field="delete")
-        expression = parse_filter(filter) if filter is not None else None
-        if filter is not None and expression is None:
-            raise InvalidFilterError("an empty filter would delete everything; use delete_all")
+        expression = parse_delete_selector(ids, filter, delete_all)
         records = self._namespaces.get(namespace, {})
         if delete_all:
             records.clear()

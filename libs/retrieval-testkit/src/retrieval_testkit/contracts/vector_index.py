@@ -150,6 +150,17 @@ class VectorIndexContract:
         with pytest.raises(NamespaceNotFoundError):
             await seeded.query([1, 0, 0, 0], top_k=1, namespace=NS)
 
+    @pytest.mark.parametrize(
+        "selector",
+        [{}, {"ids": ["a"], "delete_all": True}, {"filter": {}}, {"filter": {"a": {"$bad": 1}}}],
+    )
+    async def test_a_delete_must_name_one_valid_selector(
+        self, seeded: VectorIndex, selector: dict
+    ) -> None:
+        with pytest.raises(InvalidFilterError):
+            await seeded.delete(namespace=NS, **selector)
+        assert (await seeded.stats()).namespaces[NS].vector_count == len(CORPUS)
+
     async def test_delete_in_missing_namespace_is_not_an_error(self, index: VectorIndex) -> None:
         await index.delete(namespace="never-written", ids=["a"])
         assert (await index.stats()).total_vector_count == 0

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from retrieval.domain.filters import parse_filter
+from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.metadata_columns import MetadataColumns
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
-from retrieval.errors import InvalidFilterError, InvalidRequestError, NamespaceNotFoundError
+from retrieval.errors import InvalidRequestError, NamespaceNotFoundError
 from retrieval.ports.vector_index import MetadataFilter
 
 Matrix = npt.NDArray[np.float32]
@@ -140,11 +140,7 @@ class ExactVectorIndex:
         filter: MetadataFilter | None = None,
         delete_all: bool = False,
     ) -> None:
-        if sum((ids is not None, filter is not None, delete_all)) != 1:
-            raise InvalidRequestError("give exactly one of ids, filter, delete_all", field="delete")
-        expression = parse_filter(filter) if filter is not None else None
-        if filter is not None and expression is None:
-            raise InvalidFilterError("an empty filter would delete everything; use delete_all")
+        expression = parse_delete_selector(ids, filter, delete_all)
         async with self._write_lock:
             snapshot = self._namespaces.get(namespace)
             if snapshot is None:

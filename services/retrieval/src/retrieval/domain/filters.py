@@ -171,3 +171,15 @@ def _evaluate_condition(condition: Condition, metadata: Mapping[str, Any]) -> bo
 def matches(raw: Mapping[str, Any] | None, metadata: Mapping[str, Any]) -> bool:
     """Parse and evaluate a filter against one record's metadata."""
     return evaluate(parse_filter(raw), metadata)
+
+
+def parse_delete_selector(
+    ids: object | None, raw: Mapping[str, Any] | None, delete_all: bool
+) -> Expression | None:
+    """Check that a delete names exactly one of ids, a filter or everything; parse the filter."""
+    if sum((ids is not None, raw is not None, delete_all)) != 1:
+        raise InvalidFilterError("give exactly one of ids, filter, delete_all", path="delete")
+    expression = parse_filter(raw)
+    if raw is not None and expression is None:
+        raise InvalidFilterError("an empty filter would delete everything; use delete_all")
+    return expression
