@@ -110,14 +110,15 @@ class ExactVectorIndex:
         norm = float(np.linalg.norm(query))
         if norm == 0:
             raise InvalidRequestError("an all-zero query has no direction", field="vector")
-        rows = None if expression is None else np.flatnonzero(snapshot.columns.mask(expression))
-        candidates = snapshot.vectors if rows is None else snapshot.vectors[rows]
-        scores = candidates @ (query / norm)
-        best = self._top(scores, top_k)
-        found = [(int(row if rows is None else rows[row]), float(scores[row])) for row in best]
+        scores = snapshot.vectors @ (query / norm)
+        if expression is not None:
+            allowed = snapshot.columns.mask(expression)
+            scores = np.where(allowed, scores, -np.inf)
+            top_k = min(top_k, int(allowed.sum()))
+        found = [(int(row), float(scores[row])) for row in self._top(scores, top_k)]
         found.sort(key=lambda item: (-item[1], snapshot.ids[item[0]]))
         return [
-            QueryMatch(
+            QueryMatch.model_construct(
                 id=snapshot.ids[row],
                 score=score,
                 values=tuple(snapshot.vectors[row].tolist()) if include_values else None,
@@ -128,8 +129,10 @@ class ExactVectorIndex:
 
     @staticmethod
     def _top(scores: npt.NDArray[np.float32], top_k: int) -> npt.NDArray[np.intp]:
+        if top_k <= 0:
+            return np.empty(0, dtype=np.intp)
         if top_k >= scores.shape[0]:
-            return np.arange(scores.shape[0])
+            return np.argsort(-scores)
         return np.argpartition(-scores, top_k - 1)[:top_k]
 
     async def delete(

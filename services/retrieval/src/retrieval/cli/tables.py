@@ -16,7 +16,7 @@ def result_table(result: RetrievalResult, title: str) -> Table:
     table = Table(title=title, title_justify="left")
     for column, justify in [("#", "right"), ("score", "right"), ("document", "left"),
                             ("domain", "left"), ("snippet", "left")]:  # fmt: skip
-        table.add_column(column, justify=justify)
+        table.add_column(column, justify=justify, no_wrap=column != "snippet")
     for rank, match in enumerate(result.matches, start=1):
         table.add_row(
             str(rank), f"{match.score:.3f}", match.document_id, match.domain, snippet(match.content)
