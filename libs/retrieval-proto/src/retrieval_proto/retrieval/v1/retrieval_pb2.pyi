@@ -1,0 +1,170 @@
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OUTCOME_UNSPECIFIED: _ClassVar[Outcome]
+    OUTCOME_CREATED: _ClassVar[Outcome]
+    OUTCOME_UPDATED: _ClassVar[Outcome]
+    OUTCOME_UNCHANGED: _ClassVar[Outcome]
+    OUTCOME_FAILED: _ClassVar[Outcome]
+OUTCOME_UNSPECIFIED: Outcome
+OUTCOME_CREATED: Outcome
+OUTCOME_UPDATED: Outcome
+OUTCOME_UNCHANGED: Outcome
+OUTCOME_FAILED: Outcome
+
+class RetrieveRequest(_message.Message):
+    __slots__ = ("query", "domains", "top_k", "confidence_threshold", "namespace")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    DOMAINS_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    domains: _containers.RepeatedScalarFieldContainer[str]
+    top_k: int
+    confidence_threshold: float
+    namespace: str
+    def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ...) -> None: ...
+
+class RetrieveResponse(_message.Message):
+    __slots__ = ("matches", "query", "namespace", "total_matches", "timings")
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[RetrievalMatch]
+    query: str
+    namespace: str
+    total_matches: int
+    timings: StageTimings
+    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ...) -> None: ...
+
+class RetrievalMatch(_message.Message):
+    __slots__ = ("chunk_id", "content", "score", "document_id", "title", "domain", "metadata")
+    CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    chunk_id: str
+    content: str
+    score: float
+    document_id: str
+    title: str
+    domain: str
+    metadata: _struct_pb2.Struct
+    def __init__(self, chunk_id: _Optional[str] = ..., content: _Optional[str] = ..., score: _Optional[float] = ..., document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class StageTimings(_message.Message):
+    __slots__ = ("embed_ms", "search_ms", "fetch_ms", "total_ms")
+    EMBED_MS_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_MS_FIELD_NUMBER: _ClassVar[int]
+    FETCH_MS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_MS_FIELD_NUMBER: _ClassVar[int]
+    embed_ms: float
+    search_ms: float
+    fetch_ms: float
+    total_ms: float
+    def __init__(self, embed_ms: _Optional[float] = ..., search_ms: _Optional[float] = ..., fetch_ms: _Optional[float] = ..., total_ms: _Optional[float] = ...) -> None: ...
+
+class Document(_message.Message):
+    __slots__ = ("document_id", "title", "domain", "content", "metadata")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    title: str
+    domain: str
+    content: str
+    metadata: _struct_pb2.Struct
+    def __init__(self, document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ..., content: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class IngestDocumentsRequest(_message.Message):
+    __slots__ = ("namespace", "documents")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    documents: _containers.RepeatedCompositeFieldContainer[Document]
+    def __init__(self, namespace: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ...) -> None: ...
+
+class IngestDocumentsResponse(_message.Message):
+    __slots__ = ("outcomes",)
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    outcomes: _containers.RepeatedCompositeFieldContainer[DocumentOutcome]
+    def __init__(self, outcomes: _Optional[_Iterable[_Union[DocumentOutcome, _Mapping]]] = ...) -> None: ...
+
+class DocumentOutcome(_message.Message):
+    __slots__ = ("document_id", "outcome", "chunks", "error")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    outcome: Outcome
+    chunks: int
+    error: str
+    def __init__(self, document_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., chunks: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+
+class DeleteDocumentRequest(_message.Message):
+    __slots__ = ("document_id", "namespace")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    namespace: str
+    def __init__(self, document_id: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+
+class DeleteDocumentResponse(_message.Message):
+    __slots__ = ("deleted_chunks",)
+    DELETED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    deleted_chunks: int
+    def __init__(self, deleted_chunks: _Optional[int] = ...) -> None: ...
+
+class DeleteNamespaceRequest(_message.Message):
+    __slots__ = ("namespace",)
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    def __init__(self, namespace: _Optional[str] = ...) -> None: ...
+
+class DeleteNamespaceResponse(_message.Message):
+    __slots__ = ("deleted_chunks",)
+    DELETED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    deleted_chunks: int
+    def __init__(self, deleted_chunks: _Optional[int] = ...) -> None: ...
+
+class GetStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetStatsResponse(_message.Message):
+    __slots__ = ("dimension", "total_vector_count", "namespaces")
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_VECTOR_COUNT_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACES_FIELD_NUMBER: _ClassVar[int]
+    dimension: int
+    total_vector_count: int
+    namespaces: _containers.RepeatedCompositeFieldContainer[NamespaceStats]
+    def __init__(self, dimension: _Optional[int] = ..., total_vector_count: _Optional[int] = ..., namespaces: _Optional[_Iterable[_Union[NamespaceStats, _Mapping]]] = ...) -> None: ...
+
+class NamespaceStats(_message.Message):
+    __slots__ = ("namespace", "vector_count", "chunk_count")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    VECTOR_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    vector_count: int
+    chunk_count: int
+    def __init__(self, namespace: _Optional[str] = ..., vector_count: _Optional[int] = ..., chunk_count: _Optional[int] = ...) -> None: ...

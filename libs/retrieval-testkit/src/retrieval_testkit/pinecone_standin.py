@@ -1,0 +1,499 @@
+"""A loopback stand-in for Pinecone's data plane and inference API, for the real SDK to talk to.
+
+A real HTTP server on a loopback address (port 0) in a background thread, answering the REST
+shapes the SDK sends and parses: ``/vectors/upsert``, ``/query``, ``/vectors/fetch``,
+``/vectors/delete``, ``/describe_index_stats``, ``/vectors/list`` and ``/embed``. Point both
+the index host and the control-plane host at :attr:`PineconeStandIn.url`.
+
+It behaves like a serverless index with ``metric=cosine``: exact cosine scores, filters
+evaluated by ``retrieval.domain.filters``, an unknown namespace answers queries with no
+matches and deletes with 404, empty namespaces vanish. It refuses what Pinecone documents
+as over the limits (1000 vectors or 2 MB per upsert, 40 KB of metadata, 512-character
+ids, 1000 ids per delete or fetch, 96 inputs per embed, ``top_k``) and a wrong ``Api-Key``
+(401). Embeddings are hashed bags of words (``HashEmbedder``) with the ``input_type`` as part
+of the input, so a query and a passage of the same text differ. Every request is logged;
+:meth:`PineconeStandIn.inject` makes the next requests fail or stall.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+
+from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
+from retrieval.errors import InvalidFilterError
+from retrieval_testkit.hash_embedder import TOKEN, HashEmbedder
+
+MAX_UPSERT_VECTORS = 1000
+MAX_REQUEST_BYTES = 2_000_000
+MAX_METADATA_BYTES = 40 * 1024
+MAX_ID_CHARS = 512
+MAX_IDS_PER_REQUEST = 1000
+MAX_TOP_K = 10_000
+MAX_TOP_K_WITH_DATA = 1000
+MAX_EMBED_INPUTS = 96
+MAX_EMBED_TOKENS = 507
+DEFAULT_NAMESPACE = "__default__"
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One request as the stand-in received it, and the status it answered."""
+
+    method: str
+    path: str
+    params: dict[str, list[str]]
+    body: Any
+    size: int
+    headers: dict[str, str]
+    status: int
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What to do instead of answering: wait ``delay`` seconds, then fail with ``status``.
+
+    ``status=None`` answers normally after the delay.
+    """
+
+    status: int | None = None
+    retry_after: str | None = None
+    delay: float = 0.0
+
+
+class RefusedError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Namespace:
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class PineconeStandIn:
+    """An in-memory Pinecone index of one ``dimension`` plus an embedding model.
+
+    ``host`` may be any loopback address: the SDK keeps one retry budget per host name,
+    so a stand-in of its own address starts with a full budget.
+    """
+
+    def __init__(
+        self,
+        *,
+        dimension: int,
+        host: str = "127.0.0.1",
+        api_key: str = "standin-key",
+        embed_model: str = "multilingual-e5-large",
+        embed_dimension: int = 1024,
+    ) -> None:
+        self.dimension = dimension
+        self.host = host
+        self.api_key = api_key
+        self.embed_model = embed_model
+        self._embedder = HashEmbedder(dimension=embed_dimension, model=embed_model)
+        self._namespaces: dict[str, Namespace] = {}
+        self._log: list[LoggedRequest] = []
+        self._faults: deque[Fault] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._in_flight = 0
+        self.peak_in_flight = 0
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start the stand-in first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> PineconeStandIn:
+        self._server = _Server((self.host, 0), self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> PineconeStandIn:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def requests(self) -> list[LoggedRequest]:
+        with self._lock:
+            return list(self._log)
+
+    def requests_to(self, path: str) -> list[LoggedRequest]:
+        return [request for request in self.requests if request.path == path]
+
+    def clear_log(self) -> None:
+        with self._lock:
+            self._log.clear()
+
+    def inject(self, fault: Fault, *, count: int = 1) -> None:
+        """Apply ``fault`` to each of the next ``count`` requests."""
+        with self._lock:
+            self._faults.extend([fault] * count)
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    @contextmanager
+    def faults(self, fault: Fault, *, count: int) -> Iterator[None]:
+        """Inject ``fault`` for the block; whatever it did not use is dropped afterwards."""
+        self.inject(fault, count=count)
+        try:
+            yield
+        finally:
+            self.clear_faults()
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Count a request in flight, keeping the peak in ``peak_in_flight``."""
+        with self._lock:
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def next_fault(self) -> Fault | None:
+        with self._lock:
+            return self._faults.popleft() if self._faults else None
+
+    def record(self, request: LoggedRequest) -> None:
+        with self._lock:
+            self._log.append(request)
+
+    def wait(self, seconds: float) -> None:
+        self._stopping.wait(seconds)
+
+    def answer(self, method: str, path: str, params: dict, body: Any, size: int) -> Any:
+        with self._lock:
+            route = ROUTES.get((method, path))
+            if route is None:
+                raise RefusedError(404, f"no route {method} {path}")
+            return route(self, params, body, size)
+
+    # Data plane
+
+    def _upsert(self, params: dict, body: Any, size: int) -> dict:
+        if size > MAX_REQUEST_BYTES:
+            raise RefusedError(413, f"request of {size} bytes exceeds {MAX_REQUEST_BYTES}")
+        vectors = body.get("vectors") or []
+        if len(vectors) > MAX_UPSERT_VECTORS:
+            raise RefusedError(
+                400, f"{len(vectors)} vectors exceed {MAX_UPSERT_VECTORS} per upsert"
+            )
+        staged = [self._check_vector(vector) for vector in vectors]
+        namespace = self._namespaces.setdefault(body.get("namespace", ""), Namespace())
+        for record_id, values, metadata in staged:
+            namespace.vectors[record_id] = values
+            namespace.metadata[record_id] = metadata
+        return {"upsertedCount": len(staged)}
+
+    def _check_vector(self, vector: dict) -> tuple[str, np.ndarray, dict]:
+        record_id = vector.get("id", "")
+        if not record_id or len(record_id) > MAX_ID_CHARS or not record_id.isascii():
+            raise RefusedError(400, f"invalid vector id {record_id[:40]!r}")
+        values = np.asarray(vector.get("values", []), dtype=np.float32)
+        if values.shape != (self.dimension,):
+            raise RefusedError(
+                400,
+                f"Vector dimension {values.size} does not match the dimension of the index "
+                f"{self.dimension}",
+            )
+        if not values.any():
+            raise RefusedError(400, "Dense vectors must contain at least one non-zero value")
+        metadata = vector.get("metadata") or {}
+        if len(json.dumps(metadata).encode()) > MAX_METADATA_BYTES:
+            raise RefusedError(400, f"metadata of {record_id!r} exceeds {MAX_METADATA_BYTES} bytes")
+        if any(value is None for value in metadata.values()):
+            raise RefusedError(400, "metadata values must not be null")
+        return record_id, values, metadata
+
+    def _query(self, params: dict, body: Any, size: int) -> dict:
+        top_k = body.get("topK", 0)
+        with_data = body.get("includeMetadata") or body.get("includeValues")
+        limit = MAX_TOP_K_WITH_DATA if with_data else MAX_TOP_K
+        if not 1 <= top_k <= limit:
+            raise RefusedError(400, f"topK must be between 1 and {limit}")
+        query = np.asarray(body.get("vector", []), dtype=np.float64)
+        if query.shape != (self.dimension,):
+            raise RefusedError(
+                400,
+                f"Query vector dimension {query.size} does not match the dimension of the index "
+                f"{self.dimension}",
+            )
+        expression = self._filter(body.get("filter"))
+        name = body.get("namespace", "")
+        namespace = self._namespaces.get(name, Namespace())
+        norm = float(np.linalg.norm(query))
+        scored = []
+        for record_id, values in namespace.vectors.items():
+            if not evaluate(expression, namespace.metadata[record_id]):
+                continue
+            stored = values.astype(np.float64)
+            score = float(stored @ query) / (float(np.linalg.norm(stored)) * norm or 1.0)
+            scored.append((score, record_id))
+        scored.sort(key=lambda item: -item[0])
+        matches = []
+        for score, record_id in scored[:top_k]:
+            match: dict[str, Any] = {"id": record_id, "score": score, "values": []}
+            if body.get("includeValues"):
+                match["values"] = namespace.vectors[record_id].tolist()
+            if body.get("includeMetadata"):
+                match["metadata"] = namespace.metadata[record_id]
+            matches.append(match)
+        return {"matches": matches, "namespace": name, "usage": {"readUnits": 1}}
+
+    @staticmethod
+    def _filter(raw: Any) -> Any:
+        try:
+            return parse_filter(raw)
+        except InvalidFilterError as error:
+            raise RefusedError(400, f"Invalid filter: {error}") from error
+
+    def _fetch(self, params: dict, body: Any, size: int) -> dict:
+        ids = params.get("ids", [])
+        if len(ids) > MAX_IDS_PER_REQUEST:
+            raise RefusedError(400, f"{len(ids)} ids exceed {MAX_IDS_PER_REQUEST} per fetch")
+        name = params.get("namespace", [""])[0]
+        namespace = self._namespaces.get(name, Namespace())
+        found = {
+            record_id: {
+                "id": record_id,
+                "values": namespace.vectors[record_id].tolist(),
+                "metadata": namespace.metadata[record_id],
+            }
+            for record_id in ids
+            if record_id in namespace.vectors
+        }
+        return {"vectors": found, "namespace": name, "usage": {"readUnits": 1}}
+
+    def _delete(self, params: dict, body: Any, size: int) -> dict:
+        ids, raw_filter, delete_all = body.get("ids"), body.get("filter"), body.get("deleteAll")
+        try:
+            expression = parse_delete_selector(ids, raw_filter, bool(delete_all))
+        except InvalidFilterError as error:
+            raise RefusedError(400, str(error)) from error
+        if ids is not None and len(ids) > MAX_IDS_PER_REQUEST:
+            raise RefusedError(400, f"{len(ids)} ids exceed {MAX_IDS_PER_REQUEST} per delete")
+        name = body.get("namespace", "")
+        namespace = self._namespaces.get(name)
+        if namespace is None:
+            raise RefusedError(404, "Namespace not found")
+        if delete_all:
+            doomed = list(namespace.vectors)
+        elif ids is not None:
+            doomed = [record_id for record_id in ids if record_id in namespace.vectors]
+        else:
+            doomed = [i for i, meta in namespace.metadata.items() if evaluate(expression, meta)]
+        for record_id in doomed:
+            namespace.vectors.pop(record_id, None)
+            namespace.metadata.pop(record_id, None)
+        if not namespace.vectors:
+            del self._namespaces[name]
+        return {}
+
+    def _stats(self, params: dict, body: Any, size: int) -> dict:
+        if body and body.get("filter"):
+            raise RefusedError(400, "describe_index_stats does not take a filter on serverless")
+        counts = {
+            (name or DEFAULT_NAMESPACE): {"vectorCount": len(namespace.vectors)}
+            for name, namespace in self._namespaces.items()
+        }
+        return {
+            "namespaces": counts,
+            "dimension": self.dimension,
+            "indexFullness": 0.0,
+            "totalVectorCount": sum(count["vectorCount"] for count in counts.values()),
+            "metric": "cosine",
+            "vectorType": "dense",
+        }
+
+    def _list(self, params: dict, body: Any, size: int) -> dict:
+        name = params.get("namespace", [""])[0]
+        prefix = params.get("prefix", [""])[0]
+        limit = int(params.get("limit", ["100"])[0])
+        start = int(params.get("paginationToken", ["0"])[0])
+        namespace = self._namespaces.get(name, Namespace())
+        ids = sorted(record_id for record_id in namespace.vectors if record_id.startswith(prefix))
+        page = ids[start : start + limit]
+        answer: dict[str, Any] = {
+            "vectors": [{"id": record_id} for record_id in page],
+            "namespace": name,
+            "usage": {"readUnits": 1},
+        }
+        if start + limit < len(ids):
+            answer["pagination"] = {"next": str(start + limit)}
+        return answer
+
+    # Inference
+
+    def _embed(self, params: dict, body: Any, size: int) -> dict:
+        if body.get("model") != self.embed_model:
+            raise RefusedError(400, f"Model {body.get('model')!r} not found")
+        inputs = body.get("inputs") or []
+        if not 1 <= len(inputs) <= MAX_EMBED_INPUTS:
+            raise RefusedError(400, f"between 1 and {MAX_EMBED_INPUTS} inputs per request")
+        parameters = body.get("parameters") or {}
+        role = parameters.get("input_type")
+        if role not in {"query", "passage"}:
+            raise RefusedError(400, "parameters.input_type must be 'query' or 'passage'")
+        truncate = parameters.get("truncate", "END")
+        data, tokens = [], 0
+        for item in inputs:
+            words = TOKEN.findall(item.get("text", ""))
+            if len(words) > MAX_EMBED_TOKENS and truncate == "NONE":
+                raise RefusedError(400, f"an input exceeds {MAX_EMBED_TOKENS} tokens")
+            words = words[:MAX_EMBED_TOKENS]
+            tokens += len(words)
+            vector = self._embedder._embed(" ".join(words), role=role)
+            data.append({"values": vector.tolist(), "vector_type": "dense"})
+        return {
+            "model": self.embed_model,
+            "vector_type": "dense",
+            "data": data,
+            "usage": {"total_tokens": tokens},
+        }
+
+
+ROUTES = {
+    ("POST", "/vectors/upsert"): PineconeStandIn._upsert,
+    ("POST", "/query"): PineconeStandIn._query,
+    ("GET", "/vectors/fetch"): PineconeStandIn._fetch,
+    ("POST", "/vectors/delete"): PineconeStandIn._delete,
+    ("POST", "/describe_index_stats"): PineconeStandIn._stats,
+    ("GET", "/vectors/list"): PineconeStandIn._list,
+    ("POST", "/embed"): PineconeStandIn._embed,
+}
+
+ERROR_CODES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    404: "NOT_FOUND",
+    413: "OUT_OF_RANGE",
+}
+
+
+class _Server(ThreadingHTTPServer):
+    def __init__(self, address: tuple[str, int], standin: PineconeStandIn) -> None:
+        super().__init__(address, _Handler)
+        self.standin = standin
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (it timed out, say) is expected; anything else is reported."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the request log is the record."""
+
+    def _serve(self, method: str) -> None:
+        assert isinstance(self.server, _Server)
+        standin = self.server.standin
+        url = urlsplit(self.path)
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = json.loads(raw) if raw else None
+        params = parse_qs(url.query)
+        with standin.serving():
+            status, payload, headers = self._outcome(standin, method, url.path, params, body, raw)
+        standin.record(
+            LoggedRequest(
+                method=method,
+                path=url.path,
+                params=params,
+                body=body,
+                size=len(raw),
+                headers=dict(self.headers.items()),
+                status=status,
+            )
+        )
+        self._reply(status, payload, headers)
+
+    def _outcome(
+        self,
+        standin: PineconeStandIn,
+        method: str,
+        path: str,
+        params: dict,
+        body: Any,
+        raw: bytes,
+    ) -> tuple[int, Any, dict[str, str]]:
+        fault = standin.next_fault()
+        if fault is not None:
+            standin.wait(fault.delay)
+            if fault.status is not None:
+                headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+                return fault.status, error_body(fault.status, "injected fault"), headers
+        if self.headers.get("Api-Key") != standin.api_key:
+            return 401, error_body(401, "Invalid API Key"), {}
+        try:
+            return 200, standin.answer(method, path, params, body or {}, len(raw)), {}
+        except RefusedError as failure:
+            return failure.status, error_body(failure.status, failure.message), {}
+
+    def _reply(self, status: int, payload: Any, headers: dict[str, str]) -> None:
+        encoded = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(encoded)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(encoded)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+
+def error_body(status: int, message: str) -> dict:
+    return {"error": {"code": ERROR_CODES.get(status, "UNKNOWN"), "message": message}}
+
+
+def records_in(requests: list[LoggedRequest]) -> list[int]:
+    """How many vectors each logged upsert carried."""
+    return [len(request.body["vectors"]) for request in requests]
+
+
+__all__ = ["Fault", "LoggedRequest", "PineconeStandIn", "records_in"]

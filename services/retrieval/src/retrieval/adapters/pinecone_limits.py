@@ -1,0 +1,93 @@
+"""Pinecone's documented request limits, enforced before anything is sent.
+
+- upsert: at most 1000 records and 2 MB of JSON per request (2 MB read as 2,000,000
+  bytes, the stricter reading); metadata at most 40 KB per record; ids 1-512 ASCII
+  characters without NUL; dense values not all zero;
+- delete and fetch: at most 1000 ids per request;
+- query: ``top_k`` at most 1000 when metadata or values are returned (10,000 otherwise).
+
+Sizes are measured with ``json.dumps`` without spaces, which never writes a number shorter
+than the SDK's orjson does, so a request measured under the limit is under it on the wire.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from retrieval.domain.metadata import MAX_METADATA_BYTES
+from retrieval.domain.vectors import MAX_RECORD_ID_CHARS, VectorRecord
+from retrieval.errors import InvalidRequestError
+
+T = TypeVar("T")
+
+MAX_UPSERT_RECORDS = 1000
+MAX_REQUEST_BYTES = 2_000_000
+MAX_IDS_PER_REQUEST = 1000
+MAX_TOP_K_WITH_METADATA = 1000
+
+
+def json_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def check_id(record_id: str) -> None:
+    if not 1 <= len(record_id) <= MAX_RECORD_ID_CHARS:
+        raise InvalidRequestError(
+            f"ids are 1-{MAX_RECORD_ID_CHARS} characters, got {len(record_id)}", field="id"
+        )
+    if not record_id.isascii() or "\x00" in record_id:
+        raise InvalidRequestError(f"id {record_id[:40]!r} is not ASCII without NUL", field="id")
+
+
+def wire_record(record: VectorRecord) -> dict[str, Any]:
+    """The record as the upsert request carries it, after checking it against the limits."""
+    check_id(record.id)
+    if not any(record.values):
+        raise InvalidRequestError(f"record {record.id!r} is an all-zero vector", field="values")
+    metadata = dict(record.metadata)
+    if json_size(metadata) > MAX_METADATA_BYTES:
+        raise InvalidRequestError(
+            f"metadata of {record.id!r} exceeds {MAX_METADATA_BYTES} bytes", field="metadata"
+        )
+    wire: dict[str, Any] = {"id": record.id, "values": list(record.values)}
+    if metadata:
+        wire["metadata"] = metadata
+    return wire
+
+
+def upsert_batches(records: Sequence[VectorRecord], namespace: str) -> list[list[dict[str, Any]]]:
+    """Records packed in order into requests within the count and size limits.
+
+    Raises ``InvalidRequestError`` for any record over a limit, or of another dimension
+    than the first, before a single request is built.
+    """
+    dimensions = {len(record.values) for record in records}
+    if len(dimensions) > 1:
+        raise InvalidRequestError(
+            f"one upsert mixes vectors of dimensions {sorted(dimensions)}", field="values"
+        )
+    envelope = json_size({"vectors": [], "namespace": namespace})
+    batches: list[list[dict[str, Any]]] = []
+    batch: list[dict[str, Any]] = []
+    size = envelope
+    for record in records:
+        wire = wire_record(record)
+        record_size = json_size(wire) + 1
+        if envelope + record_size > MAX_REQUEST_BYTES:
+            raise InvalidRequestError(
+                f"record {record.id!r} alone exceeds {MAX_REQUEST_BYTES} bytes", field="values"
+            )
+        if batch and (len(batch) == MAX_UPSERT_RECORDS or size + record_size > MAX_REQUEST_BYTES):
+            batches.append(batch)
+            batch, size = [], envelope
+        batch.append(wire)
+        size += record_size
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def slices(items: Sequence[T], size: int) -> list[Sequence[T]]:
+    return [items[start : start + size] for start in range(0, len(items), size)]

@@ -1,0 +1,93 @@
+"""``retrieval golden run``: the golden suite on the configured stores and embedding model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from retrieval.cli.progress import stage_progress
+from retrieval.cli.runtime import console, run_with_application
+from retrieval.container import Application
+from retrieval.domain.models import MAX_TOP_K
+from retrieval.errors import InvalidRequestError
+from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_golden
+from retrieval.evaluation.golden_suite import load_suite
+from retrieval.evaluation.reports import figure, write_golden_reports
+
+app = typer.Typer(no_args_is_help=True, help="Golden accuracy runs: a seeded suite, graded.")
+
+
+async def check_unused(application: Application, namespace: str) -> None:
+    """A run deletes its namespace afterwards, so it must not start in one holding data."""
+    vectors = (await application.index.stats()).namespaces.get(namespace)
+    texts = await application.chunks.count(namespace)
+    if vectors is not None or texts:
+        raise InvalidRequestError(
+            f"{namespace!r} already holds data, and a golden run deletes its namespace "
+            "when it ends: choose an unused one",
+            field="namespace",
+        )
+
+
+def summary_table(report: GoldenReport, min_hit_at_5: float) -> Table:
+    table = Table(
+        title=f"golden suite {report.suite}: {report.samples} samples", title_justify="left"
+    )
+    for column, justify in [("metric", "left"), ("value", "right"), ("target", "right")]:
+        table.add_column(column, justify=justify)
+    verdict = "[green]met[/green]" if report.hit_at_5 >= min_hit_at_5 else "[red]missed[/red]"
+    table.add_row("hit@5", figure(report.hit_at_5), f">= {min_hit_at_5} {verdict}")
+    for name, value in [("recall@5", report.recall_at_5), ("precision@5", report.precision_at_5),
+                        ("MRR", report.mrr), ("nDCG@10", report.ndcg_at_10)]:  # fmt: skip
+        table.add_row(name, figure(value), "")
+    table.add_row("retrieve() p50 / p95 ms", f"{report.p50_ms:.1f} / {report.p95_ms:.1f}", "")
+    for kind, group in report.by_kind.items():
+        table.add_row(f"hit@5 of {kind} ({group.samples})", figure(group.hit_at_5), "")
+    return table
+
+
+@app.command("run")
+def run(
+    suite: Path = typer.Option(
+        Path("tests/golden/rag"),
+        "--suite",
+        file_okay=False,
+        exists=True,
+        help="Suite directory: seed_documents.json and retrieval/samples.json.",
+    ),
+    namespace: str | None = typer.Option(
+        None, help="Unused namespace to seed; default golden-<suite>-<random>."
+    ),
+    min_hit_at_5: float = typer.Option(0.85, min=0.0, max=1.0, help="Exit 1 below this hit@5."),
+    top_k: int = typer.Option(10, min=1, max=MAX_TOP_K, help="Chunks asked for per sample."),
+    reports: Path = typer.Option(Path("reports"), help="Where golden.json/.md/.png are written."),
+) -> None:
+    """Seed the suite into its own namespace, ask every sample, grade, clean up, report."""
+
+    async def work(application: Application) -> GoldenReport:
+        golden = load_suite(suite, application.settings.allowed_domains)
+        target = namespace or golden_namespace(golden.name)
+        await check_unused(application, target)
+        labels = {"seed": f"seeding {len(golden.documents)} documents", "ask": "asking samples"}
+        with stage_progress(labels) as progress:
+            return await run_golden(
+                golden,
+                application.retrieval,
+                application.ingestion,
+                namespace=target,
+                top_k=top_k,
+                progress=progress,
+            )
+
+    report = run_with_application(work)
+    written = write_golden_reports(report, reports, min_hit_at_5)
+    console.print(summary_table(report, min_hit_at_5))
+    for row in report.rows:
+        if not row.passed:
+            found = ", ".join(f"{d.document_id} {d.score:.3f}" for d in row.returned[:3])
+            console.print(f"[red]failed[/red] {row.id} ({row.kind}) {row.query!r}: {found}")
+    console.print("written " + ", ".join(str(path) for path in written))
+    if report.hit_at_5 < min_hit_at_5:
+        raise typer.Exit(code=1)

@@ -1,0 +1,1 @@
+"""Accuracy of retrieval: ranking metrics, the golden suite and external benchmarks (BEIR)."""

@@ -1,0 +1,22 @@
+"""The gRPC entrypoint: contract ``retrieval.v1.RetrievalService`` (package ``retrieval-proto``).
+
+``create_server`` serves a running ``Application``; ``RetrievalClient`` calls it and returns the
+same Pydantic models as the in-process services.
+"""
+
+from retrieval.grpc.client import RetrievalClient, RetryPolicy, TlsOptions
+from retrieval.grpc.server import create_server, serve, stop_on_signals
+from retrieval.grpc.settings import GrpcSettings
+from retrieval.grpc.stats import NamespaceSummary, ServiceStats
+
+__all__ = [
+    "GrpcSettings",
+    "NamespaceSummary",
+    "RetrievalClient",
+    "RetryPolicy",
+    "ServiceStats",
+    "TlsOptions",
+    "create_server",
+    "serve",
+    "stop_on_signals",
+]

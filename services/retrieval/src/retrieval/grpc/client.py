@@ -1,0 +1,193 @@
+"""An async client of ``retrieval.v1.RetrievalService`` with the in-process API's types.
+
+``retrieve`` returns the ``RetrievalResult`` that ``RetrievalService.retrieve`` returns, and a
+failed call raises the ``retrieval.errors`` error the in-process call would (see
+``retrieval.grpc.errors``). UNAVAILABLE alone is retried, with capped exponential backoff and
+full jitter, never past the call's deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Self, TypeVar
+
+import grpc
+import structlog
+from google.protobuf.message import Message
+from pydantic import SecretStr
+
+from retrieval.domain.models import RagDocument, RetrievalResult
+from retrieval.errors import BackendTimeoutError
+from retrieval.grpc.conversions import (
+    document_to_proto,
+    outcomes_from_proto,
+    result_from_proto,
+    retrieve_request,
+    stats_from_proto,
+)
+from retrieval.grpc.errors import error_from_rpc
+from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
+from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
+from retrieval.grpc.stats import ServiceStats
+from retrieval.service.ingestion_service import DocumentOutcome
+from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
+from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
+
+log = structlog.get_logger("grpc")
+
+Response = TypeVar("Response", bound=Message)
+UnaryCall = Callable[..., Awaitable[Response]]
+
+
+@dataclass(frozen=True)
+class TlsOptions:
+    """PEM bytes; without ``root_certificates`` the system's trust store is used."""
+
+    root_certificates: bytes | None = None
+    certificate_chain: bytes | None = None
+    private_key: bytes | None = None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """At most ``attempts`` tries; before try n+1, sleep a random part of the n-th backoff."""
+
+    attempts: int = 3
+    initial_backoff: float = 0.1
+    max_backoff: float = 2.0
+    multiplier: float = 2.0
+
+    def backoff(self, retry: int) -> float:
+        return random.uniform(
+            0, min(self.max_backoff, self.initial_backoff * self.multiplier**retry)
+        )
+
+
+class RetrievalClient:
+    """Calls a retrieval server on ``channel``; every call ends by its deadline (``timeout`` s)."""
+
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        *,
+        token: SecretStr | None = None,
+        timeout: float = 10.0,
+        retry: RetryPolicy = RetryPolicy(),
+    ) -> None:
+        self._channel = channel
+        self._stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
+        self._auth = ((AUTHORIZATION_KEY, f"Bearer {token.get_secret_value()}"),) if token else ()
+        self._timeout = timeout
+        self._retry = retry
+
+    @classmethod
+    def connect(
+        cls,
+        target: str,
+        *,
+        token: SecretStr | None = None,
+        tls: TlsOptions | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        timeout: float = 10.0,
+        retry: RetryPolicy = RetryPolicy(),
+    ) -> RetrievalClient:
+        """A client on a new channel to ``target`` (``host:port``), plaintext unless ``tls``."""
+        options = message_size_options(max_message_bytes)
+        if tls is None:
+            channel = grpc.aio.insecure_channel(target, options=options)
+        else:
+            credentials = grpc.ssl_channel_credentials(
+                tls.root_certificates, tls.private_key, tls.certificate_chain
+            )
+            channel = grpc.aio.secure_channel(target, credentials, options=options)
+        return cls(channel, token=token, timeout=timeout, retry=retry)
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def retrieve(
+        self,
+        query: str,
+        domains: Sequence[str] = (),
+        top_k: int | None = None,
+        confidence_threshold: float | None = None,
+        namespace: str | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> RetrievalResult:
+        """As ``RetrievalService.retrieve``; None keeps the service's default."""
+        request = retrieve_request(query, domains, top_k, confidence_threshold, namespace)
+        return result_from_proto(await self._call(self._stub.Retrieve, request, timeout))
+
+    async def ingest(
+        self,
+        documents: Sequence[RagDocument],
+        namespace: str | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> list[DocumentOutcome]:
+        """As ``IngestionService.ingest``: one outcome per document, in order."""
+        request = pb.IngestDocumentsRequest(
+            namespace=namespace or "", documents=[document_to_proto(d) for d in documents]
+        )
+        return outcomes_from_proto(await self._call(self._stub.IngestDocuments, request, timeout))
+
+    async def delete_document(
+        self, document_id: str, namespace: str | None = None, *, timeout: float | None = None
+    ) -> int:
+        request = pb.DeleteDocumentRequest(document_id=document_id, namespace=namespace or "")
+        response = await self._call(self._stub.DeleteDocument, request, timeout)
+        return response.deleted_chunks
+
+    async def delete_namespace(self, namespace: str, *, timeout: float | None = None) -> int:
+        request = pb.DeleteNamespaceRequest(namespace=namespace)
+        response = await self._call(self._stub.DeleteNamespace, request, timeout)
+        return response.deleted_chunks
+
+    async def stats(self, *, timeout: float | None = None) -> ServiceStats:
+        response = await self._call(self._stub.GetStats, pb.GetStatsRequest(), timeout)
+        return stats_from_proto(response)
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        """Auth, and the caller's bound correlation id so both sides log the same one."""
+        bound = structlog.contextvars.get_contextvars().get("correlation_id")
+        return (*self._auth, (CORRELATION_ID_KEY, bound)) if bound else self._auth
+
+    async def _call(
+        self, method: UnaryCall[Response], request: Message, timeout: float | None
+    ) -> Response:
+        deadline = time.monotonic() + (self._timeout if timeout is None else timeout)
+        metadata = self._metadata()
+        for attempt in range(self._retry.attempts):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                return await method(request, timeout=remaining, metadata=metadata)
+            except grpc.aio.AioRpcError as error:
+                pause = self._retry.backoff(attempt)
+                if (
+                    error.code() is not grpc.StatusCode.UNAVAILABLE
+                    or attempt + 1 == self._retry.attempts
+                    or time.monotonic() + pause >= deadline
+                ):
+                    raise error_from_rpc(error) from error
+                log.info("grpc.client.retry", attempt=attempt + 1, pause_s=round(pause, 3))
+                await asyncio.sleep(pause)
+        raise BackendTimeoutError("the call's deadline passed before it could be sent")

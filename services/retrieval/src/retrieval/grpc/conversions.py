@@ -1,0 +1,237 @@
+"""Protobuf messages of ``retrieval.v1`` to the service's Pydantic models and back.
+
+Metadata travels as ``google.protobuf.Struct``, whose numbers are all doubles: a whole number
+of at most 2**53 comes back as an ``int``, any other number as a ``float``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from google.protobuf.struct_pb2 import Struct, Value
+from pydantic import TypeAdapter, ValidationError
+
+from retrieval.domain.models import (
+    RagDocument,
+    RetrievalMatch,
+    RetrievalResult,
+    Slug,
+    StageTimings,
+)
+from retrieval.errors import InvalidRequestError
+from retrieval.grpc.stats import NamespaceSummary, ServiceStats
+from retrieval.service.ingestion_service import DocumentOutcome, Outcome
+from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
+
+MAX_EXACT_INTEGER = 2**53
+SLUG = TypeAdapter(Slug)
+OUTCOMES = {
+    Outcome.CREATED: pb.OUTCOME_CREATED,
+    Outcome.UPDATED: pb.OUTCOME_UPDATED,
+    Outcome.UNCHANGED: pb.OUTCOME_UNCHANGED,
+    Outcome.FAILED: pb.OUTCOME_FAILED,
+}
+OUTCOMES_BY_NUMBER = {number: outcome for outcome, number in OUTCOMES.items()}
+
+
+def invalid_field(error: ValidationError, prefix: str) -> InvalidRequestError:
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"])
+    return InvalidRequestError(first["msg"], field=f"{prefix}.{location}" if location else prefix)
+
+
+def slug(value: str, field: str) -> str:
+    """A required identifier (document id, namespace), checked before it reaches a store."""
+    if not value:
+        raise InvalidRequestError("is required", field=field)
+    try:
+        return SLUG.validate_python(value)
+    except ValidationError as error:
+        raise InvalidRequestError(error.errors()[0]["msg"], field=field) from error
+
+
+def optional_namespace(value: str) -> str | None:
+    """The namespace a request names, or None for the service's default."""
+    return slug(value, "namespace") if value else None
+
+
+def metadata_to_struct(metadata: Mapping[str, Any]) -> Struct:
+    struct = Struct()
+    struct.update(metadata)
+    return struct
+
+
+def plain(value: Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "number_value":
+        number = value.number_value
+        return int(number) if number.is_integer() and abs(number) <= MAX_EXACT_INTEGER else number
+    if kind == "list_value":
+        return [plain(item) for item in value.list_value.values]
+    if kind == "struct_value":
+        return metadata_from_struct(value.struct_value)
+    if kind in ("string_value", "bool_value"):
+        return getattr(value, kind)
+    return None
+
+
+def metadata_from_struct(struct: Struct) -> dict[str, Any]:
+    """Plain values; what metadata may not hold (nulls, objects) is left for validation to name."""
+    return {key: plain(value) for key, value in struct.fields.items()}
+
+
+def retrieve_request(
+    query: str,
+    domains: Sequence[str],
+    top_k: int | None,
+    confidence_threshold: float | None,
+    namespace: str | None,
+) -> pb.RetrieveRequest:
+    request = pb.RetrieveRequest(query=query, domains=domains, namespace=namespace or "")
+    for field, value in (("top_k", top_k), ("confidence_threshold", confidence_threshold)):
+        if value is not None:
+            try:
+                setattr(request, field, value)
+            except (TypeError, ValueError) as error:
+                raise InvalidRequestError(str(error), field=field) from error
+    return request
+
+
+def retrieve_arguments(request: pb.RetrieveRequest) -> dict[str, Any]:
+    """Keyword arguments of ``RetrievalService.retrieve``; absent fields keep its defaults."""
+    arguments: dict[str, Any] = {
+        "query": request.query,
+        "domains": tuple(request.domains),
+        "namespace": request.namespace or None,
+    }
+    for field in ("top_k", "confidence_threshold"):
+        if request.HasField(field):
+            arguments[field] = getattr(request, field)
+    return arguments
+
+
+def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
+    return pb.RetrieveResponse(
+        matches=[
+            pb.RetrievalMatch(
+                chunk_id=match.chunk_id,
+                content=match.content,
+                score=match.score,
+                document_id=match.document_id,
+                title=match.title,
+                domain=match.domain,
+                metadata=metadata_to_struct(match.metadata),
+            )
+            for match in result.matches
+        ],
+        query=result.query,
+        namespace=result.namespace,
+        total_matches=result.total_matches,
+        timings=pb.StageTimings(**result.timings.model_dump()),
+    )
+
+
+def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
+    timings = response.timings
+    return RetrievalResult(
+        matches=tuple(
+            RetrievalMatch(
+                chunk_id=match.chunk_id,
+                content=match.content,
+                score=match.score,
+                document_id=match.document_id,
+                title=match.title,
+                domain=match.domain,
+                metadata=metadata_from_struct(match.metadata),
+            )
+            for match in response.matches
+        ),
+        query=response.query,
+        namespace=response.namespace,
+        total_matches=response.total_matches,
+        timings=StageTimings(
+            embed_ms=timings.embed_ms,
+            search_ms=timings.search_ms,
+            fetch_ms=timings.fetch_ms,
+            total_ms=timings.total_ms,
+        ),
+    )
+
+
+def document_to_proto(document: RagDocument) -> pb.Document:
+    return pb.Document(
+        document_id=document.document_id,
+        title=document.title,
+        domain=document.domain,
+        content=document.content,
+        metadata=metadata_to_struct(document.metadata),
+    )
+
+
+def documents_from_proto(documents: Iterable[pb.Document]) -> list[RagDocument]:
+    """Validated documents; the first invalid one raises, naming ``documents[i].<field>``."""
+    parsed = []
+    for position, document in enumerate(documents):
+        try:
+            parsed.append(
+                RagDocument(
+                    document_id=document.document_id,
+                    title=document.title,
+                    domain=document.domain,
+                    content=document.content,
+                    metadata=metadata_from_struct(document.metadata),
+                )
+            )
+        except ValidationError as error:
+            raise invalid_field(error, f"documents[{position}]") from error
+    return parsed
+
+
+def outcomes_to_proto(outcomes: Iterable[DocumentOutcome]) -> pb.IngestDocumentsResponse:
+    return pb.IngestDocumentsResponse(
+        outcomes=[
+            pb.DocumentOutcome(
+                document_id=outcome.document_id,
+                outcome=OUTCOMES[outcome.outcome],
+                chunks=outcome.chunks,
+                error=outcome.error,
+            )
+            for outcome in outcomes
+        ]
+    )
+
+
+def outcomes_from_proto(response: pb.IngestDocumentsResponse) -> list[DocumentOutcome]:
+    return [
+        DocumentOutcome(
+            document_id=outcome.document_id,
+            outcome=OUTCOMES_BY_NUMBER[outcome.outcome],
+            chunks=outcome.chunks,
+            error=outcome.error if outcome.HasField("error") else None,
+        )
+        for outcome in response.outcomes
+    ]
+
+
+def stats_to_proto(stats: ServiceStats) -> pb.GetStatsResponse:
+    return pb.GetStatsResponse(
+        dimension=stats.dimension,
+        total_vector_count=stats.total_vector_count,
+        namespaces=[pb.NamespaceStats(**summary.model_dump()) for summary in stats.namespaces],
+    )
+
+
+def stats_from_proto(response: pb.GetStatsResponse) -> ServiceStats:
+    return ServiceStats(
+        dimension=response.dimension if response.HasField("dimension") else None,
+        total_vector_count=response.total_vector_count,
+        namespaces=tuple(
+            NamespaceSummary(
+                namespace=summary.namespace,
+                vector_count=summary.vector_count,
+                chunk_count=summary.chunk_count,
+            )
+            for summary in response.namespaces
+        ),
+    )

@@ -1,0 +1,112 @@
+"""Service errors to gRPC status codes on the server, and status codes back to errors on the client.
+
+==============================  =====================  ==============================
+server raises                   status                 client raises
+==============================  =====================  ==============================
+InvalidRequestError             INVALID_ARGUMENT       InvalidRequestError (same text)
+NotFoundError                   NOT_FOUND              NotFoundError
+BackendTimeoutError             DEADLINE_EXCEEDED      BackendTimeoutError
+BackendUnavailableError         UNAVAILABLE            BackendUnavailableError
+anything else                   INTERNAL               BackendError
+(bearer token refused)          UNAUTHENTICATED        NotAuthorisedError
+(message over the size limit)   RESOURCE_EXHAUSTED     PayloadTooLargeError
+==============================  =====================  ==============================
+
+An INVALID_ARGUMENT names the failing field in its message and in the trailing metadata
+``x-error-field``. UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic messages only;
+the cause is logged with the call's correlation id.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import grpc
+import structlog
+
+from retrieval.errors import (
+    BackendError,
+    BackendTimeoutError,
+    BackendUnavailableError,
+    InvalidRequestError,
+    NotAuthorisedError,
+    NotFoundError,
+    PayloadTooLargeError,
+    RetrievalError,
+)
+from retrieval.grpc.metadata import ERROR_FIELD_KEY, metadata_value
+
+log = structlog.get_logger("grpc")
+
+INTERNAL_MESSAGE = "internal error; quote the x-correlation-id when reporting it"
+UNAVAILABLE_MESSAGE = "a store is unavailable; try again later"
+TIMEOUT_MESSAGE = "a store gave no answer in time"
+
+Servicer = TypeVar("Servicer")
+Request = TypeVar("Request")
+Response = TypeVar("Response")
+Handler = Callable[[Servicer, Request, grpc.aio.ServicerContext], Awaitable[Response]]
+
+
+def status_of(error: Exception) -> tuple[grpc.StatusCode, str, tuple[tuple[str, str], ...]]:
+    """Status code, message and extra trailing metadata a client sees for ``error``."""
+    if isinstance(error, InvalidRequestError):
+        field = ((ERROR_FIELD_KEY, error.field),) if error.field else ()
+        return grpc.StatusCode.INVALID_ARGUMENT, str(error), field
+    if isinstance(error, NotFoundError):
+        return grpc.StatusCode.NOT_FOUND, str(error), ()
+    if isinstance(error, BackendTimeoutError):
+        return grpc.StatusCode.DEADLINE_EXCEEDED, TIMEOUT_MESSAGE, ()
+    if isinstance(error, BackendUnavailableError):
+        return grpc.StatusCode.UNAVAILABLE, UNAVAILABLE_MESSAGE, ()
+    return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE, ()
+
+
+def log_failure(method: str, code: grpc.StatusCode, error: Exception) -> None:
+    if code is grpc.StatusCode.INTERNAL:
+        log.error("grpc.internal_error", method=method, exc_info=error)
+    elif code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        log.warning("grpc.backend_failed", method=method, code=code.name, error=str(error))
+    else:
+        log.info("grpc.rejected", method=method, code=code.name, error=str(error))
+
+
+def translate_errors(
+    handler: Handler[Servicer, Request, Response],
+) -> Handler[Servicer, Request, Response]:
+    """Turn what a servicer method raises into a status; cancellation passes through."""
+
+    @functools.wraps(handler)
+    async def translated(
+        servicer: Servicer, request: Request, context: grpc.aio.ServicerContext
+    ) -> Response:
+        try:
+            return await handler(servicer, request, context)
+        except Exception as error:
+            code, message, extra = status_of(error)
+            log_failure(handler.__name__, code, error)
+        return await context.abort(code, message, (*(context.trailing_metadata() or ()), *extra))
+
+    return translated
+
+
+def error_from_rpc(error: grpc.aio.AioRpcError) -> RetrievalError:
+    """The service error a failed call stands for, as the in-process call would raise it."""
+    code, details = error.code(), error.details() or ""
+    if code is grpc.StatusCode.INVALID_ARGUMENT:
+        field = metadata_value(error.trailing_metadata(), ERROR_FIELD_KEY)
+        reason = details.removeprefix(f"{field}: ") if field else details
+        return InvalidRequestError(reason, field=field)
+    if code is grpc.StatusCode.NOT_FOUND:
+        return NotFoundError(details)
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return BackendTimeoutError(details)
+    if code is grpc.StatusCode.UNAVAILABLE:
+        return BackendUnavailableError(details)
+    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        return NotAuthorisedError(details)
+    if code is grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return PayloadTooLargeError(details)
+    return BackendError(f"{code.name}: {details}")

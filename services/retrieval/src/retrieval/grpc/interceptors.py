@@ -1,0 +1,108 @@
+"""What every call goes through before its servicer method: a correlation id, then auth."""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import structlog
+from pydantic import SecretStr
+
+from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY, metadata_value
+from retrieval.logging import correlation_scope, new_correlation_id
+
+log = structlog.get_logger("grpc")
+
+Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]]
+Behaviour = Callable[[Any, grpc.aio.ServicerContext], Any]
+
+ACCEPTED_CORRELATION_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
+OPEN_METHOD_PREFIXES = ("/grpc.health.v1.Health/",)
+HANDLER_FACTORIES = {
+    (False, False): grpc.unary_unary_rpc_method_handler,
+    (False, True): grpc.unary_stream_rpc_method_handler,
+    (True, False): grpc.stream_unary_rpc_method_handler,
+    (True, True): grpc.stream_stream_rpc_method_handler,
+}
+
+
+def with_behaviour(handler: grpc.RpcMethodHandler, behaviour: Behaviour) -> grpc.RpcMethodHandler:
+    """The same kind of handler, with the same (de)serialisers, running ``behaviour``."""
+    factory = HANDLER_FACTORIES[(handler.request_streaming, handler.response_streaming)]
+    return factory(
+        behaviour,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+def correlation_id(supplied: str | None) -> str:
+    """The caller's id when it is a sane token, else a fresh one."""
+    if supplied is not None and ACCEPTED_CORRELATION_ID.fullmatch(supplied):
+        return supplied
+    return new_correlation_id()
+
+
+class CorrelationIdInterceptor(grpc.aio.ServerInterceptor):
+    """Binds ``x-correlation-id`` (the caller's, or a new one) to every log line of a call.
+
+    The id goes back in the trailing metadata, which a client sees after success and failure
+    alike (initial metadata would cost a second send per call). Methods with a unary response
+    are wrapped; streaming responses (health Watch, reflection) pass through untouched.
+    """
+
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.response_streaming:
+            return handler
+        behaviour = handler.stream_unary if handler.request_streaming else handler.unary_unary
+        cid = correlation_id(
+            metadata_value(handler_call_details.invocation_metadata, CORRELATION_ID_KEY)
+        )
+
+        async def correlated(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            with correlation_scope(cid):
+                context.set_trailing_metadata(((CORRELATION_ID_KEY, cid),))
+                return await behaviour(request, context)
+
+        return with_behaviour(handler, correlated)
+
+
+class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
+    """Refuses with UNAUTHENTICATED a call without ``authorization: Bearer <token>``.
+
+    Health checks stay open, so probes need no secret.
+    """
+
+    def __init__(self, token: SecretStr) -> None:
+        self._token = token.get_secret_value().encode()
+
+    def authorised(self, header: str | None) -> bool:
+        scheme, _, credentials = (header or "").partition(" ")
+        presented = credentials.strip().encode() if scheme.lower() == "bearer" else b""
+        return hmac.compare_digest(presented, self._token)
+
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler_call_details.method.startswith(OPEN_METHOD_PREFIXES):
+            return handler
+        header = metadata_value(handler_call_details.invocation_metadata, AUTHORIZATION_KEY)
+        if self.authorised(header):
+            return handler
+
+        async def refuse(request: Any, context: grpc.aio.ServicerContext) -> None:
+            log.warning("grpc.unauthenticated", method=handler_call_details.method)
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "a valid bearer token is required (metadata 'authorization: Bearer <token>')",
+                context.trailing_metadata(),
+            )
+
+        return with_behaviour(handler, refuse)

@@ -1,0 +1,134 @@
+"""The gRPC server: build and bind it, report health, serve until a signal, drain."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from retrieval.container import Application
+from retrieval.grpc.interceptors import BearerTokenInterceptor, CorrelationIdInterceptor
+from retrieval.grpc.servicer import RetrievalServicer
+from retrieval.grpc.settings import GrpcSettings, message_size_options
+from retrieval_proto.retrieval.v1 import retrieval_pb2, retrieval_pb2_grpc
+
+log = structlog.get_logger("grpc")
+
+SERVICE_NAME = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
+HEALTH_SERVICES = ("", SERVICE_NAME)
+
+
+def server_credentials(settings: GrpcSettings) -> grpc.ServerCredentials | None:
+    """TLS from the configured PEM files (mutual TLS when a client CA is given), or None."""
+    if settings.tls_cert_file is None or settings.tls_key_file is None:
+        return None
+    client_ca = settings.tls_client_ca_file
+    return grpc.ssl_server_credentials(
+        [(settings.tls_key_file.read_bytes(), settings.tls_cert_file.read_bytes())],
+        root_certificates=client_ca.read_bytes() if client_ca else None,
+        require_client_auth=client_ca is not None,
+    )
+
+
+def interceptors(settings: GrpcSettings) -> list[grpc.aio.ServerInterceptor]:
+    """Outermost first: the correlation id also covers calls that auth refuses."""
+    chain: list[grpc.aio.ServerInterceptor] = [CorrelationIdInterceptor()]
+    if settings.auth_token is not None:
+        chain.append(BearerTokenInterceptor(settings.auth_token))
+    return chain
+
+
+async def probe_stores(application: Application) -> None:
+    """Raises unless both stores answer."""
+    await application.chunks.count()
+    await application.index.stats()
+
+
+async def set_health(
+    servicer: health.aio.HealthServicer, status: health_pb2.HealthCheckResponse.ServingStatus
+) -> None:
+    for service in HEALTH_SERVICES:
+        await servicer.set(service, status)
+
+
+async def create_server(
+    application: Application, address: str, settings: GrpcSettings
+) -> tuple[grpc.aio.Server, int]:
+    """Build, bind and start a server on ``address`` (port 0 picks one); return it and its port.
+
+    Health says NOT_SERVING until both stores have answered, then SERVING. When they do not
+    answer, the server is stopped and their error raised.
+    """
+    server = grpc.aio.server(
+        interceptors=interceptors(settings),
+        options=[*message_size_options(settings.max_message_bytes), ("grpc.so_reuseport", 0)],
+    )
+    retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(
+        RetrievalServicer(
+            application.retrieval, application.ingestion, application.index, application.chunks
+        ),
+        server,
+    )
+    health_servicer = health.aio.HealthServicer()
+    await set_health(health_servicer, health_pb2.HealthCheckResponse.NOT_SERVING)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    credentials = server_credentials(settings)
+    if credentials is None:
+        port = server.add_insecure_port(address)
+    else:
+        port = server.add_secure_port(address, credentials)
+    await server.start()
+    try:
+        await probe_stores(application)
+    except BaseException:
+        await server.stop(None)
+        raise
+    await set_health(health_servicer, health_pb2.HealthCheckResponse.SERVING)
+    return server, port
+
+
+async def serve(application: Application, settings: GrpcSettings, stop: asyncio.Event) -> None:
+    """Serve until ``stop`` is set; then refuse new calls and give in-flight ones the grace period.
+
+    Calls still running when it ends are cancelled. The caller closes the stores afterwards.
+    """
+    server, port = await create_server(application, settings.address, settings)
+    log.info(
+        "grpc.serving",
+        host=settings.host,
+        port=port,
+        tls=settings.tls_cert_file is not None,
+        mutual_tls=settings.tls_client_ca_file is not None,
+        auth=settings.auth_token is not None,
+    )
+    try:
+        await stop.wait()
+    finally:
+        log.info("grpc.draining", grace_seconds=settings.grace_seconds)
+        await server.stop(settings.grace_seconds)
+        log.info("grpc.stopped")
+
+
+@contextmanager
+def stop_on_signals(
+    signals: Sequence[signal.Signals] = (signal.SIGTERM, signal.SIGINT),
+) -> Iterator[asyncio.Event]:
+    """An event set by the first of ``signals``; the loop's handlers are removed on exit."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for number in signals:
+        loop.add_signal_handler(number, stop.set)
+    try:
+        yield stop
+    finally:
+        for number in signals:
+            loop.remove_signal_handler(number)

@@ -1,0 +1,72 @@
+"""``retrieval.v1.RetrievalService`` over the in-process services: same calls, same answers."""
+
+from __future__ import annotations
+
+import grpc
+
+from retrieval.grpc.conversions import (
+    documents_from_proto,
+    optional_namespace,
+    outcomes_to_proto,
+    result_to_proto,
+    retrieve_arguments,
+    slug,
+    stats_to_proto,
+)
+from retrieval.grpc.errors import translate_errors
+from retrieval.grpc.stats import collect_stats
+from retrieval.ports import ChunkRepository, VectorIndex
+from retrieval.service.ingestion_service import IngestionService
+from retrieval.service.retrieval_service import RetrievalService
+from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
+from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
+
+
+class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
+    def __init__(
+        self,
+        retrieval: RetrievalService,
+        ingestion: IngestionService,
+        index: VectorIndex,
+        chunks: ChunkRepository,
+    ) -> None:
+        self._retrieval = retrieval
+        self._ingestion = ingestion
+        self._index = index
+        self._chunks = chunks
+
+    @translate_errors
+    async def Retrieve(
+        self, request: pb.RetrieveRequest, context: grpc.aio.ServicerContext
+    ) -> pb.RetrieveResponse:
+        return result_to_proto(await self._retrieval.retrieve(**retrieve_arguments(request)))
+
+    @translate_errors
+    async def IngestDocuments(
+        self, request: pb.IngestDocumentsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.IngestDocumentsResponse:
+        namespace = optional_namespace(request.namespace)
+        documents = documents_from_proto(request.documents)
+        return outcomes_to_proto(await self._ingestion.ingest(documents, namespace))
+
+    @translate_errors
+    async def DeleteDocument(
+        self, request: pb.DeleteDocumentRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DeleteDocumentResponse:
+        deleted = await self._ingestion.delete_document(
+            slug(request.document_id, "document_id"), optional_namespace(request.namespace)
+        )
+        return pb.DeleteDocumentResponse(deleted_chunks=deleted)
+
+    @translate_errors
+    async def DeleteNamespace(
+        self, request: pb.DeleteNamespaceRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DeleteNamespaceResponse:
+        deleted = await self._ingestion.delete_namespace(slug(request.namespace, "namespace"))
+        return pb.DeleteNamespaceResponse(deleted_chunks=deleted)
+
+    @translate_errors
+    async def GetStats(
+        self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetStatsResponse:
+        return stats_to_proto(await collect_stats(self._index, self._chunks))

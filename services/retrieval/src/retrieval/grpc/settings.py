@@ -1,0 +1,61 @@
+"""Settings of the gRPC server from the environment (prefix ``RETRIEVAL_GRPC_``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Self
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+
+
+class GrpcSettings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="RETRIEVAL_GRPC_", env_file=".env", extra="ignore", frozen=True
+    )
+
+    host: str = Field(default="[::]", description="Interface to listen on.")
+    port: int = Field(default=50051, ge=0, le=65535, description="0 picks a free port.")
+    auth_token: SecretStr | None = Field(
+        default=None, description="When set, every call but health checks needs this bearer token."
+    )
+    tls_cert_file: Path | None = Field(default=None, description="PEM certificate chain.")
+    tls_key_file: Path | None = Field(default=None, description="PEM private key of the cert.")
+    tls_client_ca_file: Path | None = Field(
+        default=None, description="PEM CA bundle; when set, clients must present a cert it signed."
+    )
+    max_message_bytes: int = Field(
+        default=DEFAULT_MAX_MESSAGE_BYTES, ge=1024, description="Largest message either way."
+    )
+    grace_seconds: float = Field(
+        default=10.0, ge=0, description="How long shutdown waits for in-flight calls."
+    )
+
+    @field_validator("auth_token")
+    @classmethod
+    def token_not_blank(cls, token: SecretStr | None) -> SecretStr | None:
+        if token is not None and not token.get_secret_value().strip():
+            raise ValueError("must not be blank; unset it to turn authentication off")
+        return token
+
+    @model_validator(mode="after")
+    def tls_files_complete(self) -> Self:
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            raise ValueError("tls_cert_file and tls_key_file go together")
+        if self.tls_client_ca_file is not None and self.tls_cert_file is None:
+            raise ValueError("tls_client_ca_file needs tls_cert_file and tls_key_file")
+        return self
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def message_size_options(max_message_bytes: int) -> list[tuple[str, int]]:
+    """Channel options that cap messages both ways, for servers and clients alike."""
+    return [
+        ("grpc.max_send_message_length", max_message_bytes),
+        ("grpc.max_receive_message_length", max_message_bytes),
+    ]

@@ -1,0 +1,41 @@
+"""What ``GetStats`` reports: vectors and chunk texts per namespace."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from retrieval.domain.models import Frozen
+from retrieval.ports import ChunkRepository, VectorIndex
+
+
+class NamespaceSummary(Frozen):
+    """Size of one namespace in both stores."""
+
+    namespace: str = Field(description="Namespace name.")
+    vector_count: int = Field(ge=0, description="Vectors in the index.")
+    chunk_count: int = Field(ge=0, description="Chunk texts in the chunk repository.")
+
+
+class ServiceStats(Frozen):
+    """Size and shape of the knowledge base."""
+
+    dimension: int | None = Field(description="Vector dimension, unknown until the first write.")
+    total_vector_count: int = Field(ge=0, description="Vectors across all namespaces.")
+    namespaces: tuple[NamespaceSummary, ...] = Field(description="Per namespace, by name.")
+
+
+async def collect_stats(index: VectorIndex, chunks: ChunkRepository) -> ServiceStats:
+    stats = await index.stats()
+    namespaces = [
+        NamespaceSummary(
+            namespace=name,
+            vector_count=namespace.vector_count,
+            chunk_count=await chunks.count(name),
+        )
+        for name, namespace in sorted(stats.namespaces.items())
+    ]
+    return ServiceStats(
+        dimension=stats.dimension,
+        total_vector_count=stats.total_vector_count,
+        namespaces=tuple(namespaces),
+    )

@@ -1,0 +1,52 @@
+"""The Pinecone adapters honour the port contracts, through the real SDK over HTTP."""
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from retrieval.adapters.model_checked_index import ModelCheckedIndex
+from retrieval.adapters.pinecone_clients import PineconeConnection
+from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
+from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval_testkit.contracts import EmbedderContract, VectorIndexContract
+from retrieval_testkit.pinecone_standin import PineconeStandIn
+
+
+@pytest.fixture
+def standin() -> Iterator[PineconeStandIn]:
+    with PineconeStandIn(dimension=4) as running:
+        yield running
+
+
+def connection(standin: PineconeStandIn) -> PineconeConnection:
+    return PineconeConnection(
+        api_key=standin.api_key,
+        index_host=standin.url,
+        control_host=standin.url,
+        request_timeout=2.0,
+        call_timeout=10.0,
+    )
+
+
+class TestPineconeVectorIndex(VectorIndexContract):
+    @pytest.fixture
+    async def index(self, standin: PineconeStandIn) -> AsyncIterator[PineconeVectorIndex]:
+        index = PineconeVectorIndex(connection(standin))
+        yield index
+        await index.close()
+
+
+class TestModelCheckedPineconeVectorIndex(VectorIndexContract):
+    @pytest.fixture
+    async def index(self, standin: PineconeStandIn) -> AsyncIterator[ModelCheckedIndex]:
+        index = PineconeVectorIndex(connection(standin))
+        yield ModelCheckedIndex(index, model="contract-model", dimension=4)
+        await index.close()
+
+
+class TestPineconeInferenceEmbedder(EmbedderContract):
+    @pytest.fixture
+    async def embedder(self, standin: PineconeStandIn) -> AsyncIterator[PineconeInferenceEmbedder]:
+        embedder = PineconeInferenceEmbedder(connection(standin), batch_size=2)
+        yield embedder
+        await embedder.close()

@@ -1,0 +1,408 @@
+"""Every RPC over a real loopback channel, against the container's services on MongoDB.
+
+The server serves an application built by the real ``Container`` with the hash embedder,
+an exact index in a temporary directory and a chunk repository on the in-process MongoDB.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import grpc
+import pytest
+import structlog
+from dependency_injector import providers
+from google.protobuf.struct_pb2 import Struct
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+import retrieval.grpc
+from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.container import Application, Container, running
+from retrieval.domain.models import RagDocument
+from retrieval.errors import InvalidRequestError, NotFoundError
+from retrieval.grpc import GrpcSettings, RetrievalClient, create_server
+from retrieval.grpc.server import SERVICE_NAME
+from retrieval.logging import correlation_scope
+from retrieval.service.ingestion_service import Outcome
+from retrieval.settings import Settings
+from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
+from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
+from retrieval_testkit import HashEmbedder
+
+NAMESPACE = "grpc-e2e"
+MAX_MESSAGE_BYTES = 256 * 1024
+DOCUMENTS = [
+    RagDocument(
+        document_id="blister-blight",
+        title="Blister blight",
+        domain="plant_diseases",
+        content="# Blister blight\n\nBlister blight (Exobasidium vexans) spreads in wet, misty "
+        "weather. Growers spray copper fungicide and shorten plucking rounds.",
+        metadata={"region": "assam", "severity": 3, "confidence": 0.75, "tags": ["fungus"]},
+    ),
+    RagDocument(
+        document_id="frost",
+        title="Frost protection",
+        domain="weather_patterns",
+        content="# Frost\n\nGround frost scorches the plucking table on clear still nights. "
+        "Thatch and shade trees keep young tea bushes warm.",
+        metadata={"region": "nilgiris", "seasonal": True},
+    ),
+    RagDocument(
+        document_id="pruning",
+        title="Pruning cycles",
+        domain="tea_cultivation",
+        content="# Pruning\n\nTea bushes are pruned every three to five years to keep the "
+        "plucking table low and renew the frame of the bush.",
+    ),
+    RagDocument(
+        document_id="grading",
+        title="Black tea grading",
+        domain="quality_standards",
+        content="# Grading\n\nOrthodox black tea is graded by leaf size: whole leaf, broken, "
+        "fannings and dust. CTC teas brew strong and fast.",
+    ),
+]
+QUESTIONS = [
+    ("How do growers control blister blight?", (), None, None),
+    ("frost on tea bushes", ("weather_patterns",), 1, None),
+    ("pruning the plucking table", ("tea_cultivation", "plant_diseases"), 3, 0.0),
+    ("black tea leaf grades", (), 4, 0.1),
+    ("wet misty weather", (), 10, 0.05),
+]
+
+
+@pytest.fixture
+async def application(
+    tmp_path: Path, mongo_repository: MongoChunkRepository
+) -> AsyncIterator[Application]:
+    settings = Settings(data_dir=tmp_path)
+    container = Container(settings=settings)
+    container.override_providers(
+        embedder=providers.Object(HashEmbedder()),
+        vector_index=providers.Object(ExactVectorIndex(tmp_path / "index")),
+        mongo_uri=providers.Object(None),
+        mongo_client=providers.Object(None),
+        chunk_repository=providers.Object(mongo_repository),
+    )
+    async with running(settings, container) as app:
+        await app.ingestion.ingest(DOCUMENTS, NAMESPACE)
+        yield app
+
+
+@pytest.fixture
+async def port(application: Application) -> AsyncIterator[int]:
+    settings = GrpcSettings(max_message_bytes=MAX_MESSAGE_BYTES)
+    server, port = await create_server(application, "127.0.0.1:0", settings)
+    yield port
+    await server.stop(None)
+
+
+@pytest.fixture
+async def channel(port: int) -> AsyncIterator[grpc.aio.Channel]:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        yield channel
+
+
+@pytest.fixture
+def stub(channel: grpc.aio.Channel) -> retrieval_pb2_grpc.RetrievalServiceStub:
+    return retrieval_pb2_grpc.RetrievalServiceStub(channel)
+
+
+@pytest.fixture
+async def client(port: int) -> AsyncIterator[RetrievalClient]:
+    async with RetrievalClient.connect(
+        f"127.0.0.1:{port}", max_message_bytes=MAX_MESSAGE_BYTES, timeout=5
+    ) as client:
+        yield client
+
+
+def captured_logs() -> AbstractContextManager[list[dict]]:
+    """Log entries with the context variables (the correlation id) merged in."""
+    return structlog.testing.capture_logs(processors=[structlog.contextvars.merge_contextvars])
+
+
+async def still_serving(stub: retrieval_pb2_grpc.RetrievalServiceStub) -> None:
+    response = await stub.Retrieve(pb.RetrieveRequest(query="frost", namespace=NAMESPACE))
+    assert response.total_matches > 0
+
+
+async def test_retrieve_gives_what_the_in_process_call_gives(
+    application: Application, client: RetrievalClient
+) -> None:
+    for query, domains, top_k, threshold in QUESTIONS:
+        arguments = {
+            name: value
+            for name, value in (("top_k", top_k), ("confidence_threshold", threshold))
+            if value is not None
+        }
+        local = await application.retrieval.retrieve(
+            query, domains, namespace=NAMESPACE, **arguments
+        )
+        remote = await client.retrieve(query, domains, top_k, threshold, NAMESPACE)
+        assert remote.matches, query
+        assert [(m.chunk_id, m.score) for m in remote.matches] == [
+            (m.chunk_id, m.score) for m in local.matches
+        ]
+        assert remote.model_dump(exclude={"timings"}) == local.model_dump(exclude={"timings"})
+        assert remote.timings.total_ms > 0
+
+
+async def test_metadata_keeps_its_types(client: RetrievalClient) -> None:
+    result = await client.retrieve("blister blight copper fungicide", namespace=NAMESPACE)
+    blight = next(m for m in result.matches if m.document_id == "blister-blight")
+    assert blight.metadata == DOCUMENTS[0].metadata
+    assert isinstance(blight.metadata["severity"], int)
+    assert isinstance(blight.metadata["confidence"], float)
+
+
+async def test_blank_query_is_an_empty_result(client: RetrievalClient) -> None:
+    result = await client.retrieve("   ", namespace=NAMESPACE)
+    assert result.matches == ()
+    assert result.total_matches == 0
+
+
+async def test_ingest_reports_each_document(
+    application: Application, client: RetrievalClient
+) -> None:
+    changed = DOCUMENTS[1].model_copy(update={"content": DOCUMENTS[1].content + " Hail too."})
+    new = RagDocument(
+        document_id="red-rust",
+        title="Red rust",
+        domain="plant_diseases",
+        content="Red rust (Cephaleuros) shows orange patches on stressed bushes.",
+        metadata={"region": "assam"},
+    )
+    outcomes = await client.ingest([DOCUMENTS[0], changed, new], NAMESPACE)
+    assert [(o.document_id, o.outcome) for o in outcomes] == [
+        ("blister-blight", Outcome.UNCHANGED),
+        ("frost", Outcome.UPDATED),
+        ("red-rust", Outcome.CREATED),
+    ]
+    assert all(o.chunks >= 1 and o.error is None for o in outcomes)
+    found = await application.retrieval.retrieve("orange patches red rust", namespace=NAMESPACE)
+    assert found.matches[0].document_id == "red-rust"
+
+
+async def test_delete_document_then_namespace(
+    application: Application, client: RetrievalClient
+) -> None:
+    chunks = await application.chunks.count(NAMESPACE)
+    assert await client.delete_document("frost", NAMESPACE) == 1
+    assert await client.delete_document("frost", NAMESPACE) == 0
+    assert await client.delete_namespace(NAMESPACE) == chunks - 1
+    assert await application.chunks.count(NAMESPACE) == 0
+    with pytest.raises(NotFoundError, match="grpc-e2e"):
+        await client.retrieve("frost", namespace=NAMESPACE)
+
+
+async def test_stats_count_both_stores(client: RetrievalClient) -> None:
+    stats = await client.stats()
+    assert stats.dimension == HashEmbedder().dimension
+    [summary] = stats.namespaces
+    assert summary.namespace == NAMESPACE
+    assert summary.vector_count == summary.chunk_count == stats.total_vector_count >= 4
+
+
+async def test_health_is_serving(channel: grpc.aio.Channel) -> None:
+    health = health_pb2_grpc.HealthStub(channel)
+    for service in ("", SERVICE_NAME):
+        response = await health.Check(health_pb2.HealthCheckRequest(service=service))
+        assert response.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_reflection_lists_the_service(channel: grpc.aio.Channel) -> None:
+    reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+    responses = reflection.ServerReflectionInfo(
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+    )
+    names = [
+        service.name
+        async for response in responses
+        for service in response.list_services_response.service
+    ]
+    assert "retrieval.v1.RetrievalService" in names
+    assert "grpc.health.v1.Health" in names
+
+
+def retrieve(**fields: object) -> pb.RetrieveRequest:
+    return pb.RetrieveRequest(**{"query": "frost", "namespace": NAMESPACE, **fields})
+
+
+@pytest.mark.parametrize(
+    ("request_message", "field"),
+    [
+        pytest.param(retrieve(query="tea " * 5000), "query", id="huge-query"),
+        pytest.param(retrieve(top_k=0), "top_k", id="top-k-0"),
+        pytest.param(retrieve(top_k=10**6), "top_k", id="top-k-million"),
+        pytest.param(retrieve(confidence_threshold=-1), "confidence_threshold", id="threshold-1"),
+        pytest.param(retrieve(confidence_threshold=2), "confidence_threshold", id="threshold-2"),
+        pytest.param(
+            retrieve(confidence_threshold=float("nan")), "confidence_threshold", id="threshold-nan"
+        ),
+        pytest.param(retrieve(domains=["volcanoes"]), "domains", id="unknown-domain"),
+        pytest.param(retrieve(domains=["Not A Domain"]), "domains.0", id="malformed-domain"),
+        pytest.param(retrieve(namespace="../x"), "namespace", id="namespace-dot-dot"),
+        pytest.param(retrieve(namespace="a b"), "namespace", id="namespace-space"),
+    ],
+)
+async def test_bad_retrieve_is_invalid_argument(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub, request_message: pb.RetrieveRequest, field: str
+) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await stub.Retrieve(request_message)
+    assert raised.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert raised.value.details().startswith(f"{field}: ")
+    assert ("x-error-field", field) in tuple(raised.value.trailing_metadata())
+    await still_serving(stub)
+
+
+def document(**fields: object) -> pb.Document:
+    values = {
+        "document_id": "ok",
+        "title": "Ok",
+        "domain": "plant_diseases",
+        "content": "Some text.",
+        **fields,
+    }
+    return pb.Document(**values)
+
+
+def struct(**values: object) -> Struct:
+    message = Struct()
+    message.update(values)
+    return message
+
+
+def ingest(*documents: pb.Document, namespace: str = "") -> pb.IngestDocumentsRequest:
+    return pb.IngestDocumentsRequest(namespace=namespace, documents=documents)
+
+
+@pytest.mark.parametrize(
+    ("request_message", "field"),
+    [
+        pytest.param(ingest(document(), namespace="../x"), "namespace", id="namespace-dot-dot"),
+        pytest.param(ingest(document(), namespace="a b"), "namespace", id="namespace-space"),
+        pytest.param(ingest(document(domain="volcanoes")), "domains", id="unknown-domain"),
+        pytest.param(
+            ingest(document(document_id="")), "documents[0].document_id", id="empty-document-id"
+        ),
+        pytest.param(
+            ingest(document(), document(content="")), "documents[1].content", id="empty-content"
+        ),
+        pytest.param(ingest(document(), document()), "document_id", id="duplicate-document"),
+        pytest.param(
+            ingest(document(metadata=struct(owner=None))),
+            "documents[0].metadata",
+            id="metadata-null",
+        ),
+        pytest.param(
+            ingest(document(metadata=struct(nested={"a": 1}))),
+            "documents[0].metadata",
+            id="metadata-nested-object",
+        ),
+        pytest.param(
+            ingest(document(metadata=struct(years=[2020, 2021]))),
+            "documents[0].metadata",
+            id="metadata-list-of-numbers",
+        ),
+        pytest.param(
+            ingest(document(metadata=struct(domain="x"))), "metadata", id="metadata-reserved-key"
+        ),
+        pytest.param(
+            pb.DeleteDocumentRequest(document_id="../etc", namespace=NAMESPACE),
+            "document_id",
+            id="delete-document-dot-dot",
+        ),
+        pytest.param(
+            pb.DeleteDocumentRequest(document_id="frost", namespace="a b"),
+            "namespace",
+            id="delete-document-namespace-space",
+        ),
+        pytest.param(pb.DeleteNamespaceRequest(), "namespace", id="delete-namespace-missing"),
+        pytest.param(
+            pb.DeleteNamespaceRequest(namespace="../x"), "namespace", id="delete-namespace-dot-dot"
+        ),
+    ],
+)
+async def test_bad_write_is_invalid_argument(
+    application: Application,
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+    request_message: object,
+    field: str,
+) -> None:
+    method = {
+        pb.IngestDocumentsRequest: stub.IngestDocuments,
+        pb.DeleteDocumentRequest: stub.DeleteDocument,
+        pb.DeleteNamespaceRequest: stub.DeleteNamespace,
+    }[type(request_message)]
+    chunks = await application.chunks.count()
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await method(request_message)
+    assert raised.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert raised.value.details().startswith(f"{field}: ")
+    assert await application.chunks.count() == chunks
+    await still_serving(stub)
+
+
+async def test_client_raises_the_in_process_error(
+    application: Application, client: RetrievalClient
+) -> None:
+    with pytest.raises(InvalidRequestError) as local:
+        await application.retrieval.retrieve("frost", top_k=0, namespace=NAMESPACE)
+    with pytest.raises(InvalidRequestError) as remote:
+        await client.retrieve("frost", top_k=0, namespace=NAMESPACE)
+    assert (remote.value.field, str(remote.value)) == (local.value.field, str(local.value))
+    with pytest.raises(InvalidRequestError, match="top_k"):
+        await client.retrieve("frost", top_k=10**12, namespace=NAMESPACE)
+
+
+async def test_message_over_the_limit_is_refused(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+) -> None:
+    huge = pb.IngestDocumentsRequest(documents=[document(content="x" * MAX_MESSAGE_BYTES)])
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await stub.IngestDocuments(huge)
+    assert raised.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    await still_serving(stub)
+
+
+async def test_correlation_id_is_returned_and_logged(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+) -> None:
+    with captured_logs() as logs:
+        call = stub.Retrieve(retrieve(), metadata=(("x-correlation-id", "agent-42.turn-7"),))
+        await call
+    assert ("x-correlation-id", "agent-42.turn-7") in tuple(await call.trailing_metadata())
+    done = next(entry for entry in logs if entry["event"] == "retrieve.done")
+    assert done["correlation_id"] == "agent-42.turn-7"
+
+
+async def test_correlation_id_is_generated_when_absent_or_unusable(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+) -> None:
+    for metadata in ((), (("x-correlation-id", "a b"),), (("x-correlation-id", "x" * 200),)):
+        call = stub.Retrieve(retrieve(top_k=0), metadata=metadata)
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await call
+        trailing = dict(tuple(raised.value.trailing_metadata()))
+        assert len(trailing["x-correlation-id"]) == 32
+        assert trailing["x-error-field"] == "top_k"
+
+
+async def test_client_sends_the_bound_correlation_id(client: RetrievalClient) -> None:
+    with captured_logs() as logs, correlation_scope("agent-run-9"):
+        await client.retrieve("frost", namespace=NAMESPACE)
+    done = next(entry for entry in logs if entry["event"] == "retrieve.done")
+    assert done["correlation_id"] == "agent-run-9"
+
+
+def test_public_surface_is_deliberate() -> None:
+    assert set(retrieval.grpc.__all__) == {
+        "GrpcSettings", "NamespaceSummary", "RetrievalClient", "RetryPolicy", "ServiceStats",
+        "TlsOptions", "create_server", "serve", "stop_on_signals",
+    }  # fmt: skip

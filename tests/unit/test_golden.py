@@ -1,0 +1,122 @@
+"""The golden runner and suite loader over the in-memory doubles: grading, checks, clean-up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval.domain.models import DEFAULT_DOMAINS, RetrievalMatch
+from retrieval.errors import InvalidRequestError
+from retrieval.evaluation.golden import (
+    ALL_DOMAINS,
+    ReturnedDocument,
+    best_per_document,
+    grade,
+    run_golden,
+)
+from retrieval.evaluation.golden_suite import GoldenSample, load_suite
+from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.retrieval_service import RetrievalService
+from retrieval_testkit import HashEmbedder, InMemoryChunkRepository, InMemoryVectorIndex
+
+DOCUMENTS = [
+    ("blight", "plant_diseases", "Blister blight fungus spores infect tender leaves in mist."),
+    ("frost", "weather_patterns", "Ground frost on clear winter nights scorches the bushes."),
+    ("grades", "quality_standards", "Orthodox grades such as FTGFOP name leaf size and tips."),
+]
+SAMPLES = [
+    {"id": "a", "query": "blister blight fungus spores", "relevant": {"blight": 2},
+     "kind": "keyword"},
+    {"id": "b", "query": "ground frost winter nights", "relevant": {"frost": 2},
+     "domains": ["weather_patterns"], "kind": "domain_filter"},
+    {"id": "c", "query": "FTGFOP orthodox grades", "relevant": {"grades": 2, "blight": 1},
+     "kind": "keyword"},
+    {"id": "n", "query": "sourdough hydration", "relevant": {}, "confidence_threshold": 0.99,
+     "kind": "negative"},
+]  # fmt: skip
+
+
+def write_suite(directory: Path, samples: list[dict]) -> Path:
+    documents = [
+        {"document_id": doc_id, "title": doc_id.title(), "domain": domain, "content": text}
+        for doc_id, domain, text in DOCUMENTS
+    ]
+    (directory / "retrieval").mkdir(parents=True)
+    (directory / "seed_documents.json").write_text(json.dumps({"documents": documents}))
+    (directory / "retrieval" / "samples.json").write_text(json.dumps({"samples": samples}))
+    return directory
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"relevant": {"nowhere": 2}}, "'nowhere' is not a seed document"),
+        ({"domains": ["plant_diseases"]}, "outside its domain filter"),
+        ({"domains": ["astrology"]}, "unknown domain 'astrology'"),
+        ({"relevant": {}, "confidence_threshold": 0.0}, "needs a confidence_threshold"),
+        ({"id": "a"}, "id used twice"),
+        ({"surprise": 1}, "Extra inputs are not permitted"),
+    ],
+)
+def test_suite_problems_are_named(tmp_path: Path, change: dict, problem: str) -> None:
+    write_suite(tmp_path / "suite", [*SAMPLES, {**SAMPLES[1], "id": "x", **change}])
+    with pytest.raises(InvalidRequestError, match=problem):
+        load_suite(tmp_path / "suite", DEFAULT_DOMAINS)
+
+
+def test_a_negative_passes_only_when_nothing_reaches_its_threshold() -> None:
+    negative = GoldenSample(
+        id="n", query="q", relevant={}, confidence_threshold=0.8, kind="negative"
+    )
+    below = grade(negative, [ReturnedDocument(document_id="d", domain="x", score=0.79)], 1.0)
+    at = grade(negative, [ReturnedDocument(document_id="d", domain="x", score=0.8)], 1.0)
+    assert (below.passed, below.hit_at_5, below.ndcg_at_10) == (True, 1.0, None)
+    assert (at.passed, at.hit_at_5) == (False, 0.0)
+
+
+def test_a_document_ranks_where_its_best_chunk_ranks() -> None:
+    def match(chunk: str, document: str, score: float) -> RetrievalMatch:
+        return RetrievalMatch(
+            chunk_id=chunk, content="text", score=score, document_id=document, title="t", domain="x"
+        )
+
+    returned = best_per_document(
+        [match("a1", "a", 0.9), match("b1", "b", 0.8), match("a2", "a", 0.7)]
+    )
+    assert [(d.document_id, d.score) for d in returned] == [("a", 0.9), ("b", 0.8)]
+    sample = GoldenSample(id="s", query="q", relevant={"b": 2}, kind="direct")
+    row = grade(sample, returned, 1.0)
+    assert (row.first_relevant_rank, row.reciprocal_rank, row.passed) == (2, 0.5, True)
+
+
+async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path / "tiny", SAMPLES), DEFAULT_DOMAINS)
+    index, chunks, embedder = InMemoryVectorIndex(), InMemoryChunkRepository(), HashEmbedder()
+    retrieval = RetrievalService(embedder, index, chunks, DEFAULT_DOMAINS, "default")
+    ingestion = IngestionService(
+        embedder, index, chunks, DEFAULT_DOMAINS, "default", ChunkingPolicy()
+    )
+    stages: list[tuple[str, int, int]] = []
+
+    report = await run_golden(
+        suite, retrieval, ingestion, namespace="golden-tiny", progress=lambda *s: stages.append(s)
+    )
+
+    assert (report.samples, report.negatives, report.documents) == (4, 1, 3)
+    assert report.hit_at_5 == 1.0
+    assert report.mrr == 1.0
+    assert [row.passed for row in report.rows] == [True] * 4
+    assert list(report.by_domain) == ["plant_diseases", "quality_standards", "weather_patterns"]
+    assert report.by_domain["plant_diseases"].samples == 2
+    assert report.by_kind["negative"].mrr is None
+    relevant_returned = [
+        d for row in report.rows for d in row.returned if d.document_id in row.expected
+    ]
+    assert report.thresholds[ALL_DOMAINS].relevant.count == len(relevant_returned) >= 3
+    assert report.thresholds[ALL_DOMAINS].suggestion is not None
+    assert stages[-1] == ("ask", 4, 4)
+    assert ("seed", 3, 3) in stages
+    assert await chunks.count("golden-tiny") == 0
+    assert "golden-tiny" not in (await index.stats()).namespaces
