@@ -7,7 +7,7 @@ same Pydantic models as the in-process services.
 from retrieval.grpc.client import RetrievalClient, RetryPolicy, TlsOptions
 from retrieval.grpc.server import create_server, serve, stop_on_signals
 from retrieval.grpc.settings import GrpcSettings
-from retrieval.grpc.stats import NamespaceSummary, ServiceStats
+from retrieval.service.stats import NamespaceSummary, ServiceStats
 
 __all__ = [
     "GrpcSettings",

@@ -33,8 +33,8 @@ from retrieval.grpc.conversions import (
 from retrieval.grpc.errors import error_from_rpc
 from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
 from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
-from retrieval.grpc.stats import ServiceStats
 from retrieval.service.ingestion_service import DocumentOutcome
+from retrieval.service.stats import ServiceStats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 

@@ -20,8 +20,8 @@ from retrieval.domain.models import (
     StageTimings,
 )
 from retrieval.errors import InvalidRequestError
-from retrieval.grpc.stats import NamespaceSummary, ServiceStats
 from retrieval.service.ingestion_service import DocumentOutcome, Outcome
+from retrieval.service.stats import NamespaceSummary, ServiceStats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 MAX_EXACT_INTEGER = 2**53

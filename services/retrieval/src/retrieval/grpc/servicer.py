@@ -14,10 +14,10 @@ from retrieval.grpc.conversions import (
     stats_to_proto,
 )
 from retrieval.grpc.errors import translate_errors
-from retrieval.grpc.stats import collect_stats
 from retrieval.ports import ChunkRepository, VectorIndex
 from retrieval.service.ingestion_service import IngestionService
 from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.stats import collect_stats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 
