@@ -193,3 +193,18 @@ async def test_delete_namespace_removes_everything(index, chunks) -> None:
     await ingestion.delete_namespace(NS)
     assert await chunks.count(NS) == 0
     assert NS not in (await index.stats()).namespaces
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s: s.ingest([document()], "../etc"), "namespace"),
+        (lambda s: s.delete_document("a b", NS), "document_id"),
+        (lambda s: s.delete_document("doc", "a b"), "namespace"),
+        (lambda s: s.delete_namespace(""), "namespace"),
+    ],
+)
+async def test_bad_identifiers_are_typed_errors(index, chunks, call, field) -> None:
+    with pytest.raises(InvalidRequestError) as raised:
+        await call(service(index, chunks))
+    assert raised.value.field == field

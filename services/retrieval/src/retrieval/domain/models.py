@@ -5,14 +5,28 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from retrieval.domain.metadata import Metadata
+from retrieval.errors import InvalidRequestError
 
 SLUG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
 Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
 DomainName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Namespace = Slug
+
+SLUG = TypeAdapter(Slug)
+
+
+def check_slug(value: str, field: str) -> str:
+    """An identifier (document id, namespace) a store may be asked for, or InvalidRequestError."""
+    if not value:
+        raise InvalidRequestError("is required", field=field)
+    try:
+        return SLUG.validate_python(value)
+    except ValidationError as error:
+        raise InvalidRequestError(error.errors()[0]["msg"], field=field) from error
+
 
 MAX_QUERY_CHARS = 2048
 MAX_TOP_K = 100

@@ -10,13 +10,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from google.protobuf.struct_pb2 import Struct, Value
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from retrieval.domain.models import (
     RagDocument,
     RetrievalMatch,
     RetrievalResult,
-    Slug,
     StageTimings,
 )
 from retrieval.errors import InvalidRequestError
@@ -25,7 +24,6 @@ from retrieval.service.stats import NamespaceSummary, ServiceStats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 MAX_EXACT_INTEGER = 2**53
-SLUG = TypeAdapter(Slug)
 OUTCOMES = {
     Outcome.CREATED: pb.OUTCOME_CREATED,
     Outcome.UPDATED: pb.OUTCOME_UPDATED,
@@ -41,19 +39,9 @@ def invalid_field(error: ValidationError, prefix: str) -> InvalidRequestError:
     return InvalidRequestError(first["msg"], field=f"{prefix}.{location}" if location else prefix)
 
 
-def slug(value: str, field: str) -> str:
-    """A required identifier (document id, namespace), checked before it reaches a store."""
-    if not value:
-        raise InvalidRequestError("is required", field=field)
-    try:
-        return SLUG.validate_python(value)
-    except ValidationError as error:
-        raise InvalidRequestError(error.errors()[0]["msg"], field=field) from error
-
-
 def optional_namespace(value: str) -> str | None:
     """The namespace a request names, or None for the service's default."""
-    return slug(value, "namespace") if value else None
+    return value or None
 
 
 def metadata_to_struct(metadata: Mapping[str, Any]) -> Struct:

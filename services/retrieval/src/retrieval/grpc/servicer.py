@@ -10,7 +10,6 @@ from retrieval.grpc.conversions import (
     outcomes_to_proto,
     result_to_proto,
     retrieve_arguments,
-    slug,
     stats_to_proto,
 )
 from retrieval.grpc.errors import translate_errors
@@ -54,7 +53,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.DeleteDocumentRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteDocumentResponse:
         deleted = await self._ingestion.delete_document(
-            slug(request.document_id, "document_id"), optional_namespace(request.namespace)
+            request.document_id, optional_namespace(request.namespace)
         )
         return pb.DeleteDocumentResponse(deleted_chunks=deleted)
 
@@ -62,7 +61,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def DeleteNamespace(
         self, request: pb.DeleteNamespaceRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteNamespaceResponse:
-        deleted = await self._ingestion.delete_namespace(slug(request.namespace, "namespace"))
+        deleted = await self._ingestion.delete_namespace(request.namespace)
         return pb.DeleteNamespaceResponse(deleted_chunks=deleted)
 
     @translate_errors

@@ -15,7 +15,7 @@ from enum import StrEnum
 import structlog
 
 from retrieval.domain.chunking import chunk_markdown
-from retrieval.domain.models import Frozen, RagChunk, RagDocument
+from retrieval.domain.models import Frozen, RagChunk, RagDocument, check_slug
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import IngestionError, InvalidRequestError, RetrievalError
 from retrieval.ports import ChunkRepository, Embedder, VectorIndex
@@ -130,7 +130,7 @@ class IngestionService:
         on_progress: Callable[[int], None] | None = None,
     ) -> list[DocumentOutcome]:
         """Chunk, embed and store documents; unchanged ones cost one lookup and write nothing."""
-        namespace = namespace or self._default_namespace
+        namespace = check_slug(namespace or self._default_namespace, "namespace")
         self._validate(documents)
         outcomes: list[DocumentOutcome] = []
         step = self._documents_per_write
@@ -240,7 +240,8 @@ class IngestionService:
 
     async def delete_document(self, document_id: str, namespace: str | None = None) -> int:
         """Remove a document's vectors, then its texts; returns how many chunks it had."""
-        namespace = namespace or self._default_namespace
+        document_id = check_slug(document_id, "document_id")
+        namespace = check_slug(namespace or self._default_namespace, "namespace")
         ids = sorted(await self._chunks.chunk_ids(document_id, namespace))
         if ids:
             await self._index.delete(namespace=namespace, ids=ids)
@@ -248,5 +249,6 @@ class IngestionService:
 
     async def delete_namespace(self, namespace: str) -> int:
         """Remove every vector, then every text, of a namespace; returns the chunk count."""
+        namespace = check_slug(namespace, "namespace")
         await self._index.delete(namespace=namespace, delete_all=True)
         return await self._chunks.delete_namespace(namespace)
