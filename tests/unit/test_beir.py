@@ -207,7 +207,11 @@ async def test_one_record_per_document_texts_before_vectors_in_batches(
     chunks, index = JournaledChunks(journal), JournaledIndex(journal)
     vectors = np.eye(20, 64, dtype=np.float32)
 
-    await write_corpus(chunks, index, dataset.corpus, vectors, "bench", "tiny", batch_size=8)
+    ingestion = IngestionService(
+        HashEmbedder(), index, chunks, DEFAULT_DOMAINS, "default", ChunkingPolicy()
+    )
+
+    await write_corpus(ingestion, dataset.corpus, vectors, "bench", "tiny", batch_size=8)
 
     assert journal.writes == [
         ("texts", 8), ("vectors", 8), ("texts", 8), ("vectors", 8), ("texts", 4), ("vectors", 4),

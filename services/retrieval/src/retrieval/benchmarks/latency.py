@@ -22,9 +22,6 @@ from retrieval.adapters.document_files import load_documents
 from retrieval.benchmarks.stats import percentile, summary
 from retrieval.container import Application
 from retrieval.demo import KNOWLEDGE_DIR
-from retrieval.domain.models import RagChunk
-from retrieval.domain.vectors import VectorRecord
-from retrieval.service.ingestion_service import vector_metadata
 
 WRITE_BATCH = 2000
 NOISE = 0.018
@@ -66,26 +63,16 @@ async def seed_namespace(app: Application, namespace: str, size: int, seed: int)
     vectors = await app.embedder.embed_passages([chunk.content for chunk in sources])
     rng = np.random.default_rng(seed)
     for start in range(0, size, WRITE_BATCH):
-        chunks: list[RagChunk] = []
-        records: list[VectorRecord] = []
-        for n in range(start, min(start + WRITE_BATCH, size)):
-            source = n % len(sources)
-            chunk = sources[source].model_copy(
-                update={
-                    "chunk_id": f"bench-{n:06d}",
-                    "position": n,
-                    "content": sources[source].content,
-                }
+        rows = range(start, min(start + WRITE_BATCH, size))
+        chunks = [
+            sources[n % len(sources)].model_copy(
+                update={"chunk_id": f"bench-{n:06d}", "position": n}
             )
-            noisy = vectors[source] + rng.normal(0, NOISE, vectors.shape[1]).astype(np.float32)
-            chunks.append(chunk)
-            records.append(
-                VectorRecord(
-                    id=chunk.chunk_id, values=tuple(noisy.tolist()), metadata=vector_metadata(chunk)
-                )
-            )
-        await app.chunks.upsert_many(chunks)
-        await app.index.upsert(records, namespace)
+            for n in rows
+        ]
+        noisy = np.stack([vectors[n % len(sources)] for n in rows])
+        noisy += rng.normal(0, NOISE, noisy.shape).astype(np.float32)
+        await app.ingestion.store(chunks, noisy, namespace)
 
 
 async def measure(

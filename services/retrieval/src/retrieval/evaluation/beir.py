@@ -25,13 +25,12 @@ from pydantic import Field
 
 from retrieval.container import Application
 from retrieval.domain.models import MAX_TOP_K, Frozen, RagChunk
-from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import EmbeddingModelMismatchError
 from retrieval.evaluation.beir_data import BeirDataset, BeirDocument
 from retrieval.evaluation.metrics import latency_percentiles, mean_over_queries, ndcg_at, recall_at
-from retrieval.ports import ChunkRepository, Embedder, VectorIndex
+from retrieval.ports import Embedder
 from retrieval.ports.embedder import Matrix
-from retrieval.service.ingestion_service import chunk_id, vector_metadata
+from retrieval.service.ingestion_service import IngestionService, chunk_id
 
 MIN_COSINE = 0.999
 MIN_CHECKED = 16
@@ -147,8 +146,7 @@ def as_chunk(document: BeirDocument, namespace: str, domain: str) -> RagChunk:
 
 
 async def write_corpus(
-    chunks: ChunkRepository,
-    index: VectorIndex,
+    ingestion: IngestionService,
     corpus: Sequence[BeirDocument],
     vectors: Matrix,
     namespace: str,
@@ -156,19 +154,10 @@ async def write_corpus(
     progress: Progress | None = None,
     batch_size: int = WRITE_BATCH,
 ) -> None:
-    """Chunk texts first, then their vectors, ``batch_size`` documents at a time."""
+    """One record per document, ``batch_size`` documents at a time."""
     for start in range(0, len(corpus), batch_size):
         batch = [as_chunk(doc, namespace, domain) for doc in corpus[start : start + batch_size]]
-        records = [
-            VectorRecord(
-                id=chunk.chunk_id,
-                values=tuple(vectors[start + offset].tolist()),
-                metadata=vector_metadata(chunk),
-            )
-            for offset, chunk in enumerate(batch)
-        ]
-        await chunks.upsert_many(batch)
-        await index.upsert(records, namespace)
+        await ingestion.store(batch, vectors[start : start + len(batch)], namespace)
         advance(progress, "write", start + len(batch), len(corpus))
 
 
@@ -200,9 +189,7 @@ async def run_beir(
     timings = []
     try:
         started = time.perf_counter()
-        await write_corpus(
-            app.chunks, app.index, dataset.corpus, vectors, namespace, name, progress
-        )
+        await write_corpus(app.ingestion, dataset.corpus, vectors, namespace, name, progress)
         write_ms = (time.perf_counter() - started) * 1e3
         for qid, text in queries.items():
             result = await app.retrieval.retrieve(text, (), top_k, 0.0, namespace)

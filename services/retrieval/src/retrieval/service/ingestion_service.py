@@ -19,6 +19,7 @@ from retrieval.domain.models import Frozen, RagChunk, RagDocument, check_slug
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import IngestionError, InvalidRequestError, RetrievalError
 from retrieval.ports import ChunkRepository, Embedder, VectorIndex
+from retrieval.ports.embedder import Matrix
 from retrieval.service.retrieval_service import check_domains
 from retrieval.service.timing import StageClock
 
@@ -205,21 +206,27 @@ class IngestionService:
             return
         with clock.stage("embed"):
             vectors = await self._embedder.embed_passages([chunk.content for chunk in chunks])
+        with clock.stage("write"):
+            await self.store(chunks, vectors, namespace)
+        stale = sorted(set().union(*(plan.stale for plan in plans)))
+        if stale:
+            with clock.stage("remove_stale"):
+                await self._index.delete(namespace=namespace, ids=stale)
+                await self._chunks.delete_chunks(stale, namespace)
+
+    async def store(self, chunks: Sequence[RagChunk], vectors: Matrix, namespace: str) -> None:
+        """Write chunks already embedded, texts first and vectors second, as ``ingest`` does.
+
+        For callers that bring their own vectors (benchmarks with precomputed embeddings).
+        """
         records = [
             VectorRecord(
                 id=chunk.chunk_id, values=tuple(vector.tolist()), metadata=vector_metadata(chunk)
             )
             for chunk, vector in zip(chunks, vectors, strict=True)
         ]
-        with clock.stage("write_chunks"):
-            await self._chunks.upsert_many(chunks)
-        with clock.stage("write_vectors"):
-            await self._index.upsert(records, namespace)
-        stale = sorted(set().union(*(plan.stale for plan in plans)))
-        if stale:
-            with clock.stage("remove_stale"):
-                await self._index.delete(namespace=namespace, ids=stale)
-                await self._chunks.delete_chunks(stale, namespace)
+        await self._chunks.upsert_many(chunks)
+        await self._index.upsert(records, namespace)
 
     async def _roll_back(self, plans: Sequence[Plan], namespace: str) -> None:
         fresh = sorted(
