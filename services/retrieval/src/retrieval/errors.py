@@ -11,16 +11,20 @@ Adapters translate the errors of the libraries they wrap into these
     │   ├── IndexNotFoundError
     │   └── NamespaceNotFoundError
     ├── BackendNotConfiguredError    a backend has no connection settings
+    ├── DocumentBusyError            another call is writing the document (retry later)
     └── BackendError                 a backend failed while serving a call
         ├── NotAuthorisedError       401 / 403
         ├── PayloadTooLargeError     413: a request the service should have split
         ├── BackendUnavailableError  5xx, connection refused (retryable)
         │   ├── RateLimitedError     429 (.retry_after seconds, when known)
-        │   └── BackendTimeoutError  no answer within the timeout
+        │   ├── BackendTimeoutError  no answer within the timeout
+        │   └── DataDirectoryInUseError  another process holds an embedded store's directory
         └── IngestionError           a document could not be written
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class RetrievalError(Exception):
@@ -67,6 +71,17 @@ class BackendNotConfiguredError(RetrievalError):
     """A backend was selected but its connection settings are missing."""
 
 
+class DocumentBusyError(RetrievalError):
+    """Another call holds the document's write lease; retrying later may succeed."""
+
+    def __init__(self, namespace: str, document_id: str) -> None:
+        super().__init__(
+            f"document {document_id!r} in namespace {namespace!r} is being written by another call"
+        )
+        self.namespace = namespace
+        self.document_id = document_id
+
+
 class BackendError(RetrievalError):
     """A backend failed while serving a call."""
 
@@ -93,6 +108,24 @@ class RateLimitedError(BackendUnavailableError):
 
 class BackendTimeoutError(BackendUnavailableError):
     """The backend gave no answer within the timeout."""
+
+
+class DataDirectoryInUseError(BackendUnavailableError):
+    """Another process holds the directory of an embedded store; only one may use it at a time.
+
+    ``pid`` and ``command`` name the holder when it recorded them.
+    """
+
+    def __init__(self, directory: Path, *, pid: int | None, command: str | None) -> None:
+        holder = f"process {pid} ({command})" if pid is not None else "another process"
+        super().__init__(
+            f"{directory} is in use by {holder}; only one process may use a data directory. "
+            "Stop that process, or, if it is `retrieval serve`, send your requests to it "
+            "with the gRPC client (retrieval.grpc.RetrievalClient)"
+        )
+        self.directory = directory
+        self.pid = pid
+        self.command = command
 
 
 class IngestionError(BackendError):

@@ -59,6 +59,18 @@ class Settings(BaseSettings):
     mongodb_operation_timeout_ms: int = Field(
         default=10_000, ge=100, description="Whole operation, retries included (timeoutMS)."
     )
+    mongodb_ledger_collection: str = Field(
+        default="documents", description="Collection of per-document ingestion records."
+    )
+    embedding_cache_collection: str = Field(
+        default="embedding_cache", description="Collection of cached passage vectors."
+    )
+    embedding_cache_ttl_days: int = Field(
+        default=30, ge=1, description="Days a cached vector nobody uses is kept (TTL index)."
+    )
+    embedding_cache_max_entries: int = Field(
+        default=200_000, ge=0, description="Cached vectors kept at most; least recent go first."
+    )
     mongodb_max_pool_size: int = Field(default=50, ge=1, description="Connections per server.")
 
     pinecone_api_key: SecretStr | None = Field(
@@ -98,6 +110,12 @@ class Settings(BaseSettings):
 
     chunk_max_words: int = Field(default=180, ge=20, le=350, description="Words per chunk.")
     chunk_overlap_words: int = Field(default=30, ge=0, description="Words shared by neighbours.")
+    ingest_lease_s: float = Field(
+        default=120.0, gt=0, description="A document's write lease; renewed at every step."
+    )
+    ingest_lease_wait_s: float = Field(
+        default=30.0, ge=0, description="How long a write waits for another writer of a document."
+    )
     embed_batch_size: int = Field(default=32, ge=1, le=96, description="Texts per local batch.")
 
     log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR.")

@@ -22,6 +22,7 @@ from retrieval.adapters.document_files import load_documents
 from retrieval.benchmarks.stats import percentile, summary
 from retrieval.container import Application
 from retrieval.demo import KNOWLEDGE_DIR
+from retrieval.domain.models import RagDocument
 
 WRITE_BATCH = 2000
 NOISE = 0.018
@@ -54,25 +55,29 @@ def questions(count: int, seed: int) -> list[str]:
 
 
 async def seed_namespace(app: Application, namespace: str, size: int, seed: int) -> None:
-    """Write ``size`` chunks (texts first, vectors second) derived from the demo knowledge base."""
+    """Write ``size`` one-chunk documents derived from the demo knowledge base's chunks."""
     sources = [
         chunk
         for document in load_documents([KNOWLEDGE_DIR])
         for chunk in app.ingestion.split(document, namespace)
     ]
-    vectors = await app.embedder.embed_passages([chunk.content for chunk in sources])
+    vectors = await app.ingestion.embed_passages([chunk.content for chunk in sources])
     rng = np.random.default_rng(seed)
     for start in range(0, size, WRITE_BATCH):
         rows = range(start, min(start + WRITE_BATCH, size))
-        chunks = [
-            sources[n % len(sources)].model_copy(
-                update={"chunk_id": f"bench-{n:06d}", "position": n}
+        documents = [
+            RagDocument(
+                document_id=f"bench-{n:06d}",
+                title=sources[n % len(sources)].title,
+                domain=sources[n % len(sources)].domain,
+                content=sources[n % len(sources)].content,
+                metadata=sources[n % len(sources)].metadata,
             )
             for n in rows
         ]
         noisy = np.stack([vectors[n % len(sources)] for n in rows])
         noisy += rng.normal(0, NOISE, noisy.shape).astype(np.float32)
-        await app.ingestion.store(chunks, noisy, namespace)
+        await app.ingestion.ingest_embedded(documents, noisy, namespace)
 
 
 async def measure(

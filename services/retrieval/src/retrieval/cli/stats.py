@@ -4,14 +4,13 @@ from rich.table import Table
 
 from retrieval.cli.runtime import console, run_with_application
 from retrieval.container import Application
-from retrieval.service.stats import collect_stats
 
 
 def stats() -> None:
     """Vectors and chunk texts per namespace."""
 
     async def work(app: Application) -> None:
-        summary = await collect_stats(app.index, app.chunks)
+        summary = await app.stats.collect()
         table = Table(title=f"index dimension {summary.dimension}", title_justify="left")
         for column in ("namespace", "vectors", "chunks"):
             table.add_column(column, justify="left" if column == "namespace" else "right")

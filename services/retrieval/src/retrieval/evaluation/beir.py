@@ -24,13 +24,12 @@ import numpy as np
 from pydantic import Field
 
 from retrieval.container import Application
-from retrieval.domain.models import MAX_TOP_K, Frozen, RagChunk
+from retrieval.domain.models import MAX_TOP_K, Frozen, RagDocument
 from retrieval.errors import EmbeddingModelMismatchError
 from retrieval.evaluation.beir_data import BeirDataset, BeirDocument
 from retrieval.evaluation.metrics import latency_percentiles, mean_over_queries, ndcg_at, recall_at
-from retrieval.ports import Embedder
 from retrieval.ports.embedder import Matrix
-from retrieval.service.ingestion_service import IngestionService, chunk_id
+from retrieval.service.ingestion_service import IngestionService, PassageEmbedder
 
 MIN_COSINE = 0.999
 MIN_CHECKED = 16
@@ -71,7 +70,7 @@ def advance(progress: Progress | None, stage: str, done: int, total: int) -> Non
 
 
 async def check_embeddings(
-    embedder: Embedder,
+    embedder: PassageEmbedder,
     corpus: Sequence[BeirDocument],
     vectors: Matrix,
     sample: int,
@@ -109,7 +108,7 @@ async def check_embeddings(
 
 
 async def embed_batch(
-    embedder: Embedder,
+    embedder: PassageEmbedder,
     documents: Sequence[BeirDocument],
     start: int,
     total: int,
@@ -123,7 +122,7 @@ async def embed_batch(
 
 
 async def embed_corpus(
-    embedder: Embedder, corpus: Sequence[BeirDocument], progress: Progress | None = None
+    embedder: PassageEmbedder, corpus: Sequence[BeirDocument], progress: Progress | None = None
 ) -> Matrix:
     """One passage vector per document, in corpus order."""
     batches = [
@@ -133,14 +132,12 @@ async def embed_corpus(
     return np.concatenate(batches) if batches else np.zeros((0, embedder.dimension), np.float32)
 
 
-def as_chunk(document: BeirDocument, namespace: str, domain: str) -> RagChunk:
-    return RagChunk(
-        chunk_id=chunk_id(document.doc_id, 0, document.passage),
+def as_document(document: BeirDocument, domain: str) -> RagDocument:
+    """The whole passage as one document, stored as one chunk (as its vector was made)."""
+    return RagDocument(
         document_id=document.doc_id,
-        namespace=namespace,
-        title=document.title,
+        title=document.title or document.doc_id,
         domain=domain,
-        position=0,
         content=document.passage,
     )
 
@@ -154,10 +151,10 @@ async def write_corpus(
     progress: Progress | None = None,
     batch_size: int = WRITE_BATCH,
 ) -> None:
-    """One record per document, ``batch_size`` documents at a time."""
+    """One chunk per document, ``batch_size`` documents at a time."""
     for start in range(0, len(corpus), batch_size):
-        batch = [as_chunk(doc, namespace, domain) for doc in corpus[start : start + batch_size]]
-        await ingestion.store(batch, vectors[start : start + len(batch)], namespace)
+        batch = [as_document(doc, domain) for doc in corpus[start : start + batch_size]]
+        await ingestion.ingest_embedded(batch, vectors[start : start + len(batch)], namespace)
         advance(progress, "write", start + len(batch), len(corpus))
 
 
@@ -176,10 +173,10 @@ async def run_beir(
     query, score the run, and remove the namespace."""
     check = None
     if embeddings is None:
-        vectors = await embed_corpus(app.embedder, dataset.corpus, progress)
+        vectors = await embed_corpus(app.ingestion, dataset.corpus, progress)
     else:
         check = await check_embeddings(
-            app.embedder, dataset.corpus, embeddings, check_sample, rng, progress
+            app.ingestion, dataset.corpus, embeddings, check_sample, rng, progress
         )
         vectors = embeddings
     queries = dataset.judged_queries
@@ -189,7 +186,8 @@ async def run_beir(
     timings = []
     try:
         started = time.perf_counter()
-        await write_corpus(app.ingestion, dataset.corpus, vectors, namespace, name, progress)
+        domain = app.settings.allowed_domains[0]
+        await write_corpus(app.ingestion, dataset.corpus, vectors, namespace, domain, progress)
         write_ms = (time.perf_counter() - started) * 1e3
         for qid, text in queries.items():
             result = await app.retrieval.retrieve(text, (), top_k, 0.0, namespace)
@@ -200,7 +198,7 @@ async def run_beir(
         await app.ingestion.delete_namespace(namespace)
     return BeirReport(
         name=name,
-        model=app.embedder.model,
+        model=app.ingestion.model,
         documents=len(dataset.corpus),
         queries=len(queries),
         top_k=top_k,

@@ -40,7 +40,7 @@ from retrieval.evaluation.metrics import (
     reciprocal_rank,
     threshold_report,
 )
-from retrieval.service.ingestion_service import IngestionService, Outcome
+from retrieval.service.ingestion_service import DocumentOutcome, IngestionService, Outcome
 from retrieval.service.retrieval_service import RetrievalService
 
 HIT_K = 5
@@ -187,9 +187,9 @@ async def seed(
     """Ingest the seed documents; returns the chunk count. Raises if any document failed."""
     done = 0
 
-    def seeded(count: int) -> None:
+    def seeded(group: Sequence[DocumentOutcome]) -> None:
         nonlocal done
-        done += count
+        done += len(group)
         if progress is not None:
             progress("seed", done, len(suite.documents))
 

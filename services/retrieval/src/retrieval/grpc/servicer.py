@@ -13,10 +13,9 @@ from retrieval.grpc.conversions import (
     stats_to_proto,
 )
 from retrieval.grpc.errors import translate_errors
-from retrieval.ports import ChunkRepository, VectorIndex
 from retrieval.service.ingestion_service import IngestionService
 from retrieval.service.retrieval_service import RetrievalService
-from retrieval.service.stats import collect_stats
+from retrieval.service.stats import StatsService
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 
@@ -26,13 +25,11 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self,
         retrieval: RetrievalService,
         ingestion: IngestionService,
-        index: VectorIndex,
-        chunks: ChunkRepository,
+        stats: StatsService,
     ) -> None:
         self._retrieval = retrieval
         self._ingestion = ingestion
-        self._index = index
-        self._chunks = chunks
+        self._stats = stats
 
     @translate_errors
     async def Retrieve(
@@ -68,4 +65,4 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def GetStats(
         self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStatsResponse:
-        return stats_to_proto(await collect_stats(self._index, self._chunks))
+        return stats_to_proto(await self._stats.collect())

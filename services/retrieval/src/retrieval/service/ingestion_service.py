@@ -1,31 +1,44 @@
-"""Documents in, searchable chunks out, with nothing half-written left behind.
+"""Documents in, searchable chunks out; after a failure, a crash or a cancellation, the stores
+hold the previous version of every document or a state the next run repairs.
 
-Write order: chunk texts first, vectors second, stale vectors third, stale texts
-last. A vector therefore never points to a missing text. If a write fails, the new
-texts are removed again and the previous version of the document stays whole.
+Each document's write goes through its ledger record (``retrieval.domain.ledger``), under a
+lease so one writer at a time touches a document:
+
+1. claim the documents; a document whose committed record matches is UNCHANGED;
+2. save the record PENDING (new chunk ids, the committed ones kept as ``previous``);
+3. embed, write chunk texts, then vectors (a vector never points to a missing text);
+4. save the record COMMITTED: the commit point;
+5. remove the chunks of older versions (``stale``): vectors first, then texts.
+
+A failure before the commit removes the chunks the write added and restores the previous
+record; if even that fails, the PENDING record makes the next run (or ``reconcile``) repair
+the document. See ``docs/ingestion.md``.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
+import numpy as np
 import structlog
 
+from retrieval.domain.chunk_identity import chunk_id, vector_metadata
 from retrieval.domain.chunking import chunk_markdown
+from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, fingerprint
 from retrieval.domain.models import Frozen, RagChunk, RagDocument, check_slug
 from retrieval.domain.vectors import VectorRecord
-from retrieval.errors import IngestionError, InvalidRequestError, RetrievalError
+from retrieval.errors import DocumentBusyError, InvalidRequestError, RetrievalError
 from retrieval.ports import ChunkRepository, Embedder, VectorIndex
+from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
-from retrieval.service.retrieval_service import check_domains
+from retrieval.service.document_checks import check_request
+from retrieval.service.leases import claim_documents, new_lease
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("ingestion")
-
-RESERVED_METADATA = frozenset({"document_id", "title", "domain", "position"})
 
 
 class Outcome(StrEnum):
@@ -49,59 +62,88 @@ class ChunkingPolicy:
 
 
 @dataclass
-class Plan:
+class Prepared:
+    """A document cut into chunks, with their vectors when the caller brought them."""
+
     document: RagDocument
     chunks: list[RagChunk]
-    existing: set[str]
+    vectors: Matrix | None = None
 
     @property
-    def ids(self) -> set[str]:
-        return {chunk.chunk_id for chunk in self.chunks}
+    def document_id(self) -> str:
+        return self.document.document_id
 
     @property
-    def stale(self) -> set[str]:
-        return self.existing - self.ids
+    def fingerprint(self) -> str:
+        return fingerprint(chunk.chunk_id for chunk in self.chunks)
+
+
+@dataclass
+class Write:
+    """One document to write under its pending record."""
+
+    prepared: Prepared
+    pending: DocumentRecord
 
     @property
     def outcome(self) -> Outcome:
-        if not self.existing:
-            return Outcome.CREATED
-        return Outcome.UNCHANGED if self.existing == self.ids else Outcome.UPDATED
+        return Outcome.UPDATED if self.pending.previous else Outcome.CREATED
 
 
-def chunk_id(document_id: str, position: int, content: str) -> str:
-    digest = hashlib.sha256(content.encode()).hexdigest()[:16]
-    return f"{document_id}#{position:04d}-{digest}"
+Progress = Callable[[Sequence[DocumentOutcome]], None]
 
 
-def vector_metadata(chunk: RagChunk) -> dict:
-    return {
-        **chunk.metadata,
-        "document_id": chunk.document_id,
-        "title": chunk.title,
-        "domain": chunk.domain,
-        "position": chunk.position,
-    }
+class PassageEmbedder(Protocol):
+    """What callers bringing their own vectors need: the passage side of the service's model."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    async def embed_passages(self, texts: Sequence[str]) -> Matrix: ...
 
 
 class IngestionService:
+    """The only writer of chunk texts, vectors and ledger records."""
+
     def __init__(
         self,
         embedder: Embedder,
         index: VectorIndex,
         chunks: ChunkRepository,
+        ledger: DocumentLedger,
         allowed_domains: Collection[str],
         default_namespace: str,
         policy: ChunkingPolicy,
         documents_per_write: int = 16,
+        embedded_per_write: int = 500,
+        lease_wait_s: float = 30.0,
     ) -> None:
         self._embedder = embedder
         self._index = index
         self._chunks = chunks
+        self._ledger = ledger
         self._allowed_domains = frozenset(allowed_domains)
         self._default_namespace = default_namespace
         self._policy = policy
         self._documents_per_write = documents_per_write
+        self._embedded_per_write = embedded_per_write
+        self._lease_wait_s = lease_wait_s
+
+    @property
+    def model(self) -> str:
+        return self._embedder.model
+
+    @property
+    def dimension(self) -> int:
+        return self._embedder.dimension
+
+    async def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        """Passage vectors as ingestion makes them (cache included), for callers that store
+        them later with ``ingest_embedded``."""
+        return await self._embedder.embed_passages(texts)
 
     def split(self, document: RagDocument, namespace: str) -> list[RagChunk]:
         pieces = chunk_markdown(
@@ -111,151 +153,316 @@ class IngestionService:
             overlap_words=self._policy.overlap_words,
         )
         return [
-            RagChunk(
-                chunk_id=chunk_id(document.document_id, position, piece.content),
-                document_id=document.document_id,
-                namespace=namespace,
-                title=document.title,
-                domain=document.domain,
-                position=position,
-                content=piece.content,
-                metadata=document.metadata,
-            )
+            self._chunk(document, namespace, position, piece.content)
             for position, piece in enumerate(pieces)
         ]
+
+    def _chunk(self, document: RagDocument, namespace: str, position: int, text: str) -> RagChunk:
+        return RagChunk(
+            chunk_id=chunk_id(document, position, text, self._embedder.model),
+            document_id=document.document_id,
+            namespace=namespace,
+            title=document.title,
+            domain=document.domain,
+            position=position,
+            content=text,
+            metadata=document.metadata,
+        )
 
     async def ingest(
         self,
         documents: Sequence[RagDocument],
         namespace: str | None = None,
-        on_progress: Callable[[int], None] | None = None,
+        on_progress: Progress | None = None,
     ) -> list[DocumentOutcome]:
-        """Chunk, embed and store documents; unchanged ones cost one lookup and write nothing."""
+        """Chunk, embed and store documents; unchanged ones cost one lookup and write nothing.
+
+        The request is checked whole first: one bad document raises ``InvalidRequestError``
+        naming it and its field, and nothing is written. After that, each document succeeds
+        or fails on its own (``Outcome.FAILED`` with the reason).
+        """
         namespace = check_slug(namespace or self._default_namespace, "namespace")
-        self._validate(documents)
+        prepared = [Prepared(document, self.split(document, namespace)) for document in documents]
+        return await self._ingest_prepared(
+            prepared, namespace, on_progress, self._documents_per_write
+        )
+
+    async def ingest_embedded(
+        self,
+        documents: Sequence[RagDocument],
+        vectors: Matrix,
+        namespace: str | None = None,
+        on_progress: Progress | None = None,
+    ) -> list[DocumentOutcome]:
+        """Store each document whole as one chunk with the passage vector the caller made
+        with this service's model (e.g. a benchmark's shipped embeddings)."""
+        namespace = check_slug(namespace or self._default_namespace, "namespace")
+        if vectors.shape != (len(documents), self._embedder.dimension):
+            raise InvalidRequestError(
+                f"expected vectors of shape ({len(documents)}, {self._embedder.dimension}), "
+                f"got {vectors.shape}",
+                field="vectors",
+            )
+        prepared = [
+            Prepared(
+                document,
+                [self._chunk(document, namespace, 0, document.content)]
+                if document.content.strip()
+                else [],
+                vectors[row : row + 1],
+            )
+            for row, document in enumerate(documents)
+        ]
+        return await self._ingest_prepared(
+            prepared, namespace, on_progress, self._embedded_per_write
+        )
+
+    async def _ingest_prepared(
+        self,
+        prepared: Sequence[Prepared],
+        namespace: str,
+        on_progress: Progress | None,
+        step: int,
+    ) -> list[DocumentOutcome]:
+        check_request(
+            [item.document for item in prepared],
+            [item.chunks for item in prepared],
+            allowed_domains=self._allowed_domains,
+            model=self._embedder.model,
+        )
         outcomes: list[DocumentOutcome] = []
-        step = self._documents_per_write
-        for start in range(0, len(documents), step):
-            group = documents[start : start + step]
-            outcomes.extend(await self._ingest_group(group, namespace))
+        for start in range(0, len(prepared), step):
+            group = await self._ingest_group(prepared[start : start + step], namespace)
+            outcomes.extend(group)
             if on_progress is not None:
-                on_progress(len(group))
+                on_progress(group)
         return outcomes
 
-    def _validate(self, documents: Sequence[RagDocument]) -> None:
-        check_domains([document.domain for document in documents], self._allowed_domains)
-        seen: set[str] = set()
-        for document in documents:
-            if document.document_id in seen:
-                raise InvalidRequestError(
-                    f"document {document.document_id!r} appears twice", field="document_id"
-                )
-            seen.add(document.document_id)
-            clash = RESERVED_METADATA & document.metadata.keys()
-            if clash:
-                raise InvalidRequestError(
-                    f"metadata keys {sorted(clash)} are reserved", field="metadata"
-                )
-
     async def _ingest_group(
-        self, documents: Sequence[RagDocument], namespace: str
+        self, group: Sequence[Prepared], namespace: str
     ) -> list[DocumentOutcome]:
         clock = StageClock()
-        plans = [
-            Plan(
-                doc,
-                self.split(doc, namespace),
-                await self._chunks.chunk_ids(doc.document_id, namespace),
-            )
-            for doc in documents
-        ]
-        changed = [plan for plan in plans if plan.outcome != Outcome.UNCHANGED]
-        try:
-            await self._write(changed, namespace, clock)
-        except RetrievalError as error:
-            log.error("ingest.failed", namespace=namespace, error=str(error))
-            await self._roll_back(changed, namespace)
-            return [
-                DocumentOutcome(
-                    document_id=plan.document.document_id,
-                    outcome=Outcome.FAILED if plan in changed else Outcome.UNCHANGED,
-                    chunks=len(plan.chunks),
-                    error=str(error) if plan in changed else None,
-                )
-                for plan in plans
-            ]
+        ids = [item.document_id for item in group]
+        with clock.stage("lookup"):
+            known = await self._ledger.get_many(namespace, ids)
+        outcomes = {
+            item.document_id: done(item, Outcome.UNCHANGED)
+            for item in group
+            if item.document_id in known and known[item.document_id].is_current(item.fingerprint)
+        }
+        todo = [item for item in group if item.document_id not in outcomes]
+        if todo:
+            await self._write_group(todo, namespace, outcomes, clock)
         log.info(
             "ingest.group",
             namespace=namespace,
-            documents=len(plans),
-            changed=len(changed),
-            chunks=sum(len(plan.chunks) for plan in changed),
+            documents=len(group),
+            outcomes={
+                kind.value: sum(o.outcome is kind for o in outcomes.values()) for kind in Outcome
+            },
             **{f"{stage}_ms": round(ms, 2) for stage, ms in clock.stages.items()},
             total_ms=round(clock.elapsed_ms(), 2),
         )
-        return [
-            DocumentOutcome(
-                document_id=plan.document.document_id, outcome=plan.outcome, chunks=len(plan.chunks)
+        return [outcomes[document_id] for document_id in ids]
+
+    async def _write_group(
+        self,
+        group: Sequence[Prepared],
+        namespace: str,
+        outcomes: dict[str, DocumentOutcome],
+        clock: StageClock,
+    ) -> None:
+        lease = new_lease()
+        with clock.stage("claim"):
+            claim = await claim_documents(
+                self._ledger,
+                namespace,
+                [item.document_id for item in group],
+                lease,
+                self._lease_wait_s,
             )
-            for plan in plans
-        ]
-
-    async def _write(self, plans: Sequence[Plan], namespace: str, clock: StageClock) -> None:
-        chunks = [chunk for plan in plans for chunk in plan.chunks]
-        if not chunks:
-            return
-        with clock.stage("embed"):
-            vectors = await self._embedder.embed_passages([chunk.content for chunk in chunks])
-        with clock.stage("write"):
-            await self.store(chunks, vectors, namespace)
-        stale = sorted(set().union(*(plan.stale for plan in plans)))
-        if stale:
+        for document_id in claim.held:
+            outcomes[document_id] = failed(document_id, DocumentBusyError(namespace, document_id))
+        try:
+            writes: list[Write] = []
+            settled: list[DocumentRecord] = []
+            for item in group:
+                record = claim.records.get(item.document_id)
+                if record is None:
+                    continue
+                if (
+                    record.state is DocumentState.COMMITTED
+                    and record.fingerprint == item.fingerprint
+                ):
+                    settled.append(record)
+                    outcomes[item.document_id] = done(item, Outcome.UNCHANGED)
+                else:
+                    writes.append(Write(item, await self._begin(record, item)))
+            if writes:
+                outcomes.update(await self._write(writes, namespace, lease, clock))
+                settled.extend(w.pending.commit() for w in writes if not is_failed(outcomes, w))
             with clock.stage("remove_stale"):
-                await self._index.delete(namespace=namespace, ids=stale)
-                await self._chunks.delete_chunks(stale, namespace)
+                await self._remove_stale([r for r in settled if r.stale], lease)
+        finally:
+            await self._release(namespace, list(claim.records), lease)
 
-    async def store(self, chunks: Sequence[RagChunk], vectors: Matrix, namespace: str) -> None:
-        """Write chunks already embedded, texts first and vectors second, as ``ingest`` does.
+    async def _begin(self, record: DocumentRecord, item: Prepared) -> DocumentRecord:
+        """The pending record; a document stored without a record (or whose record was lost)
+        has its existing chunks counted as stale, so nothing of it is left behind."""
+        pending = record.begin((chunk.chunk_id for chunk in item.chunks), item.fingerprint)
+        if record.state is not None:
+            return pending
+        found = await self._chunks.chunk_ids(item.document_id, record.namespace)
+        leftovers = found - set(pending.chunk_ids)
+        return pending.model_copy(update={"stale": tuple(sorted({*pending.stale, *leftovers}))})
 
-        For callers that bring their own vectors (benchmarks with precomputed embeddings).
-        """
+    async def _write(
+        self, writes: Sequence[Write], namespace: str, lease: Lease, clock: StageClock
+    ) -> dict[str, DocumentOutcome]:
+        pending = [write.pending for write in writes]
+        try:
+            with clock.stage("begin"):
+                await self._ledger.save(pending, lease)
+            with clock.stage("embed"):
+                vectors = await self._vectors([write.prepared for write in writes])
+            chunks = [chunk for write in writes for chunk in write.prepared.chunks]
+            await self._store(chunks, vectors, namespace, clock)
+            with clock.stage("commit"):
+                await self._ledger.save([record.commit() for record in pending], lease)
+        except BaseException as error:
+            await self._abandon(pending, namespace, lease)
+            if not isinstance(error, RetrievalError):
+                raise
+            log.error("ingest.failed", namespace=namespace, error=str(error))
+            return {
+                write.prepared.document_id: failed(write.prepared.document_id, error)
+                for write in writes
+            }
+        return {write.prepared.document_id: done(write.prepared, write.outcome) for write in writes}
+
+    async def _vectors(self, items: Sequence[Prepared]) -> Matrix:
+        missing = [chunk.content for item in items if item.vectors is None for chunk in item.chunks]
+        embedded = await self._embedder.embed_passages(missing) if missing else None
+        rows: list[Matrix] = []
+        taken = 0
+        for item in items:
+            if item.vectors is not None:
+                rows.append(item.vectors)
+            else:
+                assert embedded is not None
+                rows.append(embedded[taken : taken + len(item.chunks)])
+                taken += len(item.chunks)
+        return np.concatenate(rows).astype(np.float32, copy=False)
+
+    async def _store(
+        self, chunks: Sequence[RagChunk], vectors: Matrix, namespace: str, clock: StageClock
+    ) -> None:
         records = [
             VectorRecord(
                 id=chunk.chunk_id, values=tuple(vector.tolist()), metadata=vector_metadata(chunk)
             )
             for chunk, vector in zip(chunks, vectors, strict=True)
         ]
-        await self._chunks.upsert_many(chunks)
-        await self._index.upsert(records, namespace)
+        with clock.stage("write_texts"):
+            await self._chunks.upsert_many(chunks)
+        with clock.stage("write_vectors"):
+            await self._index.upsert(records, namespace)
 
-    async def _roll_back(self, plans: Sequence[Plan], namespace: str) -> None:
-        fresh = sorted(
-            chunk.chunk_id
-            for plan in plans
-            for chunk in plan.chunks
-            if chunk.chunk_id not in plan.existing
-        )
-        if not fresh:
-            return
+    async def _abandon(
+        self, pending: Sequence[DocumentRecord], namespace: str, lease: Lease
+    ) -> None:
+        """Undo a write that did not commit. The record is made PENDING again first (the
+        commit may have landed unseen), so a failure here leaves a state the next run repairs."""
+        fresh = sorted({chunk for record in pending for chunk in record.fresh})
         try:
-            await self._index.delete(namespace=namespace, ids=fresh)
-            await self._chunks.delete_chunks(fresh, namespace)
+            await self._ledger.save(pending, lease)
+            if fresh:
+                await self._index.delete(namespace=namespace, ids=fresh)
+                await self._chunks.delete_chunks(fresh, namespace)
+            await self._ledger.save([record.abandon() for record in pending], lease)
         except RetrievalError as error:
-            raise IngestionError(
-                f"ingestion failed and {len(fresh)} new chunks could not be removed: {error}"
-            ) from error
+            log.error(
+                "ingest.rollback_failed",
+                namespace=namespace,
+                documents=[record.document_id for record in pending],
+                error=str(error),
+            )
+
+    async def _remove_stale(self, records: Sequence[DocumentRecord], lease: Lease) -> None:
+        """Remove older versions' chunks after their commit; what fails stays listed as stale
+        in the record and is removed by the next write or ``reconcile``."""
+        if not records:
+            return
+        namespace = records[0].namespace
+        stale = sorted({chunk for record in records for chunk in record.stale})
+        try:
+            await self._index.delete(namespace=namespace, ids=stale)
+            await self._chunks.delete_chunks(stale, namespace)
+            await self._ledger.save([record.cleaned() for record in records], lease)
+        except RetrievalError as error:
+            log.warning(
+                "ingest.stale_left", namespace=namespace, chunks=len(stale), error=str(error)
+            )
+
+    async def _release(self, namespace: str, document_ids: Sequence[str], lease: Lease) -> None:
+        try:
+            await self._ledger.release(namespace, document_ids, lease)
+        except RetrievalError as error:
+            log.warning("ingest.release_failed", namespace=namespace, error=str(error))
 
     async def delete_document(self, document_id: str, namespace: str | None = None) -> int:
-        """Remove a document's vectors, then its texts; returns how many chunks it had."""
+        """Remove a document's vectors, then its texts; returns how many texts it had."""
         document_id = check_slug(document_id, "document_id")
         namespace = check_slug(namespace or self._default_namespace, "namespace")
-        ids = sorted(await self._chunks.chunk_ids(document_id, namespace))
-        if ids:
-            await self._index.delete(namespace=namespace, ids=ids)
-        return await self._chunks.delete_document(document_id, namespace)
+        lease = new_lease()
+        claim = await claim_documents(
+            self._ledger, namespace, [document_id], lease, self._lease_wait_s
+        )
+        if document_id in claim.held:
+            raise DocumentBusyError(namespace, document_id)
+        try:
+            record = claim.records[document_id]
+            found = await self._chunks.chunk_ids(document_id, namespace)
+            doomed = tuple(sorted(record.referenced | found))
+            emptied = record.model_copy(
+                update={
+                    "state": DocumentState.COMMITTED,
+                    "fingerprint": None,
+                    "chunk_ids": (),
+                    "previous": (),
+                    "previous_fingerprint": None,
+                    "stale": doomed,
+                }
+            )
+            await self._ledger.save([emptied], lease)
+            removed = len(found)
+            if doomed:
+                await self._index.delete(namespace=namespace, ids=list(doomed))
+                removed = await self._chunks.delete_chunks(list(doomed), namespace)
+            await self._ledger.save([emptied.cleaned()], lease)
+        finally:
+            await self._release(namespace, [document_id], lease)
+        return removed
 
     async def delete_namespace(self, namespace: str) -> int:
-        """Remove every vector, then every text, of a namespace; returns the chunk count."""
+        """Remove every record, then every vector, then every text; returns the text count.
+
+        Texts outlive their vectors if this is interrupted, and a re-run finishes it."""
         namespace = check_slug(namespace, "namespace")
+        await self._ledger.delete_namespace(namespace)
         await self._index.delete(namespace=namespace, delete_all=True)
         return await self._chunks.delete_namespace(namespace)
+
+
+def done(item: Prepared, outcome: Outcome) -> DocumentOutcome:
+    return DocumentOutcome(document_id=item.document_id, outcome=outcome, chunks=len(item.chunks))
+
+
+def failed(document_id: str, error: Exception) -> DocumentOutcome:
+    return DocumentOutcome(
+        document_id=document_id, outcome=Outcome.FAILED, chunks=0, error=str(error)
+    )
+
+
+def is_failed(outcomes: dict[str, DocumentOutcome], write: Write) -> bool:
+    return outcomes[write.prepared.document_id].outcome is Outcome.FAILED

@@ -24,18 +24,25 @@ class ServiceStats(Frozen):
     namespaces: tuple[NamespaceSummary, ...] = Field(description="Per namespace, by name.")
 
 
-async def collect_stats(index: VectorIndex, chunks: ChunkRepository) -> ServiceStats:
-    stats = await index.stats()
-    namespaces = [
-        NamespaceSummary(
-            namespace=name,
-            vector_count=namespace.vector_count,
-            chunk_count=await chunks.count(name),
+class StatsService:
+    """Reads the size of the knowledge base from both stores; writes nothing."""
+
+    def __init__(self, index: VectorIndex, chunks: ChunkRepository) -> None:
+        self._index = index
+        self._chunks = chunks
+
+    async def collect(self) -> ServiceStats:
+        stats = await self._index.stats()
+        namespaces = [
+            NamespaceSummary(
+                namespace=name,
+                vector_count=namespace.vector_count,
+                chunk_count=await self._chunks.count(name),
+            )
+            for name, namespace in sorted(stats.namespaces.items())
+        ]
+        return ServiceStats(
+            dimension=stats.dimension,
+            total_vector_count=stats.total_vector_count,
+            namespaces=tuple(namespaces),
         )
-        for name, namespace in sorted(stats.namespaces.items())
-    ]
-    return ServiceStats(
-        dimension=stats.dimension,
-        total_vector_count=stats.total_vector_count,
-        namespaces=tuple(namespaces),
-    )

@@ -1,0 +1,119 @@
+"""What every DocumentLedger must do. Subclass and provide ``make_ledger(lease_s)`` (empty)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease
+from retrieval.errors import DocumentBusyError
+from retrieval.ports.document_ledger import DocumentLedger
+
+NS = "contract"
+MINE = Lease(owner="mine", host="host-a", pid=1)
+THEIRS = Lease(owner="theirs", host="host-b", pid=2)
+
+MakeLedger = Callable[[float], DocumentLedger]
+
+
+def committed(document_id: str, *chunks: str, namespace: str = NS) -> DocumentRecord:
+    return DocumentRecord(
+        namespace=namespace,
+        document_id=document_id,
+        state=DocumentState.COMMITTED,
+        fingerprint=f"fp-{document_id}",
+        chunk_ids=chunks,
+    )
+
+
+async def all_records(ledger: DocumentLedger, namespace: str = NS) -> list[DocumentRecord]:
+    return [record async for page in ledger.list_records(namespace) for record in page]
+
+
+class DocumentLedgerContract:
+    @pytest.fixture
+    def ledger(self, make_ledger: MakeLedger) -> DocumentLedger:
+        return make_ledger(60.0)
+
+    async def test_a_new_document_is_claimed_with_an_empty_record(self, ledger) -> None:
+        claim = await ledger.claim(NS, ["a"], MINE)
+        assert claim.records == {"a": DocumentRecord(namespace=NS, document_id="a")}
+        assert claim.held == {}
+        assert await ledger.get_many(NS, ["a"]) == {}
+
+    async def test_saved_records_are_read_back(self, ledger) -> None:
+        await ledger.claim(NS, ["a", "b"], MINE)
+        records = [committed("a", "a#1", "a#2"), committed("b")]
+        await ledger.save(records, MINE)
+        assert await ledger.get_many(NS, ["a", "b", "c"]) == {"a": records[0], "b": records[1]}
+
+    async def test_a_held_document_is_not_claimed_by_another_owner(self, ledger) -> None:
+        await ledger.claim(NS, ["a"], THEIRS)
+        claim = await ledger.claim(NS, ["a", "b"], MINE)
+        assert set(claim.records) == {"b"}
+        assert claim.held == {"a": THEIRS}
+
+    async def test_claiming_again_keeps_the_saved_record(self, ledger) -> None:
+        await ledger.claim(NS, ["a"], MINE)
+        await ledger.save([committed("a", "a#1")], MINE)
+        claim = await ledger.claim(NS, ["a"], MINE)
+        assert claim.records == {"a": committed("a", "a#1")}
+
+    async def test_a_lease_can_be_taken_over(self, ledger) -> None:
+        await ledger.claim(NS, ["a"], THEIRS)
+        claim = await ledger.claim(NS, ["a"], MINE, taking_over={"theirs"})
+        assert set(claim.records) == {"a"}
+        with pytest.raises(DocumentBusyError):
+            await ledger.save([committed("a")], THEIRS)
+
+    async def test_an_expired_lease_is_free(self, make_ledger: MakeLedger) -> None:
+        ledger = make_ledger(0.05)
+        await ledger.claim(NS, ["a"], THEIRS)
+        await asyncio.sleep(0.2)
+        claim = await ledger.claim(NS, ["a"], MINE)
+        assert set(claim.records) == {"a"}
+
+    async def test_saving_without_the_lease_fails(self, ledger) -> None:
+        with pytest.raises(DocumentBusyError):
+            await ledger.save([committed("a")], MINE)
+        await ledger.claim(NS, ["a"], THEIRS)
+        with pytest.raises(DocumentBusyError) as raised:
+            await ledger.save([committed("a")], MINE)
+        assert raised.value.document_id == "a"
+        assert await ledger.get_many(NS, ["a"]) == {}
+
+    async def test_release_frees_the_document_and_drops_empty_records(self, ledger) -> None:
+        await ledger.claim(NS, ["a", "b", "c"], MINE)
+        emptied = committed("b").model_copy(update={"fingerprint": None})
+        await ledger.save([committed("a", "a#1"), emptied], MINE)
+        await ledger.release(NS, ["a", "b", "c"], MINE)
+        assert [record.document_id for record in await all_records(ledger)] == ["a"]
+        claim = await ledger.claim(NS, ["a"], THEIRS)
+        assert claim.records == {"a": committed("a", "a#1")}
+
+    async def test_release_of_someone_elses_lease_does_nothing(self, ledger) -> None:
+        await ledger.claim(NS, ["a"], THEIRS)
+        await ledger.release(NS, ["a"], MINE)
+        assert (await ledger.claim(NS, ["a"], MINE)).held == {"a": THEIRS}
+
+    async def test_records_are_listed_in_pages_by_namespace(self, ledger) -> None:
+        ids = [f"doc-{n:04d}" for n in range(1100)]
+        await ledger.claim(NS, ids, MINE)
+        await ledger.save([committed(i, f"{i}#0") for i in ids], MINE)
+        await ledger.claim("other", ["x"], MINE)
+        await ledger.save([committed("x", namespace="other")], MINE)
+        pages = [page async for page in ledger.list_records(NS)]
+        assert len(pages) > 1
+        assert [record.document_id for page in pages for record in page] == ids
+        assert [record.document_id for record in await all_records(ledger, "other")] == ["x"]
+
+    async def test_delete_namespace(self, ledger) -> None:
+        await ledger.claim(NS, ["a", "b"], MINE)
+        await ledger.save([committed("a"), committed("b")], MINE)
+        await ledger.claim("other", ["x"], MINE)
+        await ledger.save([committed("x", namespace="other")], MINE)
+        assert await ledger.delete_namespace(NS) == 2
+        assert await all_records(ledger) == []
+        assert len(await all_records(ledger, "other")) == 1

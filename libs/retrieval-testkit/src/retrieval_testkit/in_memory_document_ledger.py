@@ -1,0 +1,89 @@
+"""A DocumentLedger in a dict, with leases timed by a clock the test can move."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+
+from retrieval.domain.ledger import DocumentRecord, Lease
+from retrieval.errors import DocumentBusyError
+from retrieval.ports.document_ledger import Claim
+
+
+class InMemoryDocumentLedger:
+    def __init__(self, lease_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._lease_s = lease_s
+        self._clock = clock
+        self._records: dict[tuple[str, str], DocumentRecord] = {}
+        self._leases: dict[tuple[str, str], tuple[Lease, float]] = {}
+
+    async def claim(
+        self,
+        namespace: str,
+        document_ids: Sequence[str],
+        lease: Lease,
+        *,
+        taking_over: Collection[str] = (),
+    ) -> Claim:
+        claim = Claim()
+        now = self._clock()
+        for document_id in dict.fromkeys(document_ids):
+            key = (namespace, document_id)
+            holder = self._leases.get(key)
+            if holder is not None and holder[1] > now:
+                owner = holder[0].owner
+                if owner != lease.owner and owner not in taking_over:
+                    claim.held[document_id] = holder[0]
+                    continue
+            self._leases[key] = (lease, now + self._lease_s)
+            claim.records[document_id] = self._records.get(
+                key, DocumentRecord(namespace=namespace, document_id=document_id)
+            )
+        return claim
+
+    async def save(self, records: Sequence[DocumentRecord], lease: Lease) -> None:
+        for record in records:
+            self._check(record.namespace, record.document_id, lease)
+        now = self._clock()
+        for record in records:
+            key = (record.namespace, record.document_id)
+            self._records[key] = record
+            self._leases[key] = (lease, now + self._lease_s)
+
+    async def release(self, namespace: str, document_ids: Sequence[str], lease: Lease) -> None:
+        for document_id in document_ids:
+            key = (namespace, document_id)
+            holder = self._leases.get(key)
+            if holder is None or holder[0].owner != lease.owner:
+                continue
+            del self._leases[key]
+            record = self._records.get(key)
+            if record is not None and record.is_empty:
+                del self._records[key]
+
+    async def get_many(
+        self, namespace: str, document_ids: Sequence[str]
+    ) -> dict[str, DocumentRecord]:
+        keys = [(namespace, document_id) for document_id in document_ids]
+        return {key[1]: self._records[key] for key in keys if key in self._records}
+
+    async def list_records(self, namespace: str) -> AsyncIterator[list[DocumentRecord]]:
+        found = sorted(
+            (record for (ns, _), record in self._records.items() if ns == namespace),
+            key=lambda record: record.document_id,
+        )
+        for start in range(0, len(found), 100):
+            yield found[start : start + 100]
+
+    async def delete_namespace(self, namespace: str) -> int:
+        doomed = [key for key in self._records if key[0] == namespace]
+        for key in doomed:
+            del self._records[key]
+        for key in [key for key in self._leases if key[0] == namespace]:
+            del self._leases[key]
+        return len(doomed)
+
+    def _check(self, namespace: str, document_id: str, lease: Lease) -> None:
+        holder = self._leases.get((namespace, document_id))
+        if holder is None or holder[0].owner != lease.owner:
+            raise DocumentBusyError(namespace, document_id)

@@ -1,0 +1,217 @@
+"""The ingestion ledger in MongoDB: one document per (namespace, document id), leases included.
+
+A lease is a sub-document ``{owner, host, pid, until}``; claiming is one conditional upsert
+per document, conditional on the lease it replaces (none, expired, ours or taken over), so
+of two racing claims one wins; a record is keyed ``<namespace>/<document_id>``. Lease times come from the
+writer's clock, so replicas' clocks must agree to within a small part of the lease time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Collection, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pymongo import ASCENDING, InsertOne, UpdateOne
+from pymongo.errors import BulkWriteError
+
+from retrieval.adapters.mongo_chunk_repository import mongo_errors
+from retrieval.domain.ledger import DocumentRecord, Lease
+from retrieval.errors import DocumentBusyError
+from retrieval.ports.document_ledger import Claim
+
+DUPLICATE_KEY = 11000
+RECORD_FIELDS = (
+    "state",
+    "fingerprint",
+    "chunk_ids",
+    "previous",
+    "previous_fingerprint",
+    "stale",
+)
+PAGE = 500
+
+
+def key(namespace: str, document_id: str) -> str:
+    """The record's ``_id``: exact-match lookups on ``_id`` stay fast on every server."""
+    return f"{namespace}/{document_id}"
+
+
+def to_record(document: dict[str, Any]) -> DocumentRecord:
+    return DocumentRecord.model_validate(
+        {
+            key: document[key]
+            for key in ("namespace", "document_id", *RECORD_FIELDS)
+            if key in document
+        }
+    )
+
+
+def to_lease(document: dict[str, Any]) -> Lease:
+    held = document["lease"]
+    return Lease(owner=held["owner"], host=held["host"], pid=held["pid"])
+
+
+class MongoDocumentLedger:
+    def __init__(self, collection: Any, lease_s: float = 60.0) -> None:
+        self._collection = collection
+        self._lease_s = lease_s
+
+    async def ensure_indexes(self) -> None:
+        with mongo_errors("create_index"):
+            await self._collection.create_index(
+                [("namespace", ASCENDING), ("document_id", ASCENDING)],
+                unique=True,
+                name="namespace_document_id",
+            )
+
+    def _lease_document(self, lease: Lease) -> dict[str, Any]:
+        until = datetime.now(UTC) + timedelta(seconds=self._lease_s)
+        return {"owner": lease.owner, "host": lease.host, "pid": lease.pid, "until": until}
+
+    async def claim(
+        self,
+        namespace: str,
+        document_ids: Sequence[str],
+        lease: Lease,
+        *,
+        taking_over: Collection[str] = (),
+    ) -> Claim:
+        wanted = list(dict.fromkeys(document_ids))
+        if not wanted:
+            return Claim()
+        mine = {lease.owner, *taking_over}
+        now = datetime.now(UTC)
+        taken = {"$set": {"lease": self._lease_document(lease)}}
+        with mongo_errors("claim"):
+            found = await self._find(namespace, wanted)
+            operations: list[Any] = []
+            for document_id in wanted:
+                document = found.get(document_id)
+                if document is None:
+                    operations.append(
+                        InsertOne(
+                            {
+                                "_id": key(namespace, document_id),
+                                "namespace": namespace,
+                                "document_id": document_id,
+                                "lease": self._lease_document(lease),
+                            }
+                        )
+                    )
+                    continue
+                held = document.get("lease")
+                if held is None:
+                    expected = {"lease": None}
+                elif held["owner"] in mine or held["until"].replace(tzinfo=UTC) < now:
+                    expected = {"lease.owner": held["owner"]}
+                else:
+                    continue
+                operations.append(UpdateOne({"_id": document["_id"], **expected}, taken))
+            if operations:
+                try:
+                    await self._collection.bulk_write(operations, ordered=False)
+                except BulkWriteError as error:
+                    errors = error.details["writeErrors"]
+                    if any(e["code"] != DUPLICATE_KEY for e in errors):
+                        raise
+            found = await self._find(namespace, wanted)
+        claim = Claim()
+        for document_id in wanted:
+            document = found[document_id]
+            if document["lease"]["owner"] == lease.owner:
+                claim.records[document_id] = to_record(document)
+            else:
+                claim.held[document_id] = to_lease(document)
+        return claim
+
+    async def save(self, records: Sequence[DocumentRecord], lease: Lease) -> None:
+        if not records:
+            return
+        held = self._lease_document(lease)
+        operations = [
+            UpdateOne(
+                {"_id": key(record.namespace, record.document_id), "lease.owner": lease.owner},
+                {
+                    "$set": {
+                        **record.model_dump(mode="json", include=set(RECORD_FIELDS)),
+                        "lease": held,
+                    }
+                },
+            )
+            for record in records
+        ]
+        with mongo_errors("save"):
+            result = await self._collection.bulk_write(operations, ordered=False)
+            if result.matched_count != len(records):
+                raise DocumentBusyError(records[0].namespace, await self._not_ours(records, lease))
+
+    async def _not_ours(self, records: Sequence[DocumentRecord], lease: Lease) -> str:
+        found = await self._find(records[0].namespace, [record.document_id for record in records])
+        for record in records:
+            document = found.get(record.document_id)
+            if document is None or (document.get("lease") or {}).get("owner") != lease.owner:
+                return record.document_id
+        return records[0].document_id
+
+    async def release(self, namespace: str, document_ids: Sequence[str], lease: Lease) -> None:
+        if not document_ids:
+            return
+        with mongo_errors("release"):
+            found = await self._find(namespace, list(document_ids))
+            ours = [
+                document
+                for document in found.values()
+                if (document.get("lease") or {}).get("owner") == lease.owner
+            ]
+            if not ours:
+                return
+            empty = [d["_id"] for d in ours if to_record(d).is_empty]
+            kept = [d["_id"] for d in ours if not to_record(d).is_empty]
+            if empty:
+                await self._collection.delete_many(
+                    {"_id": {"$in": empty}, "lease.owner": lease.owner}
+                )
+            if kept:
+                await self._collection.update_many(
+                    {"_id": {"$in": kept}, "lease.owner": lease.owner}, {"$unset": {"lease": ""}}
+                )
+
+    async def get_many(
+        self, namespace: str, document_ids: Sequence[str]
+    ) -> dict[str, DocumentRecord]:
+        if not document_ids:
+            return {}
+        with mongo_errors("find"):
+            found = await self._find(namespace, list(document_ids))
+        return {
+            document_id: to_record(document)
+            for document_id, document in found.items()
+            if document.get("state") is not None
+        }
+
+    async def list_records(self, namespace: str) -> AsyncIterator[list[DocumentRecord]]:
+        after = ""
+        while True:
+            query = {"namespace": namespace, "document_id": {"$gt": after}}
+            with mongo_errors("find"):
+                page = (
+                    await self._collection.find(query, {"_id": False})
+                    .sort("document_id", ASCENDING)
+                    .limit(PAGE)
+                    .to_list(None)
+                )
+            if not page:
+                return
+            yield [to_record(document) for document in page]
+            after = page[-1]["document_id"]
+
+    async def delete_namespace(self, namespace: str) -> int:
+        with mongo_errors("delete"):
+            result = await self._collection.delete_many({"namespace": namespace})
+        return result.deleted_count
+
+    async def _find(self, namespace: str, document_ids: list[str]) -> dict[str, dict[str, Any]]:
+        keys = [key(namespace, document_id) for document_id in document_ids]
+        found = await self._collection.find({"_id": {"$in": keys}}).to_list(None)
+        return {document["document_id"]: document for document in found}

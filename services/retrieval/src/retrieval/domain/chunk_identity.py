@@ -1,0 +1,33 @@
+"""What identifies a stored chunk: everything stored with it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from retrieval.domain.models import RagChunk, RagDocument
+
+RESERVED_METADATA = frozenset({"document_id", "title", "domain", "position"})
+
+
+def chunk_id(document: RagDocument, position: int, content: str, model: str) -> str:
+    """``<document>#<position>-<digest>``: the digest covers the text, the title, the domain,
+    the metadata and the embedding model, so a change to any of them is a new chunk."""
+    payload = json.dumps(
+        [content, document.title, document.domain, document.metadata, model],
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    digest = hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return f"{document.document_id}#{position:04d}-{digest}"
+
+
+def vector_metadata(chunk: RagChunk) -> dict:
+    """The filterable metadata of a chunk's vector: the document's, plus where it came from."""
+    return {
+        **chunk.metadata,
+        "document_id": chunk.document_id,
+        "title": chunk.title,
+        "domain": chunk.domain,
+        "position": chunk.position,
+    }

@@ -1,0 +1,124 @@
+"""The ingestion ledger: one record per stored document, the commit point of every write.
+
+A document's chunks (texts and vectors) are written only under a record that names them.
+``PENDING`` means a write is under way or died: the chunks in ``chunk_ids`` may be partly
+stored, while ``previous`` (the last committed version) is still whole. ``COMMITTED`` means
+every chunk in ``chunk_ids`` has its text and its vector. ``stale`` lists chunks of older
+versions still to be removed. Only a committed record whose fingerprint matches and which
+has nothing stale left lets a re-ingest say UNCHANGED.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from enum import StrEnum
+
+from pydantic import Field
+
+from retrieval.domain.models import Frozen
+
+
+class DocumentState(StrEnum):
+    PENDING = "pending"
+    COMMITTED = "committed"
+
+
+class Lease(Frozen):
+    """Who is writing a document: one call of one process on one host."""
+
+    owner: str = Field(description="Unique per call.")
+    host: str = Field(description="Host name of the writing process.")
+    pid: int = Field(description="Process id of the writing process on that host.")
+
+
+class DocumentRecord(Frozen):
+    """What the stores hold, or are being made to hold, for one document."""
+
+    namespace: str = Field(description="Namespace of the document.")
+    document_id: str = Field(description="The document.")
+    state: DocumentState | None = Field(
+        default=None, description="None while claimed before anything was written."
+    )
+    fingerprint: str | None = Field(default=None, description="Digest of the chunk ids.")
+    chunk_ids: tuple[str, ...] = Field(default=(), description="Chunks of this version.")
+    previous: tuple[str, ...] = Field(
+        default=(), description="While pending: chunks of the version being replaced."
+    )
+    previous_fingerprint: str | None = Field(
+        default=None, description="While pending: fingerprint of that version."
+    )
+    stale: tuple[str, ...] = Field(default=(), description="Chunks of older versions to remove.")
+
+    @property
+    def referenced(self) -> set[str]:
+        """Every chunk id this record accounts for."""
+        return {*self.chunk_ids, *self.previous, *self.stale}
+
+    def is_current(self, fingerprint: str) -> bool:
+        return (
+            self.state is DocumentState.COMMITTED
+            and self.fingerprint == fingerprint
+            and not self.stale
+        )
+
+    def begin(self, chunk_ids: Iterable[str], fingerprint: str) -> DocumentRecord:
+        """The pending record of a write of ``chunk_ids`` over whatever this record holds."""
+        target = tuple(sorted(set(chunk_ids)))
+        if self.state is DocumentState.PENDING:
+            previous, previous_fingerprint = self.previous, self.previous_fingerprint
+            leftovers = {*self.stale, *self.chunk_ids}
+        else:
+            previous, previous_fingerprint = self.chunk_ids, self.fingerprint
+            leftovers = set(self.stale)
+        keep = {*target, *previous}
+        return self.model_copy(
+            update={
+                "state": DocumentState.PENDING,
+                "fingerprint": fingerprint,
+                "chunk_ids": target,
+                "previous": previous,
+                "previous_fingerprint": previous_fingerprint,
+                "stale": tuple(sorted(leftovers - keep)),
+            }
+        )
+
+    def commit(self) -> DocumentRecord:
+        """The pending write is whole: older chunks become stale."""
+        stale = ({*self.stale, *self.previous}) - set(self.chunk_ids)
+        return self.model_copy(
+            update={
+                "state": DocumentState.COMMITTED,
+                "previous": (),
+                "previous_fingerprint": None,
+                "stale": tuple(sorted(stale)),
+            }
+        )
+
+    def abandon(self) -> DocumentRecord:
+        """Back to the last committed version after the chunks new in this write are gone."""
+        return self.model_copy(
+            update={
+                "state": DocumentState.COMMITTED if self.previous else None,
+                "fingerprint": self.previous_fingerprint,
+                "chunk_ids": self.previous,
+                "previous": (),
+                "previous_fingerprint": None,
+            }
+        )
+
+    @property
+    def fresh(self) -> tuple[str, ...]:
+        """While pending: chunks this write adds that the committed version does not have."""
+        return tuple(sorted(set(self.chunk_ids) - set(self.previous)))
+
+    def cleaned(self) -> DocumentRecord:
+        return self.model_copy(update={"stale": ()})
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.chunk_ids and not self.previous and not self.stale
+
+
+def fingerprint(chunk_ids: Iterable[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(chunk_ids)).encode()).hexdigest()[:32]

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from retrieval.domain.ledger import DocumentRecord, Lease
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The outcome of claiming documents: records now leased to the caller, and the rest."""
+
+    records: dict[str, DocumentRecord] = field(default_factory=dict)
+    held: dict[str, Lease] = field(default_factory=dict)
+
+
+class DocumentLedger(Protocol):
+    """One record per document and namespace, written only under the writer's lease.
+
+    A lease expires after the ledger's lease time unless renewed by ``save``; a document
+    whose lease has expired (or whose holder is named in ``taking_over``) can be claimed.
+    Every method that writes under a lease raises ``DocumentBusyError`` when the caller no
+    longer holds it.
+    """
+
+    async def claim(
+        self,
+        namespace: str,
+        document_ids: Sequence[str],
+        lease: Lease,
+        *,
+        taking_over: Collection[str] = (),
+    ) -> Claim:
+        """Lease these documents to ``lease.owner`` where free; a document never stored gets a
+        record with ``state=None``. Leases held by owners in ``taking_over`` count as free."""
+        ...
+
+    async def save(self, records: Sequence[DocumentRecord], lease: Lease) -> None:
+        """Replace these records (all leased to the caller) and renew the lease."""
+        ...
+
+    async def release(self, namespace: str, document_ids: Sequence[str], lease: Lease) -> None:
+        """Give up the caller's lease; records that hold nothing (``is_empty``) are removed."""
+        ...
+
+    async def get_many(
+        self, namespace: str, document_ids: Sequence[str]
+    ) -> dict[str, DocumentRecord]:
+        """Records of these documents in one round trip; unknown ones are absent."""
+        ...
+
+    def list_records(self, namespace: str) -> AsyncIterator[list[DocumentRecord]]:
+        """Every record of a namespace in pages, by document id."""
+        ...
+
+    async def delete_namespace(self, namespace: str) -> int:
+        """Remove every record of a namespace, leased or not; returns how many there were."""
+        ...

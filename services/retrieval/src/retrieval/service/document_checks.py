@@ -1,0 +1,71 @@
+"""Every document of a request is checked before anything is embedded or written."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+
+from retrieval.domain.chunk_identity import RESERVED_METADATA, vector_metadata
+from retrieval.domain.metadata import MAX_METADATA_BYTES
+from retrieval.domain.models import RagChunk, RagDocument
+from retrieval.errors import InvalidRequestError
+
+INDEX_RESERVED = frozenset({"embedding_model"})
+FORBIDDEN_CHARACTERS = {"\x00": "a NUL byte"}
+
+
+def metadata_bytes(chunk: RagChunk, model: str) -> int:
+    """Size of a chunk's vector metadata as Pinecone measures it (compact JSON, UTF-8)."""
+    stored = {**vector_metadata(chunk), "embedding_model": model}
+    return len(json.dumps(stored, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def problem(document: RagDocument, message: str, field: str) -> InvalidRequestError:
+    return InvalidRequestError(f"document {document.document_id!r}: {message}", field=field)
+
+
+def check_request(
+    documents: Sequence[RagDocument],
+    chunks: Sequence[Sequence[RagChunk]],
+    *,
+    allowed_domains: Collection[str],
+    model: str,
+) -> None:
+    """Raise ``InvalidRequestError`` naming the first bad document and its field."""
+    seen: set[str] = set()
+    for document, pieces in zip(documents, chunks, strict=True):
+        if document.document_id in seen:
+            raise problem(document, "appears twice in the request", "document_id")
+        seen.add(document.document_id)
+        check_document(document, pieces, allowed_domains=allowed_domains, model=model)
+
+
+def check_document(
+    document: RagDocument,
+    chunks: Sequence[RagChunk],
+    *,
+    allowed_domains: Collection[str],
+    model: str,
+) -> None:
+    if document.domain not in allowed_domains:
+        raise problem(
+            document,
+            f"unknown domain {document.domain!r}; allowed: {', '.join(sorted(allowed_domains))}",
+            "domain",
+        )
+    clash = (RESERVED_METADATA | INDEX_RESERVED) & document.metadata.keys()
+    if clash:
+        raise problem(document, f"metadata keys {sorted(clash)} are reserved", "metadata")
+    for field, text in (("title", document.title), ("content", document.content)):
+        for character, name in FORBIDDEN_CHARACTERS.items():
+            if character in text:
+                raise problem(document, f"contains {name}", field)
+    if not chunks:
+        raise problem(document, "has no text to index (only whitespace or headings)", "content")
+    size = metadata_bytes(chunks[-1], model)
+    if size > MAX_METADATA_BYTES:
+        raise problem(
+            document,
+            f"metadata takes {size} bytes per chunk; at most {MAX_METADATA_BYTES} fit",
+            "metadata",
+        )
