@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 
 from retrieval.domain.models import RagChunk, RagDocument
+from retrieval.domain.vectors import VectorRecord
 
 RESERVED_METADATA = frozenset({"document_id", "title", "domain", "position"})
 
@@ -20,6 +22,12 @@ def chunk_id(document: RagDocument, position: int, content: str, model: str) -> 
     )
     digest = hashlib.sha256(payload.encode()).hexdigest()[:16]
     return f"{document.document_id}#{position:04d}-{digest}"
+
+
+def vector_record(chunk: RagChunk, vector: Sequence[float]) -> VectorRecord:
+    return VectorRecord(
+        id=chunk.chunk_id, values=tuple(float(x) for x in vector), metadata=vector_metadata(chunk)
+    )
 
 
 def vector_metadata(chunk: RagChunk) -> dict:

@@ -25,17 +25,17 @@ from typing import Protocol
 import numpy as np
 import structlog
 
-from retrieval.domain.chunk_identity import chunk_id, vector_metadata
+from retrieval.domain.chunk_identity import chunk_id, vector_record
 from retrieval.domain.chunking import chunk_markdown
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, fingerprint
 from retrieval.domain.models import Frozen, RagChunk, RagDocument, check_slug
-from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import DocumentBusyError, InvalidRequestError, RetrievalError
 from retrieval.ports import ChunkRepository, Embedder, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
 from retrieval.service.document_checks import check_request
 from retrieval.service.leases import claim_documents, new_lease
+from retrieval.service.reconciliation import ReconcileReport, Reconciliation
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("ingestion")
@@ -131,6 +131,7 @@ class IngestionService:
         self._documents_per_write = documents_per_write
         self._embedded_per_write = embedded_per_write
         self._lease_wait_s = lease_wait_s
+        self._reconciliation = Reconciliation(embedder, index, chunks, ledger, lease_wait_s)
 
     @property
     def model(self) -> str:
@@ -357,12 +358,7 @@ class IngestionService:
     async def _store(
         self, chunks: Sequence[RagChunk], vectors: Matrix, namespace: str, clock: StageClock
     ) -> None:
-        records = [
-            VectorRecord(
-                id=chunk.chunk_id, values=tuple(vector.tolist()), metadata=vector_metadata(chunk)
-            )
-            for chunk, vector in zip(chunks, vectors, strict=True)
-        ]
+        records = [vector_record(chunk, v) for chunk, v in zip(chunks, vectors, strict=True)]
         with clock.stage("write_texts"):
             await self._chunks.upsert_many(chunks)
         with clock.stage("write_vectors"):
@@ -443,6 +439,11 @@ class IngestionService:
         finally:
             await self._release(namespace, [document_id], lease)
         return removed
+
+    async def reconcile(self, namespace: str, *, dry_run: bool = False) -> ReconcileReport:
+        """Find, and unless ``dry_run`` repair, what a crash or a failure left behind."""
+        namespace = check_slug(namespace, "namespace")
+        return await self._reconciliation.run(namespace, dry_run=dry_run)
 
     async def delete_namespace(self, namespace: str) -> int:
         """Remove every record, then every vector, then every text; returns the text count.

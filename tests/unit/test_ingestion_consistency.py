@@ -1,0 +1,323 @@
+"""Crash consistency of ingestion: every store call may fail or be the last one, and the next
+run (or ``reconcile``) converges to the documents as last ingested."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import Sequence
+
+import pytest
+
+from retrieval.domain.ledger import DocumentState, fingerprint
+from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
+from retrieval.errors import BackendUnavailableError
+from retrieval.service.caching_embedder import CachingEmbedder
+from retrieval.service.consistency import audit
+from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval_testkit import (
+    HashEmbedder,
+    InMemoryChunkRepository,
+    InMemoryDocumentLedger,
+    InMemoryEmbeddingCache,
+    InMemoryVectorIndex,
+)
+
+NS = "crash"
+
+
+def body(version: str, sections: int = 3) -> str:
+    return "\n\n".join(
+        f"## Part {n}\n\n" + " ".join(f"{version}w{n}x{i}" for i in range(50))
+        for n in range(sections)
+    )
+
+
+def doc(document_id: str, version: str = "v1", **extra) -> RagDocument:
+    fields = {"title": "Pruning", "domain": "tea_cultivation", "content": body(version)} | extra
+    return RagDocument(document_id=document_id, **fields)
+
+
+class Crash(BaseException):
+    """The process died: nothing after it runs, not even a rollback."""
+
+
+class Stores:
+    """The three stores of one namespace; ``faulty`` fails the Nth store call."""
+
+    def __init__(self, index: InMemoryVectorIndex | None = None) -> None:
+        self.index = index or InMemoryVectorIndex()
+        self.chunks = InMemoryChunkRepository()
+        self.now = 0.0
+        self.ledger = InMemoryDocumentLedger(lease_s=60.0, clock=lambda: self.now)
+
+    def restart(self) -> None:
+        """A new process: the leases of the one that died have expired."""
+        self.now += 3600.0
+
+    def service(
+        self,
+        embedder=None,
+        *,
+        fail_at: int | None = None,
+        crash: bool = False,
+        lease_wait_s: float = 0.0,
+    ) -> tuple[IngestionService, Counter]:
+        calls = Counter()
+        wrap = (lambda store: Faulty(store, calls, fail_at, crash)) if fail_at else (lambda s: s)
+        service = IngestionService(
+            embedder or HashEmbedder(),
+            wrap(self.index),
+            wrap(self.chunks),
+            wrap(self.ledger),
+            DEFAULT_DOMAINS,
+            NS,
+            ChunkingPolicy(max_words=60, overlap_words=10),
+            documents_per_write=2,
+            lease_wait_s=lease_wait_s,
+        )
+        return service, calls
+
+    async def check(self, documents: Sequence[RagDocument]) -> None:
+        """Both stores hold exactly the chunks of these documents, each committed."""
+        expected = {
+            chunk.chunk_id
+            for document in documents
+            for chunk in self.service()[0].split(document, NS)
+        }
+        found = await audit(self.index, self.chunks, self.ledger, NS)
+        assert found.vectors == expected
+        assert set(found.texts) == expected
+        assert found.is_consistent
+        for document in documents:
+            record = found.records[document.document_id]
+            assert record.state is DocumentState.COMMITTED
+            assert set(record.chunk_ids) == {
+                chunk.chunk_id for chunk in self.service()[0].split(document, NS)
+            }
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.count = 0
+        self.dead = False
+
+
+class Faulty:
+    """Passes calls through, but the ``fail_at``-th store call (counted across stores) fails:
+    with a backend error, or as a crash after which every call fails."""
+
+    def __init__(self, inner, calls: Counter, fail_at: int | None, crash: bool) -> None:
+        self._inner = inner
+        self._calls = calls
+        self._fail_at = fail_at
+        self._crash = crash
+
+    def __getattr__(self, name: str):
+        attribute = getattr(self._inner, name)
+        if not inspect.iscoroutinefunction(attribute):
+            return attribute
+
+        async def call(*args, **kwargs):
+            self._calls.count += 1
+            if self._calls.dead:
+                raise Crash
+            if self._calls.count == self._fail_at:
+                if self._crash:
+                    self._calls.dead = True
+                    raise Crash
+                raise BackendUnavailableError(f"store call {self._fail_at} failed")
+            return await attribute(*args, **kwargs)
+
+        return call
+
+
+async def run(stores: Stores, fail_at: int, crash: bool, documents: Sequence[RagDocument]):
+    """Ingest with the ``fail_at``-th store call failing; after a crash, restart."""
+    try:
+        await stores.service(fail_at=fail_at, crash=crash)[0].ingest(documents, NS)
+    except BackendUnavailableError:
+        pass
+    except Crash:
+        stores.restart()
+
+
+async def test_a_crash_between_texts_and_vectors_is_repaired_by_the_next_run() -> None:
+    documents = [doc("a"), doc("b")]
+    total = await count_calls([], documents)
+    crashed = [n for n in range(1, total + 1) if await left_texts_without_vectors(n, documents)]
+    assert crashed, "some crash point leaves texts whose vectors were never written"
+
+
+async def left_texts_without_vectors(fail_at: int, documents: Sequence[RagDocument]) -> bool:
+    """Whether crashing at store call ``fail_at`` leaves texts without vectors; if so, checks
+    that re-running the same ingestion stores every vector (it used to say UNCHANGED)."""
+    stores = Stores()
+    await run(stores, fail_at, True, documents)
+    found = await audit(stores.index, stores.chunks, stores.ledger, NS)
+    if not found.texts_without_vectors:
+        return False
+    outcomes = await stores.service()[0].ingest(documents, NS)
+    assert all(outcome.outcome is not Outcome.UNCHANGED for outcome in outcomes)
+    await stores.check(documents)
+    return True
+
+
+async def count_calls(documents_before, documents_after) -> int:
+    stores = Stores()
+    await stores.service()[0].ingest(documents_before, NS)
+    service, calls = stores.service(fail_at=10**6)
+    await service.ingest(documents_after, NS)
+    return calls.count
+
+
+BEFORE = [doc("a"), doc("b", "v1"), doc("c")]
+AFTER = [doc("a"), doc("b", "v2"), doc("c", metadata={"region": "assam"}), doc("d")]
+
+
+@pytest.mark.parametrize("crash", [False, True], ids=["error", "crash"])
+async def test_every_store_call_can_fail_and_the_next_run_converges(crash: bool) -> None:
+    total = await count_calls(BEFORE, AFTER)
+    assert total > 10
+    for fail_at in range(1, total + 1):
+        stores = Stores()
+        await stores.service()[0].ingest(BEFORE, NS)
+        await run(stores, fail_at, crash, AFTER)
+        await stores.service()[0].ingest(AFTER, NS)
+        await stores.check(AFTER)
+
+
+@pytest.mark.parametrize("crash", [False, True], ids=["error", "crash"])
+async def test_every_store_call_can_fail_and_reconcile_leaves_one_whole_version(
+    crash: bool,
+) -> None:
+    total = await count_calls(BEFORE, AFTER)
+    versions = {
+        document.document_id: [
+            {chunk.chunk_id for chunk in Stores().service()[0].split(d, NS)}
+            for d in (*BEFORE, *AFTER)
+            if d.document_id == document.document_id
+        ]
+        for document in AFTER
+    }
+    for fail_at in range(1, total + 1):
+        stores = Stores()
+        await stores.service()[0].ingest(BEFORE, NS)
+        await run(stores, fail_at, crash, AFTER)
+        report = await stores.service()[0].reconcile(NS)
+        found = await audit(stores.index, stores.chunks, stores.ledger, NS)
+        assert found.is_consistent, (fail_at, report)
+        assert found.vectors == set(found.texts)
+        for document_id, choices in versions.items():
+            stored = {chunk for chunk in found.texts if chunk.startswith(f"{document_id}#")}
+            assert stored in [*choices, set()] if document_id == "d" else stored in choices
+
+
+async def test_a_metadata_change_is_an_update_that_replaces_the_filterable_values() -> None:
+    stores = Stores()
+    service = stores.service()[0]
+    await service.ingest([doc("a", metadata={"region": "assam"})], NS)
+    moved = doc("a", domain="regional_context", metadata={"region": "darjeeling"})
+    (outcome,) = await service.ingest([moved], NS)
+    assert outcome.outcome is Outcome.UPDATED
+    await stores.check([moved])
+    hits = await stores.index.query([1.0] * 64, top_k=100, namespace=NS, filter={"region": "assam"})
+    assert hits == []
+    found = await stores.index.query(
+        [1.0] * 64, top_k=100, namespace=NS, filter={"domain": "regional_context"}
+    )
+    assert len(found) == outcome.chunks
+
+
+class StaleTextsStay(InMemoryChunkRepository):
+    """A chunk store whose deletes fail."""
+
+    async def delete_chunks(self, chunk_ids: Sequence[str], namespace: str) -> int:
+        raise BackendUnavailableError("chunk store down for deletes")
+
+
+async def test_a_failed_cleanup_never_empties_the_document() -> None:
+    stores = Stores()
+    stores.chunks = StaleTextsStay()
+    await stores.service()[0].ingest([doc("a")], NS)
+    (outcome,) = await stores.service()[0].ingest([doc("a", "v2")], NS)
+    assert outcome.outcome is Outcome.UPDATED
+    new = {chunk.chunk_id for chunk in stores.service()[0].split(doc("a", "v2"), NS)}
+    found = await audit(stores.index, stores.chunks, stores.ledger, NS)
+    assert new <= found.vectors & set(found.texts), "the new version is searchable"
+    healthy = InMemoryChunkRepository()
+    await healthy.upsert_many(list((await stores.chunks.get_many(list(found.texts), NS)).values()))
+    stores.chunks = healthy
+    (again,) = await stores.service()[0].ingest([doc("a", "v2")], NS)
+    assert again.outcome is Outcome.UNCHANGED
+    await stores.check([doc("a", "v2")])
+
+
+class SlowEmbedder(HashEmbedder):
+    """Embeds after a pause, so a call can be cancelled or overtaken mid-write."""
+
+    def __init__(self, pause_s: float) -> None:
+        super().__init__()
+        self.pause_s = pause_s
+
+    async def embed_passages(self, texts: Sequence[str]):
+        await asyncio.sleep(self.pause_s)
+        return await super().embed_passages(texts)
+
+
+class SlowIndex(InMemoryVectorIndex):
+    async def upsert(self, records, namespace: str) -> int:
+        await asyncio.sleep(0.05)
+        return await super().upsert(records, namespace)
+
+
+async def test_a_cancelled_ingest_leaves_a_state_the_next_run_completes() -> None:
+    for delay in (0.0, 0.01, 0.03, 0.06, 0.2):
+        stores = Stores(index=SlowIndex())
+        await stores.service()[0].ingest([doc("a")], NS)
+        slow = stores.service(SlowEmbedder(0.02))[0]
+        task = asyncio.create_task(slow.ingest([doc("a", "v2")], NS))
+        await asyncio.sleep(delay)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        found = await audit(stores.index, stores.chunks, stores.ledger, NS)
+        assert found.texts_without_vectors == set(), delay
+        assert found.pending == set(), delay
+        await stores.service()[0].ingest([doc("a", "v2")], NS)
+        await stores.check([doc("a", "v2")])
+
+
+async def test_concurrent_updates_of_one_document_leave_one_version() -> None:
+    stores = Stores()
+    await stores.service()[0].ingest([doc("a")], NS)
+    versions = [doc("a", "v2"), doc("a", "v3")]
+    outcomes = await asyncio.gather(
+        *(
+            stores.service(SlowEmbedder(0.05), lease_wait_s=5.0)[0].ingest([version], NS)
+            for version in versions
+        )
+    )
+    assert [outcome.outcome for (outcome,) in outcomes] == [Outcome.UPDATED, Outcome.UPDATED]
+    found = await audit(stores.index, stores.chunks, stores.ledger, NS)
+    last = next(v for v in versions if found.records["a"].fingerprint == fingerprint_of(v))
+    await stores.check([last])
+
+
+def fingerprint_of(document: RagDocument) -> str:
+    return fingerprint(chunk.chunk_id for chunk in Stores().service()[0].split(document, NS))
+
+
+async def test_a_renamed_or_relabelled_document_costs_no_model_time() -> None:
+    stores = Stores()
+    model = HashEmbedder()
+    cached = CachingEmbedder(model, InMemoryEmbeddingCache(), max_entries=10_000)
+    await stores.service(cached)[0].ingest([doc("a")], NS)
+    embedded = len(model.passages)
+    renamed = doc("a-renamed")
+    relabelled = doc("a", metadata={"region": "assam"})
+    outcomes = await stores.service(cached)[0].ingest([renamed, relabelled], NS)
+    assert [o.outcome for o in outcomes] == [Outcome.CREATED, Outcome.UPDATED]
+    assert len(model.passages) == embedded
+    await stores.check([renamed, relabelled])
