@@ -1,3 +1,4 @@
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -14,5 +15,7 @@ class TestExactVectorIndexInMemory(VectorIndexContract):
 
 class TestExactVectorIndexOnDisk(VectorIndexContract):
     @pytest.fixture
-    def index(self, tmp_path: Path) -> ExactVectorIndex:
-        return ExactVectorIndex(tmp_path / "index")
+    async def index(self, tmp_path: Path) -> AsyncIterator[ExactVectorIndex]:
+        index = ExactVectorIndex(tmp_path / "index")
+        yield index
+        await index.close()

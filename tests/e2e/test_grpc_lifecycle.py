@@ -34,7 +34,13 @@ from retrieval.service.ingestion_service import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
-from retrieval_testkit import HashEmbedder, InMemoryChunkRepository, InMemoryVectorIndex
+from retrieval_testkit import (
+    HashEmbedder,
+    InMemoryChunkRepository,
+    InMemoryDocumentLedger,
+    InMemoryEmbeddingCache,
+    InMemoryVectorIndex,
+)
 
 NAMESPACE = "lifecycle"
 DOCUMENT = RagDocument(
@@ -124,7 +130,9 @@ async def application(
     settings = Settings(data_dir=tmp_path)
     container = Container(settings=settings)
     container.override_providers(
-        embedder=providers.Object(embedder or HashEmbedder()),
+        model_embedder=providers.Object(embedder or HashEmbedder()),
+        embedding_cache=providers.Object(InMemoryEmbeddingCache()),
+        document_ledger=providers.Object(InMemoryDocumentLedger()),
         vector_index=providers.Object(index or InMemoryVectorIndex()),
         mongo_uri=providers.Object(None),
         mongo_client=providers.Object(None),

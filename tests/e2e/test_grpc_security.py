@@ -23,7 +23,13 @@ from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, TlsOption
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
-from retrieval_testkit import HashEmbedder, InMemoryChunkRepository, InMemoryVectorIndex
+from retrieval_testkit import (
+    HashEmbedder,
+    InMemoryChunkRepository,
+    InMemoryDocumentLedger,
+    InMemoryEmbeddingCache,
+    InMemoryVectorIndex,
+)
 
 NAMESPACE = "security"
 TOKEN = SecretStr("s3cret-token-for-tests")
@@ -41,7 +47,9 @@ async def application(tmp_path: Path) -> AsyncIterator[Application]:
     settings = Settings(data_dir=tmp_path)
     container = Container(settings=settings)
     container.override_providers(
-        embedder=providers.Object(HashEmbedder()),
+        model_embedder=providers.Object(HashEmbedder()),
+        embedding_cache=providers.Object(InMemoryEmbeddingCache()),
+        document_ledger=providers.Object(InMemoryDocumentLedger()),
         vector_index=providers.Object(InMemoryVectorIndex()),
         mongo_uri=providers.Object(None),
         mongo_client=providers.Object(None),

@@ -19,8 +19,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 import retrieval.grpc
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.container import Application, Container, running
 from retrieval.domain.models import RagDocument
 from retrieval.errors import InvalidRequestError, NotFoundError
@@ -31,7 +31,7 @@ from retrieval.service.ingestion_service import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
-from retrieval_testkit import HashEmbedder
+from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache
 
 NAMESPACE = "grpc-e2e"
 MAX_MESSAGE_BYTES = 256 * 1024
@@ -78,13 +78,14 @@ QUESTIONS = [
 
 @pytest.fixture
 async def application(
-    tmp_path: Path, mongo_repository: MongoChunkRepository
+    tmp_path: Path, mongo_repository: MongoChunkRepository, mongo_ledger: MongoDocumentLedger
 ) -> AsyncIterator[Application]:
     settings = Settings(data_dir=tmp_path)
     container = Container(settings=settings)
     container.override_providers(
-        embedder=providers.Object(HashEmbedder()),
-        vector_index=providers.Object(ExactVectorIndex(tmp_path / "index")),
+        model_embedder=providers.Object(HashEmbedder()),
+        embedding_cache=providers.Object(InMemoryEmbeddingCache()),
+        document_ledger=providers.Object(mongo_ledger),
         mongo_uri=providers.Object(None),
         mongo_client=providers.Object(None),
         chunk_repository=providers.Object(mongo_repository),
@@ -191,11 +192,11 @@ async def test_ingest_reports_each_document(
 async def test_delete_document_then_namespace(
     application: Application, client: RetrievalClient
 ) -> None:
-    chunks = await application.chunks.count(NAMESPACE)
+    chunks = (await application.stats.namespace(NAMESPACE)).chunk_count
     assert await client.delete_document("frost", NAMESPACE) == 1
     assert await client.delete_document("frost", NAMESPACE) == 0
     assert await client.delete_namespace(NAMESPACE) == chunks - 1
-    assert await application.chunks.count(NAMESPACE) == 0
+    assert (await application.stats.namespace(NAMESPACE)).chunk_count == 0
     with pytest.raises(NotFoundError, match="grpc-e2e"):
         await client.retrieve("frost", namespace=NAMESPACE)
 
@@ -287,7 +288,7 @@ def ingest(*documents: pb.Document, namespace: str = "") -> pb.IngestDocumentsRe
     [
         pytest.param(ingest(document(), namespace="../x"), "namespace", id="namespace-dot-dot"),
         pytest.param(ingest(document(), namespace="a b"), "namespace", id="namespace-space"),
-        pytest.param(ingest(document(domain="volcanoes")), "domains", id="unknown-domain"),
+        pytest.param(ingest(document(domain="volcanoes")), "domain", id="unknown-domain"),
         pytest.param(
             ingest(document(document_id="")), "documents[0].document_id", id="empty-document-id"
         ),
@@ -340,12 +341,12 @@ async def test_bad_write_is_invalid_argument(
         pb.DeleteDocumentRequest: stub.DeleteDocument,
         pb.DeleteNamespaceRequest: stub.DeleteNamespace,
     }[type(request_message)]
-    chunks = await application.chunks.count()
+    chunks = (await application.stats.namespace(NAMESPACE)).chunk_count
     with pytest.raises(grpc.aio.AioRpcError) as raised:
         await method(request_message)
     assert raised.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     assert raised.value.details().startswith(f"{field}: ")
-    assert await application.chunks.count() == chunks
+    assert (await application.stats.namespace(NAMESPACE)).chunk_count == chunks
     await still_serving(stub)
 
 

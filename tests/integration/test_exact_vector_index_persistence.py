@@ -1,13 +1,28 @@
-"""The embedded index survives a restart and never leaves half a write on disk."""
+"""The embedded index survives a restart, never leaves half a write on disk, and is the only
+writer of its directory until it is closed."""
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.domain.vectors import VectorRecord
+from retrieval.errors import BackendError, DataDirectoryInUseError
+
+HOLD_INDEX = """
+import sys
+from pathlib import Path
+from retrieval.adapters.exact_vector_index import ExactVectorIndex
+
+index = ExactVectorIndex(Path(sys.argv[1]))
+print("open", flush=True)
+sys.stdin.read()
+"""
 
 
 def record(record_id: str, values: list[float], **metadata) -> VectorRecord:
@@ -25,9 +40,11 @@ async def test_reopened_index_answers_the_same(tmp_path: Path) -> None:
     )
     await index.upsert([record("c", [1, 1])], namespace="other")
     before = await index.query([1, 0.1], top_k=2, namespace="ns", filter={"tags": "t"})
+    stats = await index.stats()
+    await index.close()
 
     reopened = ExactVectorIndex(tmp_path)
-    assert await reopened.stats() == await index.stats()
+    assert await reopened.stats() == stats
     after = await reopened.query([1, 0.1], top_k=2, namespace="ns", filter={"tags": "t"})
     assert after == before
     assert after[0].metadata == {"domain": "x", "tags": ["t"], "n": 2, "ok": True}
@@ -37,6 +54,7 @@ async def test_deleting_a_namespace_removes_its_file(tmp_path: Path) -> None:
     index = ExactVectorIndex(tmp_path)
     await index.upsert([record("a", [1, 0])], namespace="ns")
     await index.delete(namespace="ns", delete_all=True)
+    await index.close()
     assert not (tmp_path / "ns.npz").exists()
     assert (await ExactVectorIndex(tmp_path).stats()).namespaces == {}
 
@@ -44,6 +62,7 @@ async def test_deleting_a_namespace_removes_its_file(tmp_path: Path) -> None:
 async def test_leftover_temporary_files_are_ignored_and_cleaned(tmp_path: Path) -> None:
     index = ExactVectorIndex(tmp_path)
     await index.upsert([record("a", [1, 0])], namespace="ns")
+    await index.close()
     (tmp_path / "crashed-write.tmp").write_bytes(b"partial")
     reopened = ExactVectorIndex(tmp_path)
     assert (await reopened.stats()).total_vector_count == 1
@@ -57,3 +76,62 @@ async def test_a_rejected_write_changes_nothing_on_disk(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="dimension"):
         await index.upsert([record("b", [1, 0, 0])], namespace="ns")
     assert (tmp_path / "ns.npz").read_bytes() == saved
+
+
+async def test_a_second_index_on_the_directory_is_refused_until_the_first_closes(
+    tmp_path: Path,
+) -> None:
+    index = ExactVectorIndex(tmp_path)
+    await index.upsert([record("a", [1, 0])], namespace="ns")
+    with pytest.raises(DataDirectoryInUseError, match=str(tmp_path)):
+        ExactVectorIndex(tmp_path)
+    await index.close()
+    assert (await ExactVectorIndex(tmp_path).stats()).total_vector_count == 1
+
+
+def test_an_index_in_another_process_refuses_this_one(tmp_path: Path) -> None:
+    holder = [sys.executable, "-c", HOLD_INDEX, str(tmp_path)]
+    with subprocess.Popen(holder, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"open\n"
+        with pytest.raises(DataDirectoryInUseError) as refused:
+            ExactVectorIndex(tmp_path)
+        process.kill()
+    assert refused.value.pid == process.pid
+    ExactVectorIndex(tmp_path)
+
+
+@pytest.mark.parametrize("path", ["disk", "memory"])
+async def test_a_closed_index_refuses_every_call(tmp_path: Path, path: str) -> None:
+    index = ExactVectorIndex(tmp_path if path == "disk" else None)
+    await index.upsert([record("a", [1, 0])], namespace="ns")
+    await index.close()
+    await index.close()
+    calls = [
+        lambda: index.upsert([record("b", [0, 1])], namespace="ns"),
+        lambda: index.query([1, 0], top_k=1, namespace="ns"),
+        lambda: index.delete(namespace="ns", delete_all=True),
+        index.stats,
+        lambda: anext(index.list_ids("ns")),
+    ]
+    for call in calls:
+        with pytest.raises(BackendError, match="closed"):
+            await call()
+
+
+async def test_close_waits_for_a_write_in_progress(tmp_path: Path) -> None:
+    index = ExactVectorIndex(tmp_path)
+    write = asyncio.create_task(index.upsert([record("a", [1, 0])], namespace="ns"))
+    await asyncio.sleep(0)
+    await index.close()
+    assert write.done()
+    assert write.result() == 1
+    assert (await ExactVectorIndex(tmp_path).stats()).total_vector_count == 1
+
+
+async def test_an_unreadable_directory_is_released(tmp_path: Path) -> None:
+    (tmp_path / "index.json").write_text("not json")
+    with pytest.raises(ValueError, match="Expecting value"):
+        ExactVectorIndex(tmp_path)
+    (tmp_path / "index.json").unlink()
+    assert (await ExactVectorIndex(tmp_path).stats()).namespaces == {}

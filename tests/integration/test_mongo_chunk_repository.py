@@ -1,25 +1,40 @@
-"""The MongoDB repository against a real wire-protocol server: round trips and indexes."""
+"""The MongoDB repository against a real wire-protocol server: round trips, indexes, batches."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
 import pytest
+from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import AsyncMongoClient, monitoring
 
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.domain.models import RagChunk
-from retrieval.errors import BackendUnavailableError
+from retrieval.errors import BackendTimeoutError, BackendUnavailableError
 
 NS = "integration"
+BATCH = 500
+CLIENT_TIMEOUT_MS = 2_000
 
 
 class CommandLog(monitoring.CommandListener):
+    """Every command the client starts, as sent."""
+
     def __init__(self) -> None:
-        self.commands: list[str] = []
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+
+    @property
+    def commands(self) -> list[str]:
+        return [name for name, _ in self.sent]
+
+    def bodies(self, name: str) -> list[dict[str, Any]]:
+        return [body for sent, body in self.sent if sent == name]
 
     def started(self, event: monitoring.CommandStartedEvent) -> None:
-        self.commands.append(event.command_name)
+        self.sent.append((event.command_name, dict(event.command)))
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
         pass
@@ -28,11 +43,49 @@ class CommandLog(monitoring.CommandListener):
         pass
 
 
-def chunk(n: int) -> RagChunk:
+@asynccontextmanager
+async def pymongo_async(uri: str, log: CommandLog) -> AsyncIterator[Any]:
+    client: AsyncMongoClient = AsyncMongoClient(
+        uri, event_listeners=[log], timeoutMS=CLIENT_TIMEOUT_MS
+    )
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+@asynccontextmanager
+async def motor(uri: str, log: CommandLog) -> AsyncIterator[Any]:
+    client = AsyncIOMotorClient(uri, event_listeners=[log], timeoutMS=CLIENT_TIMEOUT_MS)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+Driver = Callable[[str, CommandLog], AbstractAsyncContextManager[Any]]
+
+
+@pytest.fixture(params=[pymongo_async, motor], ids=["pymongo-async", "motor"])
+async def logged(
+    request: pytest.FixtureRequest, mongo_uri: str
+) -> AsyncIterator[tuple[MongoChunkRepository, CommandLog]]:
+    """A repository writing in batches of 500 on a client with a 2 s operation timeout."""
+    log = CommandLog()
+    driver: Driver = request.param
+    async with driver(mongo_uri, log) as client:
+        collection = client[f"batches_{uuid.uuid4().hex[:8]}"]["chunks"]
+        repository = MongoChunkRepository(collection, write_batch=BATCH)
+        await repository.ensure_indexes()
+        log.sent.clear()
+        yield repository, log
+
+
+def chunk(n: int, document_id: str = "doc", namespace: str = NS) -> RagChunk:
     return RagChunk(
-        chunk_id=f"doc#{n:04d}",
-        document_id="doc",
-        namespace=NS,
+        chunk_id=f"{document_id}#{n:04d}",
+        document_id=document_id,
+        namespace=namespace,
         title="Frost",
         domain="weather_patterns",
         position=n,
@@ -46,7 +99,7 @@ async def test_get_many_is_one_round_trip(mongo_uri: str) -> None:
     try:
         repository = MongoChunkRepository(client[f"rt_{uuid.uuid4().hex[:8]}"]["chunks"])
         await repository.upsert_many([chunk(n) for n in range(50)])
-        log.commands.clear()
+        log.sent.clear()
         found = await repository.get_many([f"doc#{n:04d}" for n in range(0, 50, 2)], NS)
         assert len(found) == 25
         assert log.commands == ["find"]
@@ -75,3 +128,117 @@ async def test_unreachable_server_is_a_typed_error() -> None:
             await MongoChunkRepository(client.db.chunks).get_many(["a"], NS)
     finally:
         await client.close()
+
+
+async def test_a_write_larger_than_a_batch_goes_in_batches_under_their_own_deadline(
+    logged: tuple[MongoChunkRepository, CommandLog],
+) -> None:
+    repository, log = logged
+    assert await repository.upsert_many([chunk(n) for n in range(2 * BATCH + 201)]) == 1201
+    updates = log.bodies("update")
+    assert [len(update["updates"]) for update in updates] == [500, 500, 201]
+    assert all(update["maxTimeMS"] > CLIENT_TIMEOUT_MS for update in updates)
+    assert await repository.count(NS) == 1201
+
+
+async def test_deleting_many_chunks_goes_in_batches(
+    logged: tuple[MongoChunkRepository, CommandLog],
+) -> None:
+    repository, log = logged
+    await repository.upsert_many([chunk(n) for n in range(1201)])
+    log.sent.clear()
+    ids = [f"doc#{n:04d}" for n in range(1201)]
+    assert await repository.delete_chunks([*ids, *ids[:5], "missing"], NS) == 1201
+    deletes = log.bodies("delete")
+    assert [len(delete["deletes"]) for delete in deletes] == [500, 500, 202]
+    assert all(delete["maxTimeMS"] > CLIENT_TIMEOUT_MS for delete in deletes)
+    assert await repository.count(NS) == 0
+
+
+@pytest.mark.parametrize(
+    ("scope", "sizes", "small_left"),
+    [("namespace", [500, 500, 204], 0), ("document", [500, 500, 201], 3)],
+)
+async def test_deleting_more_than_a_batch_finds_and_deletes_batch_by_batch(
+    logged: tuple[MongoChunkRepository, CommandLog],
+    scope: str,
+    sizes: list[int],
+    small_left: int,
+) -> None:
+    repository, log = logged
+    await repository.upsert_many(
+        [chunk(n, "big") for n in range(1201)]
+        + [chunk(n, "small") for n in range(3)]
+        + [chunk(0, "big", namespace="other")]
+    )
+    log.sent.clear()
+    if scope == "namespace":
+        deleted = await repository.delete_namespace(NS)
+    else:
+        deleted = await repository.delete_document("big", NS)
+    assert deleted == sum(sizes)
+    assert [find["limit"] for find in log.bodies("find")] == [BATCH] * 4
+    deletes = log.bodies("delete")
+    assert [len(delete["deletes"]) for delete in deletes] == sizes
+    assert all(delete["maxTimeMS"] > CLIENT_TIMEOUT_MS for delete in deletes)
+    assert len(await repository.chunk_ids("small", NS)) == small_left
+    assert await repository.count("other") == 1
+
+
+async def test_a_namespace_delete_stopped_by_a_timeout_finishes_when_run_again(
+    mongo_uri: str,
+) -> None:
+    app = f"resume-{uuid.uuid4().hex[:8]}"
+    client: AsyncMongoClient = AsyncMongoClient(mongo_uri, appname=app)
+    repository = MongoChunkRepository(
+        client[f"resume_{uuid.uuid4().hex[:8]}"]["chunks"], write_batch=BATCH
+    )
+    second_delete_times_out = {
+        "configureFailPoint": "failCommand",
+        "mode": {"skip": 1, "times": 1},
+        "data": {"failCommands": ["delete"], "errorCode": 50, "appName": app},
+    }
+    try:
+        await repository.ensure_indexes()
+        await repository.upsert_many([chunk(n) for n in range(1201)])
+        await client.admin.command(second_delete_times_out)
+        with pytest.raises(BackendTimeoutError, match="MongoDB delete timed out"):
+            await repository.delete_namespace(NS)
+        assert await repository.count(NS) == 701
+        assert await repository.delete_namespace(NS) == 701
+        assert await repository.count(NS) == 0
+    finally:
+        await client.admin.command({"configureFailPoint": "failCommand", "mode": "off"})
+        await client.close()
+
+
+async def test_a_batch_past_its_deadline_is_a_timeout(mongo_client: AsyncMongoClient) -> None:
+    repository = MongoChunkRepository(
+        mongo_client[f"deadline_{uuid.uuid4().hex[:8]}"]["chunks"], bulk_timeout_ms=1
+    )
+    await repository.ensure_indexes()
+    with pytest.raises(BackendTimeoutError, match="MongoDB upsert timed out"):
+        await repository.upsert_many([chunk(n) for n in range(BATCH)])
+
+
+async def test_listing_reads_each_page_after_the_last_id_of_the_one_before(
+    logged: tuple[MongoChunkRepository, CommandLog],
+) -> None:
+    repository, log = logged
+    await repository.upsert_many([chunk(n) for n in range(1201)])
+    log.sent.clear()
+    listed = [page async for page in repository.list_chunks(NS)]
+    assert [len(page) for page in listed] == [500, 500, 201]
+    finds = log.bodies("find")
+    assert [find["limit"] for find in finds] == [BATCH] * 3
+    assert [find["filter"].get("chunk_id") for find in finds] == [
+        None,
+        {"$gt": "doc#0499"},
+        {"$gt": "doc#0999"},
+    ]
+    assert "getMore" not in log.commands
+
+
+def test_batches_must_hold_something(mongo_client: AsyncMongoClient) -> None:
+    with pytest.raises(ValueError, match="write_batch"):
+        MongoChunkRepository(mongo_client.db.chunks, write_batch=0)

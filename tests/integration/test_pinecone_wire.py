@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from pinecone import AsyncIndex
+from pinecone.errors import ApiError
 
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
@@ -203,3 +204,39 @@ async def test_the_standin_serves_fetch_and_list_as_the_sdk_reads_them(
         f"rec-{n:05d}" for n in range(5)
     ]
     assert rest.pagination is None
+
+
+async def test_listing_asks_for_pages_of_100_and_follows_the_token(
+    index: PineconeVectorIndex, standin: PineconeStandIn
+) -> None:
+    await index.upsert(records(250), NS)
+    await index.upsert(records(3), "elsewhere")
+    standin.clear_log()
+    pages = [page async for page in index.list_ids(NS, prefix="rec-")]
+    assert [len(page) for page in pages] == [100, 100, 50]
+    assert [name for page in pages for name in page] == [f"rec-{n:05d}" for n in range(250)]
+    sent = [request.params for request in standin.requests_to("/vectors/list")]
+    assert [(params["namespace"], params["prefix"], params["limit"]) for params in sent] == [
+        ([NS], ["rec-"], ["100"])
+    ] * 3
+    assert ["paginationToken" in params for params in sent] == [False, True, True]
+
+
+async def test_an_empty_last_page_ends_the_listing(
+    index: PineconeVectorIndex, standin: PineconeStandIn
+) -> None:
+    await index.upsert(records(200), NS)
+    standin.clear_log()
+    assert [len(page) async for page in index.list_ids(NS)] == [100, 100]
+    assert len(standin.requests_to("/vectors/list")) == 3
+
+
+async def test_the_standin_refuses_a_token_of_another_listing(standin: PineconeStandIn) -> None:
+    async with AsyncIndex(host=standin.url, api_key=standin.api_key) as sdk:
+        await sdk.upsert(vectors=[{"id": f"rec-{n}", "values": [1, 0, 0, 0]} for n in range(3)])
+        first = await sdk.list_paginated(prefix="rec-", limit=2)
+        assert first.pagination is not None
+        with pytest.raises(ApiError, match="another listing"):
+            await sdk.list_paginated(prefix="other-", pagination_token=first.pagination.next)
+        with pytest.raises(ApiError, match="invalid pagination token"):
+            await sdk.list_paginated(pagination_token="not a token")

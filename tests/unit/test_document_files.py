@@ -1,84 +1,371 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import re
+import sys
+import zipfile
+from pathlib import Path, PurePath
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from retrieval.adapters.document_files import load_documents, parse_collection, parse_markdown
+from retrieval.adapters.document_files import (
+    LoadedDocuments,
+    load_documents,
+    read_documents,
+    slug_from_path,
+)
+from retrieval.demo import KNOWLEDGE_DIR
+from retrieval.domain.models import SLUG_PATTERN
 from retrieval.errors import InvalidRequestError
 
-MARKDOWN = """---
+FRONT_MATTER = """---
 document_id: grey-blight
 title: Grey blight
 domain: plant_diseases
 region: assam
 ---
-# Grey blight
+# Grey blight of tea
 
 Pestalotiopsis causes grey lesions on mature leaves.
 """
 
+PLAIN = """Some words before the heading.
 
-def test_front_matter_gives_identity_and_metadata() -> None:
-    document = parse_markdown(MARKDOWN, "grey.md")
+# Frost on the plucking table
+
+Ground frost scorches young shoots on clear, still nights.
+"""
+
+PAGE = b"""<!doctype html><html><head><title>Red rust | Tea notes</title>
+<style>body { color: red }</style><script>var tracking = 1;</script></head>
+<body><nav><a href="/">Home</a></nav><main><h1>Red rust</h1>
+<p>An algal disease of <b>stressed</b> bushes.</p><h2>Control</h2>
+<ul><li>Copper sprays</li><li>Better drainage</li></ul></main></body></html>"""
+
+
+def pdf(*lines: str) -> bytes:
+    """A one-page PDF showing ``lines`` in Helvetica, written by hand."""
+    shown = " T* ".join(
+        "({}) Tj".format(line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)"))
+        for line in lines
+    )
+    stream = f"BT /F1 12 Tf 14 TL 72 720 Td {shown} ET".encode() if lines else b""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+RELATIONSHIPS = "http://schemas.openxmlformats.org/package/2006/relationships"
+OFFICE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+
+
+def docx(path: Path, paragraphs: list[tuple[str | None, str]]) -> None:
+    """A minimal Word file: (style id or None, text) per paragraph; ``Heading1`` and
+    ``Heading2`` are defined as Word defines them."""
+    body = "".join(
+        "<w:p>"
+        + (f'<w:pPr><w:pStyle w:val="{style}"/></w:pPr>' if style else "")
+        + f"<w:r><w:t>{text}</w:t></w:r></w:p>"
+        for style, text in paragraphs
+    )
+    styles = "".join(
+        f'<w:style w:type="paragraph" w:styleId="Heading{n}"><w:name w:val="heading {n}"/>'
+        "</w:style>"
+        for n in (1, 2)
+    )
+    main = "application/vnd.openxmlformats-officedocument.wordprocessingml"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(
+            "[Content_Types].xml",
+            '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Default Extension="rels" '
+            'ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+            '<Default Extension="xml" ContentType="application/xml"/>'
+            f'<Override PartName="/word/document.xml" ContentType="{main}.document.main+xml"/>'
+            f'<Override PartName="/word/styles.xml" ContentType="{main}.styles+xml"/></Types>',
+        )
+        archive.writestr(
+            "_rels/.rels",
+            f'<Relationships xmlns="{RELATIONSHIPS}"><Relationship Id="rId1" '
+            f'Type="{OFFICE}/officeDocument" Target="word/document.xml"/></Relationships>',
+        )
+        archive.writestr(
+            "word/_rels/document.xml.rels",
+            f'<Relationships xmlns="{RELATIONSHIPS}"><Relationship Id="rId1" '
+            f'Type="{OFFICE}/styles" Target="styles.xml"/></Relationships>',
+        )
+        archive.writestr("word/styles.xml", f"<w:styles {W}>{styles}</w:styles>")
+        archive.writestr(
+            "word/document.xml", f"<w:document {W}><w:body>{body}</w:body></w:document>"
+        )
+
+
+def read(*paths: Path, domain: str | None = "plant_diseases", title: str | None = None):
+    return read_documents(list(paths), domain=domain, title=title)
+
+
+def only(loaded: LoadedDocuments):
+    assert loaded.failures == (), loaded.failures
+    (document,) = loaded.documents
+    return document
+
+
+def reasons(loaded: LoadedDocuments) -> dict[str, str]:
+    return {Path(failure.source).name: failure.reason for failure in loaded.failures}
+
+
+def test_front_matter_gives_identity_and_metadata(tmp_path: Path) -> None:
+    (tmp_path / "grey.md").write_text(FRONT_MATTER)
+    document = only(read(tmp_path / "grey.md", domain="tea_cultivation", title="Other"))
     assert document.document_id == "grey-blight"
+    assert document.title == "Grey blight"
     assert document.domain == "plant_diseases"
     assert document.metadata == {"region": "assam"}
-    assert document.content.startswith("# Grey blight")
+    assert document.content.startswith("# Grey blight of tea")
+
+
+def test_plain_markdown_takes_id_from_path_and_title_from_first_heading(tmp_path: Path) -> None:
+    (tmp_path / "weather").mkdir()
+    (tmp_path / "weather" / "Frost notes.md").write_text(PLAIN)
+    document = only(read(tmp_path))
+    assert document.document_id == "weather--Frost-notes"
+    assert document.title == "Frost on the plucking table"
+    assert document.domain == "plant_diseases"
+    assert document.content == PLAIN.strip()
+    assert document.metadata == {}
+
+
+def test_a_file_given_directly_is_named_by_its_file_name(tmp_path: Path) -> None:
+    (tmp_path / "weather").mkdir()
+    (tmp_path / "weather" / "frost.txt").write_text("No heading here, just text.")
+    document = only(read(tmp_path / "weather" / "frost.txt"))
+    assert document.document_id == "frost"
+    assert document.title == "frost"
+
+
+def test_a_given_title_beats_the_heading_but_not_front_matter(tmp_path: Path) -> None:
+    (tmp_path / "frost.md").write_text(PLAIN)
+    assert only(read(tmp_path / "frost.md", title="Frost guide")).title == "Frost guide"
+    (tmp_path / "frost.md").write_text(FRONT_MATTER)
+    assert only(read(tmp_path / "frost.md", title="Frost guide")).title == "Grey blight"
+
+
+def test_one_title_for_several_files_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text(PLAIN)
+    (tmp_path / "b.md").write_text(PLAIN)
+    with pytest.raises(InvalidRequestError) as raised:
+        read(tmp_path, title="Everything")
+    assert raised.value.field == "title"
+
+
+def test_a_document_without_a_domain_fails_alone(tmp_path: Path) -> None:
+    (tmp_path / "plain.md").write_text(PLAIN)
+    (tmp_path / "grey.md").write_text(FRONT_MATTER)
+    loaded = read(tmp_path, domain=None)
+    assert [d.document_id for d in loaded.documents] == ["grey-blight"]
+    (failure,) = loaded.failures
+    assert failure.field == "domain"
+    assert "--domain" in failure.reason
 
 
 @pytest.mark.parametrize(
-    ("text", "field"),
+    ("relative", "slug"),
     [
-        ("# No front matter", "front_matter"),
-        ("---\ntitle: x\n", "front_matter"),
-        ("---\njust words\n---\nbody", "front_matter"),
-        ("---\ndocument_id: a b\ntitle: t\ndomain: plant_diseases\n---\nbody", "document_id"),
-        ("---\ndocument_id: a\ntitle: t\ndomain: plant_diseases\n---\n", "content"),
+        ("frost.md", "frost"),
+        ("guides/Frost risk.md", "guides--Frost-risk"),
+        ("a/b/c.v2.html", "a--b--c.v2"),
+        ("Thé vert/Récolte (2024).pdf", "The-vert--Recolte-2024"),
+        ("茶/(draft) notes.md", "draft-notes"),
+        ("_drafts/.x.md", "drafts--.x"),
+        ("_-a.md", "a"),
     ],
 )
-def test_bad_markdown_is_a_typed_error(text: str, field: str) -> None:
-    with pytest.raises(InvalidRequestError) as raised:
-        parse_markdown(text, "bad.md")
-    assert raised.value.field == field
+def test_paths_map_to_stable_slugs(relative: str, slug: str) -> None:
+    assert slug_from_path(PurePath(relative)) == slug
 
 
-def test_json_collection() -> None:
+def test_names_with_nothing_usable_or_too_long_still_get_distinct_slugs() -> None:
+    assert re.fullmatch(r"doc-[0-9a-f]{8}", slug_from_path(PurePath("茶.md")))
+    assert slug_from_path(PurePath("茶.md")) != slug_from_path(PurePath("紅茶.md"))
+    long_a, long_b = (slug_from_path(PurePath(f"{'x' * 200}{end}.md")) for end in "ab")
+    assert len(long_a) == len(long_b) == 128
+    assert long_a != long_b
+
+
+@given(st.lists(st.text(min_size=1, max_size=80), min_size=1, max_size=4))
+def test_every_path_gives_a_valid_slug(parts: list[str]) -> None:
+    assert re.fullmatch(SLUG_PATTERN, slug_from_path(PurePath(*parts)))
+
+
+def test_html_keeps_headings_and_drops_scripts_and_navigation(tmp_path: Path) -> None:
+    (tmp_path / "rust.html").write_bytes(PAGE)
+    document = only(read(tmp_path))
+    assert document.document_id == "rust"
+    assert document.title == "Red rust | Tea notes"
+    assert document.content.startswith("# Red rust\n\nAn algal disease of **stressed** bushes.")
+    assert "## Control" in document.content
+    assert "* Copper sprays" in document.content
+    for noise in ("tracking", "color", "Home"):
+        assert noise not in document.content
+
+
+def test_docx_headings_become_markdown_headings(tmp_path: Path) -> None:
+    docx(
+        tmp_path / "pruning.docx",
+        [
+            ("Heading1", "Pruning cycles"),
+            (None, "Bushes are pruned every four years."),
+            ("Heading2", "Skiffing"),
+            (None, "A light skiff levels the plucking table."),
+        ],
+    )
+    document = only(read(tmp_path))
+    assert document.title == "Pruning cycles"
+    assert document.content == (
+        "# Pruning cycles\n\nBushes are pruned every four years.\n\n"
+        "## Skiffing\n\nA light skiff levels the plucking table."
+    )
+
+
+def test_pdf_text_is_extracted(tmp_path: Path) -> None:
+    (tmp_path / "frost.pdf").write_bytes(pdf("Frost (ground) damage", "Cover young bushes."))
+    document = only(read(tmp_path, title="Frost report"))
+    assert document.title == "Frost report"
+    assert document.content == "Frost (ground) damage\nCover young bushes."
+
+
+def test_bad_files_fail_one_by_one_and_the_rest_is_read(tmp_path: Path) -> None:
+    (tmp_path / "good.md").write_text(PLAIN)
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 this is not a PDF")
+    (tmp_path / "scanned.pdf").write_bytes(pdf())
+    (tmp_path / "broken.docx").write_bytes(b"not a zip archive")
+    (tmp_path / "latin1.txt").write_bytes("Thé récolté".encode("latin-1"))
+    (tmp_path / "empty.md").write_text("")
+    (tmp_path / "open.md").write_text("---\ntitle: never closed\n")
+    (tmp_path / "loose.md").write_text("---\njust words\n---\nbody")
+    loaded = read(tmp_path)
+    assert [d.document_id for d in loaded.documents] == ["good"]
+    assert loaded.files == 8
+    found = reasons(loaded)
+    assert found.keys() == {
+        "broken.pdf", "scanned.pdf", "broken.docx", "latin1.txt", "empty.md", "open.md",
+        "loose.md",
+    }  # fmt: skip
+    assert found["broken.pdf"].startswith("not a readable PDF file")
+    assert "no extractable text" in found["scanned.pdf"]
+    assert found["broken.docx"].startswith("not a readable Word (DOCX) file")
+    assert found["latin1.txt"].startswith("not UTF-8 text")
+    assert found["empty.md"] == "empty file"
+    assert found["open.md"] == "front matter never closed"
+    assert found["loose.md"].startswith("bad front-matter line")
+
+
+def test_a_converter_not_installed_is_named_for_that_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pypdf", None)
+    (tmp_path / "frost.pdf").write_bytes(pdf("Frost"))
+    (tmp_path / "frost.md").write_text(PLAIN)
+    loaded = read(tmp_path)
+    assert [d.document_id for d in loaded.documents] == ["frost"]
+    (failure,) = loaded.failures
+    assert failure.reason.startswith("reading PDF needs pypdf")
+    assert "retrieval-service[documents]" in failure.reason
+
+
+def test_unsupported_files_fail_when_named_and_are_skipped_in_folders(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "plain.md").write_text(PLAIN)
+    (tmp_path / "docs" / "photo.png").write_bytes(b"\x89PNG")
+    (tmp_path / "docs" / ".hidden").mkdir()
+    (tmp_path / "docs" / ".hidden" / "draft.md").write_text(PLAIN)
+    (tmp_path / "sheet.xlsx").write_bytes(b"PK")
+    loaded = read(tmp_path / "docs", tmp_path / "sheet.xlsx", tmp_path / "missing.md")
+    assert [d.document_id for d in loaded.documents] == ["plain"]
+    assert loaded.skipped == (str(tmp_path / "docs" / "photo.png"),)
+    found = reasons(loaded)
+    assert found["sheet.xlsx"].startswith("unsupported file type '.xlsx'")
+    assert found["missing.md"] == "no such file or directory"
+
+
+def test_a_document_id_read_twice_fails_the_second_time(tmp_path: Path) -> None:
+    (tmp_path / "frost.md").write_text(PLAIN)
+    (tmp_path / "frost.txt").write_text(PLAIN)
+    loaded = read(tmp_path)
+    assert [d.document_id for d in loaded.documents] == ["frost"]
+    (failure,) = loaded.failures
+    assert failure.source == str(tmp_path / "frost.txt")
+    assert failure.field == "document_id"
+    assert str(tmp_path / "frost.md") in failure.reason
+
+
+def test_json_collection_keeps_its_valid_documents(tmp_path: Path) -> None:
     payload = {
         "documents": [
-            {"document_id": "a", "title": "A", "domain": "tea_cultivation", "content": "text"}
+            {"document_id": "a", "title": "A", "content": "text"},
+            {"document_id": "b", "title": "B", "domain": "tea_cultivation", "content": "text"},
+            {"document_id": "c d", "title": "C", "content": "text"},
+            {"document_id": "e", "title": "E", "content": "x", "metadata": {"n": None}},
         ]
     }
-    assert parse_collection(json.dumps(payload), "a.json")[0].document_id == "a"
+    (tmp_path / "set.json").write_text(json.dumps(payload))
+    loaded = read(tmp_path)
+    assert [(d.document_id, d.domain) for d in loaded.documents] == [
+        ("a", "plant_diseases"),
+        ("b", "tea_cultivation"),
+    ]
+    assert [(f.source, f.field) for f in loaded.failures] == [
+        (f"{tmp_path / 'set.json'}[2]", "document_id"),
+        (f"{tmp_path / 'set.json'}[3]", "metadata"),
+    ]
 
 
-@pytest.mark.parametrize(
-    ("text", "field"),
-    [
-        ("{", "documents"),
-        ('{"docs": []}', "documents"),
-        ('{"documents": [{"document_id": "a"}]}', "title"),
-        (
-            '{"documents": [{"document_id": "a", "title": "A", "domain": "tea_cultivation",'
-            ' "content": "x", "metadata": {"n": null}}]}',
-            "metadata",
-        ),
-    ],
-)
-def test_bad_json_is_a_typed_error(text: str, field: str) -> None:
-    with pytest.raises(InvalidRequestError) as raised:
-        parse_collection(text, "bad.json")
-    assert raised.value.field == field
+@pytest.mark.parametrize("text", ["{", '{"docs": []}', "[]"])
+def test_a_json_file_that_is_no_collection_fails(tmp_path: Path, text: str) -> None:
+    (tmp_path / "bad.json").write_text(text)
+    (failure,) = read(tmp_path).failures
+    assert failure.field == "documents"
 
 
-def test_folders_are_read_in_path_order(tmp_path: Path) -> None:
-    (tmp_path / "b.md").write_text(MARKDOWN.replace("grey-blight", "b"))
-    (tmp_path / "a.md").write_text(MARKDOWN.replace("grey-blight", "a"))
-    (tmp_path / "notes.txt").write_text("ignored")
-    assert [d.document_id for d in load_documents([tmp_path])] == ["a", "b"]
+def test_progress_is_reported_per_file(tmp_path: Path) -> None:
+    for name in ("a.md", "b.md", "c.md"):
+        (tmp_path / name).write_text(PLAIN)
+    calls: list[tuple[int, int]] = []
+    read_documents([tmp_path], domain="plant_diseases", on_file=lambda *c: calls.append(c))
+    assert calls == [(1, 3), (2, 3), (3, 3)]
 
 
-def test_missing_path_is_a_typed_error(tmp_path: Path) -> None:
+def test_strict_loading_reads_the_bundled_knowledge_base() -> None:
+    documents = load_documents([KNOWLEDGE_DIR])
+    assert len(documents) == len(list(KNOWLEDGE_DIR.glob("*.md")))
+    assert all(document.content.startswith("# ") for document in documents)
+
+
+def test_strict_loading_raises_at_the_first_failure(tmp_path: Path) -> None:
+    (tmp_path / "plain.md").write_text(PLAIN)
+    with pytest.raises(InvalidRequestError, match="--domain") as raised:
+        load_documents([tmp_path])
+    assert raised.value.field == "domain"
     with pytest.raises(InvalidRequestError, match="no such file"):
         load_documents([tmp_path / "missing.md"])

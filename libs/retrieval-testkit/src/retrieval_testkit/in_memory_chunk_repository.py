@@ -1,8 +1,10 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from retrieval.domain.models import RagChunk
+
+PAGE_SIZE = 100
 
 
 class InMemoryChunkRepository:
@@ -49,3 +51,12 @@ class InMemoryChunkRepository:
 
     async def count(self, namespace: str | None = None) -> int:
         return sum(namespace is None or key[0] == namespace for key in self._chunks)
+
+    async def list_chunks(self, namespace: str) -> AsyncIterator[list[tuple[str, str]]]:
+        listed = sorted(
+            (chunk_id, chunk.document_id)
+            for (ns, chunk_id), chunk in self._chunks.items()
+            if ns == namespace
+        )
+        for start in range(0, len(listed), PAGE_SIZE):
+            yield listed[start : start + PAGE_SIZE]

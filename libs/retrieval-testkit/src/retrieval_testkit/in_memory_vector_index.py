@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError
-from retrieval.ports.vector_index import MetadataFilter
+from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -96,3 +96,10 @@ class InMemoryVectorIndex:
             total_vector_count=sum(ns.vector_count for ns in namespaces.values()),
             namespaces=namespaces,
         )
+
+    async def list_ids(
+        self, namespace: str, *, prefix: str | None = None
+    ) -> AsyncIterator[list[str]]:
+        ids = sorted(i for i in self._namespaces.get(namespace, {}) if i.startswith(prefix or ""))
+        for start in range(0, len(ids), LIST_PAGE_SIZE):
+            yield ids[start : start + LIST_PAGE_SIZE]

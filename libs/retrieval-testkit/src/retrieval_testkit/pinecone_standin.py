@@ -7,16 +7,20 @@ the index host and the control-plane host at :attr:`PineconeStandIn.url`.
 
 It behaves like a serverless index with ``metric=cosine``: exact cosine scores, filters
 evaluated by ``retrieval.domain.filters``, an unknown namespace answers queries with no
-matches and deletes with 404, empty namespaces vanish. It refuses what Pinecone documents
-as over the limits (1000 vectors or 2 MB per upsert, 40 KB of metadata, 512-character
-ids, 1000 ids per delete or fetch, 96 inputs per embed, ``top_k``) and a wrong ``Api-Key``
-(401). Embeddings are hashed bags of words (``HashEmbedder``) with the ``input_type`` as part
-of the input, so a query and a passage of the same text differ. Every request is logged;
-:meth:`PineconeStandIn.inject` makes the next requests fail or stall.
+matches and deletes with 404, empty namespaces vanish. Listing returns ids in bitwise order
+with a token naming the last id listed (``skip_past``, as Pinecone's), so deletes between
+pages skip nothing; a full page carries a token even when nothing follows, so a client
+meets an empty last page too. It refuses what Pinecone documents as over the limits (1000
+vectors or 2 MB per upsert, 40 KB of metadata, 512-character ids, 1000 ids per delete or
+fetch, 100 ids per list page, 96 inputs per embed, ``top_k``) and a wrong ``Api-Key``
+(401). Embeddings are hashed bags of words (``HashEmbedder``) with the ``input_type`` as
+part of the input, so a query and a passage of the same text differ. Every request is
+logged; :meth:`PineconeStandIn.inject` makes the next requests fail or stall.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import threading
@@ -39,6 +43,7 @@ MAX_REQUEST_BYTES = 2_000_000
 MAX_METADATA_BYTES = 40 * 1024
 MAX_ID_CHARS = 512
 MAX_IDS_PER_REQUEST = 1000
+MAX_LIST_LIMIT = 100
 MAX_TOP_K = 10_000
 MAX_TOP_K_WITH_DATA = 1000
 MAX_EMBED_INPUTS = 96
@@ -343,19 +348,32 @@ class PineconeStandIn:
     def _list(self, params: dict, body: Any, size: int) -> dict:
         name = params.get("namespace", [""])[0]
         prefix = params.get("prefix", [""])[0]
-        limit = int(params.get("limit", ["100"])[0])
-        start = int(params.get("paginationToken", ["0"])[0])
+        if len(prefix) > MAX_ID_CHARS or not prefix.isascii() or "\x00" in prefix:
+            raise RefusedError(400, f"invalid prefix {prefix[:40]!r}")
+        limit = self._list_limit(params.get("limit", [str(MAX_LIST_LIMIT)])[0])
+        token = params.get("paginationToken")
+        skip_past = read_list_token(token[0], prefix) if token else None
         namespace = self._namespaces.get(name, Namespace())
-        ids = sorted(record_id for record_id in namespace.vectors if record_id.startswith(prefix))
-        page = ids[start : start + limit]
+        ids = sorted(
+            record_id
+            for record_id in namespace.vectors
+            if record_id.startswith(prefix) and (skip_past is None or record_id > skip_past)
+        )
+        page = ids[:limit]
         answer: dict[str, Any] = {
             "vectors": [{"id": record_id} for record_id in page],
             "namespace": name,
             "usage": {"readUnits": 1},
         }
-        if start + limit < len(ids):
-            answer["pagination"] = {"next": str(start + limit)}
+        if len(page) == limit:
+            answer["pagination"] = {"next": list_token(page[-1], prefix)}
         return answer
+
+    @staticmethod
+    def _list_limit(raw: str) -> int:
+        if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIST_LIMIT:
+            raise RefusedError(400, f"limit must be between 1 and {MAX_LIST_LIMIT}")
+        return int(raw)
 
     # Inference
 
@@ -485,6 +503,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(encoded)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+
+def list_token(last_id: str, prefix: str) -> str:
+    """A pagination token shaped like Pinecone's: base64 JSON naming the last id listed."""
+    return base64.b64encode(json.dumps({"skip_past": last_id, "prefix": prefix}).encode()).decode()
+
+
+def read_list_token(token: str, prefix: str) -> str:
+    try:
+        decoded = json.loads(base64.b64decode(token, validate=True))
+        skip_past = decoded["skip_past"]
+    except (ValueError, TypeError, KeyError) as error:
+        raise RefusedError(400, f"invalid pagination token {token[:40]!r}") from error
+    if decoded.get("prefix") != prefix or not isinstance(skip_past, str):
+        raise RefusedError(400, "the pagination token belongs to another listing")
+    return skip_past
 
 
 def error_body(status: int, message: str) -> dict:

@@ -103,11 +103,12 @@ def pinecone_connection(settings: Settings) -> PineconeConnection:
     )
 
 
-async def pinecone_clients(index: VectorIndex, embedder: Embedder) -> AsyncIterator[None]:
-    """At shutdown, release the connections the Pinecone adapters opened on this loop."""
+async def closing_adapters(index: VectorIndex, embedder: Embedder) -> AsyncIterator[None]:
+    """At shutdown, release what the adapters hold: Pinecone connections opened on this
+    loop, the embedded index's directory lock."""
     yield None
     for adapter in (index, embedder):
-        if isinstance(adapter, PineconeVectorIndex | PineconeInferenceEmbedder):
+        if isinstance(adapter, PineconeVectorIndex | PineconeInferenceEmbedder | ExactVectorIndex):
             await adapter.close()
 
 
@@ -146,8 +147,8 @@ class Container(containers.DeclarativeContainer):
         model=model_embedder.provided.model,
         dimension=model_embedder.provided.dimension,
     )
-    pinecone_clients = providers.Resource(
-        pinecone_clients, index=backend_index, embedder=model_embedder
+    closing_adapters = providers.Resource(
+        closing_adapters, index=backend_index, embedder=model_embedder
     )
     mongo_uri = providers.Resource(mongo_uri, settings=settings)
     mongo_client = providers.Resource(mongo_client, uri=mongo_uri, settings=settings)
@@ -179,6 +180,7 @@ class Container(containers.DeclarativeContainer):
         allowed_domains=settings.provided.allowed_domains,
         default_namespace=settings.provided.default_namespace,
         lease_wait_s=settings.provided.ingest_lease_wait_s,
+        documents_per_write=settings.provided.ingest_documents_per_write,
         policy=providers.Factory(
             ChunkingPolicy,
             max_words=settings.provided.chunk_max_words,

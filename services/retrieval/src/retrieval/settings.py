@@ -110,6 +110,9 @@ class Settings(BaseSettings):
 
     chunk_max_words: int = Field(default=180, ge=20, le=350, description="Words per chunk.")
     chunk_overlap_words: int = Field(default=30, ge=0, description="Words shared by neighbours.")
+    ingest_documents_per_write: int = Field(
+        default=16, ge=1, le=1000, description="Documents embedded and written together."
+    )
     ingest_lease_s: float = Field(
         default=120.0, gt=0, description="A document's write lease; renewed at every step."
     )

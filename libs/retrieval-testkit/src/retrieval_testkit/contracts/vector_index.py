@@ -8,7 +8,7 @@ import pytest
 
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import InvalidFilterError, InvalidRequestError, NamespaceNotFoundError
-from retrieval.ports.vector_index import VectorIndex
+from retrieval.ports.vector_index import LIST_PAGE_SIZE, VectorIndex
 
 NS = "contract"
 
@@ -29,6 +29,10 @@ CORPUS = [
 async def ids(index: VectorIndex, flt: dict | None = None, *, top_k: int = 10) -> list[str]:
     found = await index.query([1, 0.2, 0.1, 0], top_k=top_k, namespace=NS, filter=flt)
     return [match.id for match in found]
+
+
+async def pages(index: VectorIndex, namespace: str = NS, prefix: str | None = None) -> list:
+    return [page async for page in index.list_ids(namespace, prefix=prefix)]
 
 
 class VectorIndexContract:
@@ -164,3 +168,43 @@ class VectorIndexContract:
     async def test_delete_in_missing_namespace_is_not_an_error(self, index: VectorIndex) -> None:
         await index.delete(namespace="never-written", ids=["a"])
         assert (await index.stats()).total_vector_count == 0
+
+    async def test_list_ids_lists_every_id_in_order(self, seeded: VectorIndex) -> None:
+        assert await pages(seeded) == [["a", "b", "c", "d", "e"]]
+
+    async def test_list_ids_with_a_prefix(self, index: VectorIndex) -> None:
+        names = ["doc-1#0", "doc-1#1", "doc-10#0", "doc-2#0", "xdoc-1#0"]
+        await index.upsert([record(name, [1, 1, 0, 0]) for name in names], namespace=NS)
+        assert await pages(index, prefix="doc-1#") == [["doc-1#0", "doc-1#1"]]
+        assert await pages(index, prefix="doc-1") == [["doc-1#0", "doc-1#1", "doc-10#0"]]
+        assert await pages(index, prefix="nothing") == []
+
+    async def test_list_ids_pages_a_large_namespace(self, index: VectorIndex) -> None:
+        names = [f"r{n:04d}" for n in range(2 * LIST_PAGE_SIZE + 50)]
+        shuffled = names[1::2] + names[::2]
+        await index.upsert([record(name, [1, 0, 0, 1]) for name in shuffled], namespace=NS)
+        listed = await pages(index)
+        assert len(listed) >= 3
+        assert all(1 <= len(page) <= LIST_PAGE_SIZE for page in listed)
+        assert [name for page in listed for name in page] == names
+
+    async def test_deleting_listed_ids_between_pages_skips_nothing(
+        self, index: VectorIndex
+    ) -> None:
+        names = [f"r{n:04d}" for n in range(LIST_PAGE_SIZE + 30)]
+        await index.upsert([record(name, [0, 1, 0, 1]) for name in names], namespace=NS)
+        listed: list[str] = []
+        async for page in index.list_ids(NS):
+            listed.extend(page)
+            await index.delete(namespace=NS, ids=page)
+        assert listed == names
+        assert NS not in (await index.stats()).namespaces
+
+    async def test_list_ids_of_an_unknown_namespace_is_empty(self, seeded: VectorIndex) -> None:
+        assert await pages(seeded, "never-written") == []
+
+    async def test_list_ids_keeps_namespaces_apart(self, seeded: VectorIndex) -> None:
+        await seeded.upsert([record("x", [0, 0, 0, 1]), record("a", [0, 1, 0, 0])], "other")
+        await seeded.delete(namespace=NS, ids=["b"])
+        assert await pages(seeded, "other") == [["a", "x"]]
+        assert await pages(seeded) == [["a", "c", "d", "e"]]

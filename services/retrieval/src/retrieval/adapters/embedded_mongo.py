@@ -2,24 +2,34 @@
 
 Used whenever no MongoDB URI is configured. The server keeps its data under the given
 directory (WiredTiger), so chunks survive restarts like vectors do.
+
+One process at a time owns that directory: the parent locks it (``DirectoryLock``) before
+starting the server and shares the lock with it, so the lock lasts until both have exited.
+On Linux the server is also told to stop when its parent dies, even by SIGKILL, so a killed
+command never leaves a server holding the WiredTiger files.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from retrieval.adapters.directory_lock import DirectoryLock
 from retrieval.errors import BackendNotConfiguredError, BackendUnavailableError
 
 SERVER_COMMAND = "secantusd-py"
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
+PR_SET_PDEATHSIG = 1
 
 
 def free_port() -> int:
@@ -37,6 +47,27 @@ def server_executable() -> str:
             "set RETRIEVAL_MONGODB_URI or install the 'embedded' extra"
         )
     return found
+
+
+def stop_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` asking Linux to SIGTERM the child when the calling thread ends.
+
+    ``prctl`` is looked up before the fork, so the child only makes two system calls before
+    ``exec``. The signal follows the thread that started the child: start it from one that
+    outlives it (the main thread does). Elsewhere than Linux there is nothing to ask.
+    """
+    if sys.platform != "linux":
+        return None
+    prctl = ctypes.CDLL(None).prctl
+    prctl.argtypes = (ctypes.c_int, ctypes.c_ulong)
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:
+            os._exit(1)  # the parent died before the request took effect
+
+    return arm
 
 
 def wait_until_listening(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
@@ -57,30 +88,35 @@ def wait_until_listening(process: subprocess.Popen[bytes], port: int, log: Path)
 
 @contextmanager
 def embedded_mongo_server(storage: Path) -> Iterator[str]:
-    """Run the server on a free loopback port for the duration; yields its URI."""
+    """Run the server on a free loopback port for the duration; yields its URI.
+
+    Raises ``DataDirectoryInUseError`` naming the holder when another process uses ``storage``.
+    """
     executable = server_executable()
-    storage.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    log = storage.parent / "mongo.log"
-    with log.open("ab") as log_file:
-        process = subprocess.Popen(
-            [
-                executable,
-                "--host", "127.0.0.1",
-                "--port", str(port),
-                "--storage-path", str(storage),
-                "--log-level", "WARNING",
-            ],
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    try:
-        wait_until_listening(process, port, log)
-        yield f"mongodb://127.0.0.1:{port}/?directConnection=true"
-    finally:
-        process.terminate()
+    with DirectoryLock(storage) as lock:
+        port = free_port()
+        log = storage.parent / "mongo.log"
+        with log.open("ab") as log_file:
+            process = subprocess.Popen(
+                [
+                    executable,
+                    "--host", "127.0.0.1",
+                    "--port", str(port),
+                    "--storage-path", str(storage),
+                    "--log-level", "WARNING",
+                ],
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                pass_fds=(lock.fileno(),),
+                preexec_fn=stop_with_parent(),
+            )  # fmt: skip
         try:
-            process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            wait_until_listening(process, port, log)
+            yield f"mongodb://127.0.0.1:{port}/?directConnection=true"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

@@ -4,6 +4,10 @@ Each namespace is an immutable snapshot (unit vectors, ids, metadata, filter col
 replaced whole on every write, so queries never see half a write and need no lock.
 A snapshot is saved as one ``<namespace>.npz`` written to a temporary file and renamed
 into place: after a crash a namespace is either the old or the new version.
+
+An index on disk holds its directory (``DirectoryLock``) until ``close``: a second process,
+whose snapshots would go stale and whose writes would drop the other's, is refused with
+``DataDirectoryInUseError``.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import asyncio
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +24,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from retrieval.adapters.directory_lock import DirectoryLock
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.metadata_columns import MetadataColumns
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
-from retrieval.errors import InvalidRequestError, NamespaceNotFoundError
-from retrieval.ports.vector_index import MetadataFilter
+from retrieval.errors import BackendError, InvalidRequestError, NamespaceNotFoundError
+from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
 
 Matrix = npt.NDArray[np.float32]
 MANIFEST = "index.json"
@@ -61,8 +66,27 @@ class ExactVectorIndex:
         self._dimension: int | None = None
         self._namespaces: dict[str, Snapshot] = {}
         self._write_lock = asyncio.Lock()
+        self._closed = False
+        self._directory: DirectoryLock | None = None
         if path is not None:
-            self._load(path)
+            self._directory = DirectoryLock(path)
+            try:
+                self._load(path)
+            except BaseException:
+                self._directory.release()
+                raise
+
+    async def close(self) -> None:
+        """Let a write in progress finish, then release the directory; later calls raise."""
+        async with self._write_lock:
+            self._closed = True
+            if self._directory is not None:
+                self._directory.release()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            where = f"at {self._path}" if self._path is not None else "in memory"
+            raise BackendError(f"the vector index {where} is closed")
 
     async def upsert(self, records: Sequence[VectorRecord], namespace: str) -> int:
         if not records:
@@ -76,6 +100,7 @@ class ExactVectorIndex:
             )
         fresh = unit_rows(np.array([record.values for record in records], dtype=np.float32))
         async with self._write_lock:
+            self._check_open()
             merged: dict[str, tuple[npt.NDArray[np.float32], dict]] = {}
             old = self._namespaces.get(namespace)
             if old is not None:
@@ -95,6 +120,7 @@ class ExactVectorIndex:
         filter: MetadataFilter | None = None,
         include_values: bool = False,
     ) -> list[QueryMatch]:
+        self._check_open()
         expression = parse_filter(filter)
         snapshot = self._namespaces.get(namespace)
         if snapshot is None:
@@ -145,6 +171,7 @@ class ExactVectorIndex:
     ) -> None:
         expression = parse_delete_selector(ids, filter, delete_all)
         async with self._write_lock:
+            self._check_open()
             snapshot = self._namespaces.get(namespace)
             if snapshot is None:
                 return
@@ -165,6 +192,7 @@ class ExactVectorIndex:
                 await self._replace(namespace, kept)
 
     async def stats(self) -> IndexStats:
+        self._check_open()
         namespaces = {
             name: NamespaceStats(vector_count=snapshot.size)
             for name, snapshot in self._namespaces.items()
@@ -220,6 +248,17 @@ class ExactVectorIndex:
                 )
         for leftover in path.glob("*.tmp"):
             leftover.unlink()
+
+    async def list_ids(
+        self, namespace: str, *, prefix: str | None = None
+    ) -> AsyncIterator[list[str]]:
+        self._check_open()
+        snapshot = self._namespaces.get(namespace)
+        if snapshot is None:
+            return
+        ids = sorted(i for i in snapshot.ids if i.startswith(prefix or ""))
+        for start in range(0, len(ids), LIST_PAGE_SIZE):
+            yield ids[start : start + LIST_PAGE_SIZE]
 
 
 def write_atomically(target: Path, payload: bytes) -> None:

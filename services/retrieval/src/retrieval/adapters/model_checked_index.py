@@ -17,7 +17,7 @@ Records written before this field existed carry no model and are accepted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from retrieval.domain.vectors import IndexStats, QueryMatch, VectorRecord
 from retrieval.errors import (
@@ -96,6 +96,9 @@ class ModelCheckedIndex:
 
     async def stats(self) -> IndexStats:
         return await self._index.stats()
+
+    def list_ids(self, namespace: str, *, prefix: str | None = None) -> AsyncIterator[list[str]]:
+        return self._index.list_ids(namespace, prefix=prefix)
 
     async def _check_writer(self, namespace: str, probe: Sequence[float]) -> None:
         try:

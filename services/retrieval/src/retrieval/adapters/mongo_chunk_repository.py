@@ -1,12 +1,23 @@
-"""Chunk texts in MongoDB through PyMongo's async API (an injected Motor collection also works)."""
+"""Chunk texts in MongoDB through PyMongo's async API (an injected Motor collection also works).
+
+Big writes go in batches of at most ``write_batch`` chunks, each one bulk write. Every
+batch, read or written, runs under its own deadline (``pymongo.timeout(bulk_timeout_ms)``,
+which replaces the client's ``timeoutMS`` for that batch), so the size of a write never
+decides whether it times out. Deleting a document or a namespace finds a batch of ``_id``
+values and deletes them, until a find comes back empty: stopped at any point, by a crash or
+a timeout, it is simply run again. Deletes are single-document statements, which MongoDB
+retries after a network error (``delete_many`` is not retryable). Listing reads a batch at a
+time, after the last ``chunk_id`` of the batch before.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
-from pymongo import ASCENDING, ReplaceOne
+import pymongo
+from pymongo import ASCENDING, DeleteOne, ReplaceOne
 from pymongo.errors import (
     AutoReconnect,
     ConnectionFailure,
@@ -26,9 +37,12 @@ from retrieval.errors import (
     NotAuthorisedError,
 )
 
+T = TypeVar("T")
+
 AUTH_ERROR_CODES = frozenset({13, 18})
 CHUNK_FIELDS = ("chunk_id", "document_id", "namespace", "title", "domain", "position", "content")
 PROJECTION = {"_id": False, **dict.fromkeys(CHUNK_FIELDS, True), "metadata": True}
+LISTING = {"_id": False, "chunk_id": True, "document_id": True}
 
 
 @contextmanager
@@ -56,11 +70,24 @@ def to_chunk(document: dict[str, Any]) -> RagChunk:
     return RagChunk.model_validate(document)
 
 
+def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
 class MongoChunkRepository:
     """Stores one MongoDB document per chunk, unique on ``(namespace, chunk_id)``."""
 
-    def __init__(self, collection: Any) -> None:
+    def __init__(
+        self, collection: Any, *, write_batch: int = 500, bulk_timeout_ms: int = 60_000
+    ) -> None:
+        if write_batch < 1:
+            raise ValueError("write_batch must be at least 1")
+        if bulk_timeout_ms < 1:
+            raise ValueError("bulk_timeout_ms must be at least 1")
         self._collection = collection
+        self._write_batch = write_batch
+        self._bulk_timeout = bulk_timeout_ms / 1000
 
     async def ensure_indexes(self) -> None:
         with mongo_errors("create_index"):
@@ -75,18 +102,17 @@ class MongoChunkRepository:
             )
 
     async def upsert_many(self, chunks: Sequence[RagChunk]) -> int:
-        if not chunks:
-            return 0
-        operations = [
-            ReplaceOne(
-                {"namespace": chunk.namespace, "chunk_id": chunk.chunk_id},
-                to_document(chunk),
-                upsert=True,
-            )
-            for chunk in chunks
-        ]
-        with mongo_errors("upsert"):
-            await self._collection.bulk_write(operations, ordered=False)
+        for batch in batches(chunks, self._write_batch):
+            operations = [
+                ReplaceOne(
+                    {"namespace": chunk.namespace, "chunk_id": chunk.chunk_id},
+                    to_document(chunk),
+                    upsert=True,
+                )
+                for chunk in batch
+            ]
+            with self._batch("upsert"):
+                await self._collection.bulk_write(operations, ordered=False)
         return len(chunks)
 
     async def get_many(self, chunk_ids: Sequence[str], namespace: str) -> dict[str, RagChunk]:
@@ -113,15 +139,15 @@ class MongoChunkRepository:
         return {document["chunk_id"] for document in found}
 
     async def delete_chunks(self, chunk_ids: Sequence[str], namespace: str) -> int:
-        if not chunk_ids:
-            return 0
-        return await self._delete({"namespace": namespace, "chunk_id": {"$in": list(chunk_ids)}})
+        return await self._delete_each(
+            [{"namespace": namespace, "chunk_id": chunk_id} for chunk_id in set(chunk_ids)]
+        )
 
     async def delete_document(self, document_id: str, namespace: str) -> int:
-        return await self._delete({"namespace": namespace, "document_id": document_id})
+        return await self._delete_matching({"namespace": namespace, "document_id": document_id})
 
     async def delete_namespace(self, namespace: str) -> int:
-        return await self._delete({"namespace": namespace})
+        return await self._delete_matching({"namespace": namespace})
 
     async def count(self, namespace: str | None = None) -> int:
         with mongo_errors("count"):
@@ -129,7 +155,46 @@ class MongoChunkRepository:
                 {} if namespace is None else {"namespace": namespace}
             )
 
-    async def _delete(self, query: dict[str, Any]) -> int:
-        with mongo_errors("delete"):
-            result = await self._collection.delete_many(query)
-        return result.deleted_count
+    async def list_chunks(self, namespace: str) -> AsyncIterator[list[tuple[str, str]]]:
+        query: dict[str, Any] = {"namespace": namespace}
+        while True:
+            with self._batch("list"):
+                found = (
+                    await self._page(self._collection.find(query, LISTING))
+                    .sort("chunk_id", ASCENDING)
+                    .to_list(None)
+                )
+            if found:
+                yield [(document["chunk_id"], document["document_id"]) for document in found]
+            if len(found) < self._write_batch:
+                return
+            query["chunk_id"] = {"$gt": found[-1]["chunk_id"]}
+
+    async def _delete_matching(self, query: dict[str, Any]) -> int:
+        deleted = 0
+        while True:
+            with self._batch("find"):
+                found = await self._page(self._collection.find(query, {"_id": True})).to_list(None)
+            if not found:
+                return deleted
+            deleted += await self._delete_each([{"_id": document["_id"]} for document in found])
+
+    async def _delete_each(self, selectors: Sequence[dict[str, Any]]) -> int:
+        deleted = 0
+        for batch in batches(selectors, self._write_batch):
+            with self._batch("delete"):
+                result = await self._collection.bulk_write(
+                    [DeleteOne(selector) for selector in batch], ordered=False
+                )
+            deleted += result.deleted_count
+        return deleted
+
+    def _page(self, cursor: Any) -> Any:
+        """At most one batch of documents, in one round trip."""
+        return cursor.limit(self._write_batch).batch_size(self._write_batch)
+
+    @contextmanager
+    def _batch(self, operation: str) -> Iterator[None]:
+        """One batch, read or written, under its own deadline instead of the client's."""
+        with mongo_errors(operation), pymongo.timeout(self._bulk_timeout):
+            yield

@@ -13,18 +13,21 @@ vectors in the namespace means ``NamespaceNotFoundError`` for a query and nothin
 for a delete. A non-empty answer proves the namespace exists, so the hot path costs one
 request and no cache can go stale.
 
+Listing ids asks for pages of ``LIST_PAGE_SIZE`` (Pinecone's cap of 100) one at a time,
+following Pinecone's pagination token; a page that comes back empty is not passed on.
+
 Worst-case time per port call, with C the bound of one SDK call (``pinecone_errors``):
 query 2 C; stats C; upsert in b requests ceil(b / concurrency) C; delete by n ids
 ceil(ceil(n / 1000) / concurrency) C, by filter or all C, plus C when the namespace
-turns out to be missing.
+turns out to be missing; each page of a listing C.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from pinecone import AsyncIndex
+from pinecone import AsyncIndex, ListResponse
 
 from retrieval.adapters.pinecone_clients import PerLoop, PineconeConnection, gather_bounded
 from retrieval.adapters.pinecone_errors import bounded
@@ -38,7 +41,7 @@ from retrieval.adapters.pinecone_limits import (
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
 from retrieval.errors import IndexNotFoundError, InvalidRequestError, NamespaceNotFoundError
-from retrieval.ports.vector_index import MetadataFilter
+from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
 
 T = TypeVar("T")
 
@@ -159,6 +162,29 @@ class PineconeVectorIndex:
             dimension=response.dimension,
             total_vector_count=sum(ns.vector_count for ns in namespaces.values()),
             namespaces=namespaces,
+        )
+
+    async def list_ids(
+        self, namespace: str, *, prefix: str | None = None
+    ) -> AsyncIterator[list[str]]:
+        token: str | None = None
+        while True:
+            page = await self._list_page(namespace, prefix, token)
+            ids = [item.id for item in page.vectors if item.id is not None]
+            if ids:
+                yield ids
+            token = page.pagination.next if page.pagination is not None else None
+            if token is None:
+                return
+
+    async def _list_page(
+        self, namespace: str, prefix: str | None, token: str | None
+    ) -> ListResponse:
+        return await self._call(
+            "list",
+            lambda index: index.list_paginated(
+                namespace=namespace, prefix=prefix, limit=LIST_PAGE_SIZE, pagination_token=token
+            ),
         )
 
     async def _holds_vectors(self, namespace: str) -> bool:

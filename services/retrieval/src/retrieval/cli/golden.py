@@ -21,9 +21,8 @@ app = typer.Typer(no_args_is_help=True, help="Golden accuracy runs: a seeded sui
 
 async def check_unused(application: Application, namespace: str) -> None:
     """A run deletes its namespace afterwards, so it must not start in one holding data."""
-    vectors = (await application.index.stats()).namespaces.get(namespace)
-    texts = await application.chunks.count(namespace)
-    if vectors is not None or texts:
+    held = await application.stats.namespace(namespace)
+    if held.vector_count or held.chunk_count:
         raise InvalidRequestError(
             f"{namespace!r} already holds data, and a golden run deletes its namespace "
             "when it ends: choose an unused one",

@@ -46,8 +46,7 @@ def interceptors(settings: GrpcSettings) -> list[grpc.aio.ServerInterceptor]:
 
 async def probe_stores(application: Application) -> None:
     """Raises unless both stores answer."""
-    await application.chunks.count()
-    await application.index.stats()
+    await application.stats.probe()
 
 
 async def set_health(

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
 from retrieval.domain.models import RagChunk
@@ -39,4 +39,14 @@ class ChunkRepository(Protocol):
 
     async def count(self, namespace: str | None = None) -> int:
         """Chunks in a namespace, or in all of them."""
+        ...
+
+    def list_chunks(self, namespace: str) -> AsyncIterator[list[tuple[str, str]]]:
+        """``(chunk_id, document_id)`` of every chunk of the namespace, in non-empty pages.
+
+        Ascending ``chunk_id`` order (code point order, as ``VectorIndex.list_ids``), so the
+        two listings can be merged page by page. An unknown namespace yields nothing. Chunks
+        written or deleted while the listing runs may or may not appear; every chunk present
+        throughout appears exactly once.
+        """
         ...

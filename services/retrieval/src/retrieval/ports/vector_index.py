@@ -1,11 +1,14 @@
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from retrieval.domain.vectors import IndexStats, QueryMatch, VectorRecord
 
 MetadataFilter = Mapping[str, Any]
+
+LIST_PAGE_SIZE = 100
+"""The most ids one page of ``VectorIndex.list_ids`` holds (Pinecone's cap)."""
 
 
 class VectorIndex(Protocol):
@@ -55,4 +58,14 @@ class VectorIndex(Protocol):
 
     async def stats(self) -> IndexStats:
         """Dimension and per-namespace record counts."""
+        ...
+
+    def list_ids(self, namespace: str, *, prefix: str | None = None) -> AsyncIterator[list[str]]:
+        """Every record id of the namespace (those starting with ``prefix`` if given).
+
+        Ids come in ascending order (code point order, which for Pinecone's ASCII ids is
+        its bitwise order), in non-empty pages of at most ``LIST_PAGE_SIZE``; an unknown
+        namespace yields nothing. Records written or deleted while the listing runs may or
+        may not appear; every record present throughout appears exactly once.
+        """
         ...

