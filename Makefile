@@ -5,7 +5,7 @@ UV := .tools/bin/uv
 RUN := $(UV) run --frozen
 DATA ?= ../shared/data/beir/scifact
 
-.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-grpc crash serve proto clean
+.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-grpc bench-ingest crash serve proto clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -48,6 +48,9 @@ golden: setup
 
 bench-beir: setup
 	$(RUN) retrieval bench beir --data $(DATA) $(if $(QUERIES),--queries $(QUERIES)) $(if $(QRELS),--qrels $(QRELS))
+
+bench-ingest: setup
+	$(RUN) retrieval bench ingest
 
 crash: setup
 	$(RUN) retrieval bench crash $(if $(KILLS),--kills $(KILLS))

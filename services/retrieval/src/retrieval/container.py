@@ -62,7 +62,9 @@ async def chunk_repository(
     client: AsyncMongoClient, settings: Settings
 ) -> AsyncIterator[MongoChunkRepository]:
     repository = MongoChunkRepository(
-        client[settings.mongodb_database][settings.mongodb_collection]
+        client[settings.mongodb_database][settings.mongodb_collection],
+        write_batch=settings.mongodb_write_batch,
+        bulk_timeout_ms=settings.mongodb_bulk_timeout_ms,
     )
     await repository.ensure_indexes()
     yield repository

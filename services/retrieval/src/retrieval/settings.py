@@ -71,6 +71,12 @@ class Settings(BaseSettings):
     embedding_cache_max_entries: int = Field(
         default=200_000, ge=0, description="Cached vectors kept at most; least recent go first."
     )
+    mongodb_write_batch: int = Field(
+        default=500, ge=1, le=10_000, description="Chunk texts per bulk write or delete."
+    )
+    mongodb_bulk_timeout_ms: int = Field(
+        default=60_000, ge=100, description="One bulk write or delete batch, retries included."
+    )
     mongodb_max_pool_size: int = Field(default=50, ge=1, description="Connections per server.")
 
     pinecone_api_key: SecretStr | None = Field(

@@ -207,9 +207,21 @@ class MongoDocumentLedger:
             after = page[-1]["document_id"]
 
     async def delete_namespace(self, namespace: str) -> int:
-        with mongo_errors("delete"):
-            result = await self._collection.delete_many({"namespace": namespace})
-        return result.deleted_count
+        """A page of records at a time, so a namespace of any size is deleted, and an
+        interrupted deletion is finished by running it again."""
+        deleted = 0
+        while True:
+            with mongo_errors("delete"):
+                page = (
+                    await self._collection.find({"namespace": namespace}, {"_id": True})
+                    .limit(PAGE)
+                    .to_list(None)
+                )
+                if not page:
+                    return deleted
+                keys = [document["_id"] for document in page]
+                result = await self._collection.delete_many({"_id": {"$in": keys}})
+            deleted += result.deleted_count
 
     async def _find(self, namespace: str, document_ids: list[str]) -> dict[str, dict[str, Any]]:
         keys = [key(namespace, document_id) for document_id in document_ids]

@@ -3,8 +3,9 @@
 The harness runs a MongoDB wire server (SecantusDB) of its own and a data directory for the
 embedded index. Each cycle picks a version of a corpus (the bundled knowledge base, twice
 over, with text and metadata changed between versions), starts ``retrieval`` ingesting it
-in a child process, SIGKILLs the child at a random instant of its write (one to four times),
-then lets a last child finish and compares both stores and the ledger with the chunks the
+in a child process and SIGKILLs it at a random instant of its write, one to four times in a
+row (each time with the other version, so half-written versions pile up), then lets a last
+child finish and compares both stores and the ledger with the chunks the
 documents must have: every vector with its text, every text with its vector, nothing stale,
 every record committed. Passage vectors are cached in MongoDB after the first run, so
 most of each child's time is spent writing.
@@ -19,7 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,38 +104,38 @@ class Harness:
         self._mongo_uri = mongo_uri
         self.window_s = 0.0
 
-    def _start(self, version: int) -> subprocess.Popen[str]:
-        child = subprocess.Popen(
+    @contextmanager
+    def _started(self, version: int) -> Iterator[subprocess.Popen[str]]:
+        """A child ingesting ``version``, once it has said it is ready; killed on leaving."""
+        with subprocess.Popen(
             [sys.executable, "-m", "retrieval.benchmarks.crash", str(version)],
             env=self._env,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
-        )
-        assert child.stdout is not None
-        line = child.stdout.readline().strip()
-        if line != READY:
-            child.kill()
-            child.wait()
-            raise RuntimeError(f"the ingesting process did not start (said {line!r})")
-        return child
+        ) as child:
+            try:
+                assert child.stdout is not None
+                line = child.stdout.readline().strip()
+                if line != READY:
+                    raise RuntimeError(f"the ingesting process did not start (said {line!r})")
+                yield child
+            finally:
+                child.kill()
 
     def complete(self, version: int) -> float:
         """Run one ingestion to its end; returns the seconds it wrote for."""
-        child = self._start(version)
-        started = time.monotonic()
-        if child.wait(timeout=RUN_TIMEOUT_S) != 0:
-            raise RuntimeError(f"ingesting version {version} failed")
-        return time.monotonic() - started
+        with self._started(version) as child:
+            started = time.monotonic()
+            if child.wait(timeout=RUN_TIMEOUT_S) != 0:
+                raise RuntimeError(f"ingesting version {version} failed")
+            return time.monotonic() - started
 
     def kill_during(self, version: int) -> bool:
         """Start an ingestion and SIGKILL it at a random instant; False if it finished first."""
-        child = self._start(version)
-        time.sleep(self._rng.uniform(0, self.window_s))
-        finished = child.poll() is not None
-        child.kill()
-        child.wait()
-        return not finished
+        with self._started(version) as child:
+            time.sleep(self._rng.uniform(0, self.window_s))
+            return child.poll() is None
 
     async def mismatches(self, version: int) -> int:
         """Chunks stored wrongly (missing, extra, or without their pair) plus documents
@@ -186,8 +188,8 @@ def run_harness(kills: int, seed: int, on_kill: Callable[[int], None] | None = N
             done = reruns = wrong = 0
             version = 1
             while done < kills:
-                version += 1
                 for _ in range(rng.randint(1, 4)):
+                    version += 1
                     done += harness.kill_during(version)
                     if on_kill is not None:
                         on_kill(done)

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from retrieval.cli.runtime import console, run_with_application
+from retrieval.container import Application
+from retrieval.service.reconciliation import ReconcileReport
+
+
+def reconcile(
+    namespace: str = typer.Option(..., "--namespace", "-n", help="Namespace to check."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Report only; change nothing."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Find and repair vectors without texts, texts without vectors, stale chunks and
+    half-ingested documents; the exit code is 1 if anything is left to repair."""
+
+    async def work(app: Application) -> ReconcileReport:
+        return await app.ingestion.reconcile(namespace, dry_run=dry_run)
+
+    report = run_with_application(work)
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        table = Table(title=f"namespace {namespace}" + (" (dry run)" if dry_run else ""))
+        table.add_column("found", justify="left")
+        table.add_column("count", justify="right")
+        for field, value in report.model_dump().items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                table.add_row(field.replace("_", " "), str(value))
+        console.print(table)
+        for kind in ("busy_documents", "incomplete_documents"):
+            names = getattr(report, kind)
+            if names:
+                console.print(f"{kind.replace('_', ' ')}: {', '.join(names)}")
+    left = report.busy_documents or report.incomplete_documents
+    if (dry_run and not report.is_consistent) or left:
+        raise typer.Exit(code=1)
