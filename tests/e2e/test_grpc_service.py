@@ -22,8 +22,9 @@ import retrieval.grpc
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.container import Application, Container, running
+from retrieval.domain.ledger import Lease
 from retrieval.domain.models import RagDocument
-from retrieval.errors import InvalidRequestError, NotFoundError
+from retrieval.errors import DocumentBusyError, InvalidRequestError, NotFoundError
 from retrieval.grpc import GrpcSettings, RetrievalClient, create_server
 from retrieval.grpc.server import SERVICE_NAME
 from retrieval.logging import correlation_scope
@@ -80,7 +81,7 @@ QUESTIONS = [
 async def application(
     tmp_path: Path, mongo_repository: MongoChunkRepository, mongo_ledger: MongoDocumentLedger
 ) -> AsyncIterator[Application]:
-    settings = Settings(data_dir=tmp_path)
+    settings = Settings(data_dir=tmp_path, ingest_lease_wait_s=0.2)
     container = Container(settings=settings)
     container.override_providers(
         model_embedder=providers.Object(HashEmbedder()),
@@ -187,6 +188,17 @@ async def test_ingest_reports_each_document(
     assert all(o.chunks >= 1 and o.error is None for o in outcomes)
     found = await application.retrieval.retrieve("orange patches red rust", namespace=NAMESPACE)
     assert found.matches[0].document_id == "red-rust"
+
+
+async def test_a_document_another_writer_holds_is_aborted(
+    application: Application, client: RetrievalClient, mongo_ledger: MongoDocumentLedger
+) -> None:
+    elsewhere = Lease(owner="another-replica", host="replica-2", pid=7)
+    await mongo_ledger.claim(NAMESPACE, ["frost"], elsewhere)
+    with pytest.raises(DocumentBusyError, match=r"'frost'.*another call"):
+        await client.delete_document("frost", NAMESPACE)
+    await mongo_ledger.release(NAMESPACE, ["frost"], elsewhere)
+    assert await client.delete_document("frost", NAMESPACE) == 1
 
 
 async def test_delete_document_then_namespace(

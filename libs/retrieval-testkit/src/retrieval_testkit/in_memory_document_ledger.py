@@ -86,4 +86,4 @@ class InMemoryDocumentLedger:
     def _check(self, namespace: str, document_id: str, lease: Lease) -> None:
         holder = self._leases.get((namespace, document_id))
         if holder is None or holder[0].owner != lease.owner:
-            raise DocumentBusyError(namespace, document_id)
+            raise DocumentBusyError.of(namespace, document_id)

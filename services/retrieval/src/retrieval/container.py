@@ -212,8 +212,9 @@ async def running(
 ) -> AsyncIterator[Application]:
     """Start every resource (stores, clients), yield the services, then shut down cleanly."""
     container = container or Container(settings=settings)
-    await resolve(container.init_resources)
     try:
+        await resolve(container.backend_index)  # the embedded index's lock, before anything starts
+        await resolve(container.init_resources)
         yield Application(
             settings=settings,
             retrieval=await resolve(container.retrieval_service),

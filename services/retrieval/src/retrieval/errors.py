@@ -74,12 +74,17 @@ class BackendNotConfiguredError(RetrievalError):
 class DocumentBusyError(RetrievalError):
     """Another call holds the document's write lease; retrying later may succeed."""
 
-    def __init__(self, namespace: str, document_id: str) -> None:
-        super().__init__(
-            f"document {document_id!r} in namespace {namespace!r} is being written by another call"
-        )
-        self.namespace = namespace
+    def __init__(self, message: str, *, document_id: str | None = None) -> None:
+        super().__init__(message)
         self.document_id = document_id
+
+    @classmethod
+    def of(cls, namespace: str, document_id: str) -> DocumentBusyError:
+        return cls(
+            f"document {document_id!r} in namespace {namespace!r} is being written by another "
+            "call; try again later",
+            document_id=document_id,
+        )
 
 
 class BackendError(RetrievalError):

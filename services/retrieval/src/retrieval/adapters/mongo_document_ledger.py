@@ -1,9 +1,10 @@
 """The ingestion ledger in MongoDB: one document per (namespace, document id), leases included.
 
-A lease is a sub-document ``{owner, host, pid, until}``; claiming is one conditional upsert
-per document, conditional on the lease it replaces (none, expired, ours or taken over), so
-of two racing claims one wins; a record is keyed ``<namespace>/<document_id>``. Lease times come from the
-writer's clock, so replicas' clocks must agree to within a small part of the lease time.
+A lease is a sub-document ``{owner, host, pid, until}``. Claiming writes each document once,
+conditional on the lease it replaces (none, expired, ours or taken over), so of two racing
+claims one wins. A record is keyed ``<namespace>/<document_id>`` (lookups by ``_id`` stay
+fast on every server). Lease times come from the writer's clock, so replicas' clocks must
+agree to within a small part of the lease time.
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ class MongoDocumentLedger:
         with mongo_errors("save"):
             result = await self._collection.bulk_write(operations, ordered=False)
             if result.matched_count != len(records):
-                raise DocumentBusyError(records[0].namespace, await self._not_ours(records, lease))
+                lost = await self._not_ours(records, lease)
+                raise DocumentBusyError.of(records[0].namespace, lost)
 
     async def _not_ours(self, records: Sequence[DocumentRecord], lease: Lease) -> str:
         found = await self._find(records[0].namespace, [record.document_id for record in records])

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from retrieval.container import Application, running
 from retrieval.errors import RetrievalError
@@ -34,5 +35,5 @@ def run_with_application(work: Callable[[Application], Awaitable[T]]) -> T:
     try:
         return asyncio.run(main())
     except RetrievalError as error:
-        console.print(f"[red]error:[/red] {error}")
+        console.print(f"[red]error:[/red] {escape(str(error))}")
         raise typer.Exit(code=1) from error

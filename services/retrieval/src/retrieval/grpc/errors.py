@@ -7,6 +7,7 @@ InvalidRequestError             INVALID_ARGUMENT       InvalidRequestError (same
 NotFoundError                   NOT_FOUND              NotFoundError
 BackendTimeoutError             DEADLINE_EXCEEDED      BackendTimeoutError
 BackendUnavailableError         UNAVAILABLE            BackendUnavailableError
+DocumentBusyError               ABORTED                DocumentBusyError (same text)
 anything else                   INTERNAL               BackendError
 (bearer token refused)          UNAUTHENTICATED        NotAuthorisedError
 (message over the size limit)   RESOURCE_EXHAUSTED     PayloadTooLargeError
@@ -30,6 +31,7 @@ from retrieval.errors import (
     BackendError,
     BackendTimeoutError,
     BackendUnavailableError,
+    DocumentBusyError,
     InvalidRequestError,
     NotAuthorisedError,
     NotFoundError,
@@ -61,6 +63,8 @@ def status_of(error: Exception) -> tuple[grpc.StatusCode, str, tuple[tuple[str, 
         return grpc.StatusCode.DEADLINE_EXCEEDED, TIMEOUT_MESSAGE, ()
     if isinstance(error, BackendUnavailableError):
         return grpc.StatusCode.UNAVAILABLE, UNAVAILABLE_MESSAGE, ()
+    if isinstance(error, DocumentBusyError):
+        return grpc.StatusCode.ABORTED, str(error), ()
     return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE, ()
 
 
@@ -105,6 +109,8 @@ def error_from_rpc(error: grpc.aio.AioRpcError) -> RetrievalError:
         return BackendTimeoutError(details)
     if code is grpc.StatusCode.UNAVAILABLE:
         return BackendUnavailableError(details)
+    if code is grpc.StatusCode.ABORTED:
+        return DocumentBusyError(details)
     if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
         return NotAuthorisedError(details)
     if code is grpc.StatusCode.RESOURCE_EXHAUSTED:

@@ -283,7 +283,8 @@ class IngestionService:
                 self._lease_wait_s,
             )
         for document_id in claim.held:
-            outcomes[document_id] = failed(document_id, DocumentBusyError(namespace, document_id))
+            busy = DocumentBusyError.of(namespace, document_id)
+            outcomes[document_id] = failed(document_id, busy)
         try:
             writes: list[Write] = []
             settled: list[DocumentRecord] = []
@@ -415,7 +416,7 @@ class IngestionService:
             self._ledger, namespace, [document_id], lease, self._lease_wait_s
         )
         if document_id in claim.held:
-            raise DocumentBusyError(namespace, document_id)
+            raise DocumentBusyError.of(namespace, document_id)
         try:
             record = claim.records[document_id]
             found = await self._chunks.chunk_ids(document_id, namespace)
