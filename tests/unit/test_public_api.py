@@ -1,12 +1,24 @@
+from dataclasses import fields
+
 import retrieval
 
 PUBLIC = {
     "Application", "DocumentOutcome", "IngestionService", "KnowledgeDomain", "Outcome",
-    "RagChunk", "RagDocument", "RetrievalMatch", "RetrievalQuery", "RetrievalResult",
-    "RetrievalService", "Settings", "StageTimings", "running",
+    "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch", "RetrievalQuery",
+    "RetrievalResult", "RetrievalService", "ServiceStats", "Settings", "StageTimings",
+    "StatsService", "running",
 }  # fmt: skip
 
 
 def test_public_surface_is_deliberate() -> None:
     assert set(retrieval.__all__) == PUBLIC
     assert all(getattr(retrieval, name) is not None for name in PUBLIC)
+
+
+def test_the_application_hands_out_services_never_stores() -> None:
+    assert {field.name for field in fields(retrieval.Application)} == {
+        "settings",
+        "retrieval",
+        "ingestion",
+        "stats",
+    }

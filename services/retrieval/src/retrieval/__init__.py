@@ -17,7 +17,9 @@ from retrieval.domain.models import (
     StageTimings,
 )
 from retrieval.service.ingestion_service import DocumentOutcome, IngestionService, Outcome
+from retrieval.service.reconciliation import ReconcileReport
 from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.stats import ServiceStats, StatsService
 from retrieval.settings import Settings
 
 __all__ = [
@@ -28,11 +30,14 @@ __all__ = [
     "Outcome",
     "RagChunk",
     "RagDocument",
+    "ReconcileReport",
     "RetrievalMatch",
     "RetrievalQuery",
     "RetrievalResult",
     "RetrievalService",
+    "ServiceStats",
     "Settings",
     "StageTimings",
+    "StatsService",
     "running",
 ]

@@ -25,7 +25,6 @@ from retrieval.cli.runtime import console, run_with_application
 from retrieval.container import Application
 from retrieval.domain.models import RagDocument, check_slug
 from retrieval.errors import InvalidRequestError, RetrievalError
-from retrieval.service.document_checks import check_document
 from retrieval.service.ingestion_service import DocumentOutcome, Outcome
 from retrieval.service.ingestion_service import Progress as OnGroup
 from retrieval.service.retrieval_service import check_domains
@@ -97,12 +96,7 @@ def check_each(
     rejected: list[InvalidRequestError] = []
     for document in documents:
         try:
-            check_document(
-                document,
-                app.ingestion.split(document, namespace),
-                allowed_domains=app.settings.allowed_domains,
-                model=app.ingestion.model,
-            )
+            app.ingestion.check(document, namespace)
         except InvalidRequestError as error:
             rejected.append(error)
         else:

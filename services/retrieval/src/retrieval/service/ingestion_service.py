@@ -33,7 +33,7 @@ from retrieval.errors import DocumentBusyError, InvalidRequestError, RetrievalEr
 from retrieval.ports import ChunkRepository, Embedder, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
-from retrieval.service.document_checks import check_request
+from retrieval.service.document_checks import check_document, check_request
 from retrieval.service.leases import claim_documents, new_lease
 from retrieval.service.reconciliation import ReconcileReport, Reconciliation
 from retrieval.service.timing import StageClock
@@ -168,6 +168,16 @@ class IngestionService:
             position=position,
             content=text,
             metadata=document.metadata,
+        )
+
+    def check(self, document: RagDocument, namespace: str | None = None) -> None:
+        """Raise ``InvalidRequestError`` if ``ingest`` would refuse this document."""
+        namespace = check_slug(namespace or self._default_namespace, "namespace")
+        check_document(
+            document,
+            self.split(document, namespace),
+            allowed_domains=self._allowed_domains,
+            model=self._embedder.model,
         )
 
     async def ingest(
