@@ -290,19 +290,20 @@ async def test_a_cancelled_ingest_leaves_a_state_the_next_run_completes() -> Non
 
 
 async def test_concurrent_updates_of_one_document_leave_one_version() -> None:
+    """The slower writer started first: without one writer at a time it would commit last,
+    over the faster one's chunks, and leave those unaccounted for."""
     stores = Stores()
     await stores.service()[0].ingest([doc("a")], NS)
-    versions = [doc("a", "v2"), doc("a", "v3")]
-    outcomes = await asyncio.gather(
-        *(
-            stores.service(SlowEmbedder(0.05), lease_wait_s=5.0)[0].ingest([version], NS)
-            for version in versions
-        )
-    )
-    assert [outcome.outcome for (outcome,) in outcomes] == [Outcome.UPDATED, Outcome.UPDATED]
+    slow = stores.service(SlowEmbedder(0.2), lease_wait_s=5.0)[0]
+    fast = stores.service(SlowEmbedder(0.01), lease_wait_s=5.0)[0]
+    first = asyncio.create_task(slow.ingest([doc("a", "v2")], NS))
+    await asyncio.sleep(0.05)
+    second = asyncio.create_task(fast.ingest([doc("a", "v3")], NS))
+    outcomes = [*await first, *await second]
+    assert [outcome.outcome for outcome in outcomes] == [Outcome.UPDATED, Outcome.UPDATED]
     found = await audit(stores.index, stores.chunks, stores.ledger, NS)
-    last = next(v for v in versions if found.records["a"].fingerprint == fingerprint_of(v))
-    await stores.check([last])
+    assert found.records["a"].fingerprint == fingerprint_of(doc("a", "v3"))
+    await stores.check([doc("a", "v3")])
 
 
 def fingerprint_of(document: RagDocument) -> str:
