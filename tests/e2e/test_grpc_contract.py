@@ -58,3 +58,22 @@ def test_fields_follow_the_style_guide() -> None:
     outcome = retrieval_pb2.DESCRIPTOR.enum_types_by_name["Outcome"]
     assert outcome.values[0].name == "OUTCOME_UNSPECIFIED"
     assert all(value.name.startswith("OUTCOME_") for value in outcome.values)
+
+
+def test_open_ended_fields_are_maps_added_after_the_old_ones() -> None:
+    for message, name, number in (
+        (retrieval_pb2.RetrieveResponse, "stage_ms", 6),
+        (retrieval_pb2.RetrievalMatch, "scores", 8),
+    ):
+        field = message.DESCRIPTOR.fields_by_name[name]
+        assert field.number == number
+        assert field.message_type.GetOptions().map_entry
+        key, value = field.message_type.fields
+        assert (key.type, value.type) == (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_DOUBLE)
+    timings = retrieval_pb2.StageTimings.DESCRIPTOR.fields_by_name
+    assert [(name, timings[name].number) for name in timings] == [
+        ("embed_ms", 1),
+        ("search_ms", 2),
+        ("fetch_ms", 3),
+        ("total_ms", 4),
+    ]

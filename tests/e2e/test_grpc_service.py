@@ -14,6 +14,8 @@ import grpc
 import pytest
 import structlog
 from dependency_injector import providers
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, struct_pb2
+from google.protobuf.message import Message
 from google.protobuf.struct_pb2 import Struct
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
@@ -23,9 +25,10 @@ from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.container import Application, Container, running
 from retrieval.domain.ledger import Lease
-from retrieval.domain.models import RagDocument
+from retrieval.domain.models import RagDocument, RetrievalQuery
 from retrieval.errors import DocumentBusyError, InvalidRequestError, NotFoundError
 from retrieval.grpc import GrpcSettings, RetrievalClient, create_server
+from retrieval.grpc.conversions import result_from_proto
 from retrieval.grpc.server import SERVICE_NAME
 from retrieval.logging import correlation_scope
 from retrieval.service.ingestion_service import Outcome
@@ -151,7 +154,82 @@ async def test_retrieve_gives_what_the_in_process_call_gives(
             (m.chunk_id, m.score) for m in local.matches
         ]
         assert remote.model_dump(exclude={"timings"}) == local.model_dump(exclude={"timings"})
+        assert all(m.scores == {"dense": m.score} for m in remote.matches)
+        assert remote.timings.stages.keys() == local.timings.stages.keys()
+        assert remote.timings.stages.keys() == {"embed", "search", "threshold", "fetch"}
         assert remote.timings.total_ms > 0
+        assert remote.timings.embed_ms == remote.timings.stages["embed"] > 0
+
+
+async def test_retrieve_query_gives_what_the_in_process_call_gives(
+    application: Application, client: RetrievalClient
+) -> None:
+    asked = RetrievalQuery(
+        query="frost on tea bushes", domains=("weather_patterns",), top_k=2, namespace=NAMESPACE
+    )
+    local = await application.retrieval.retrieve_query(asked)
+    remote = await client.retrieve_query(asked)
+    assert remote.matches
+    assert remote.model_dump(exclude={"timings"}) == local.model_dump(exclude={"timings"})
+
+
+def previous_response_class() -> type[Message]:
+    """``RetrieveResponse`` as the contract defined it before ``stage_ms`` and ``scores``."""
+    contract = descriptor_pb2.FileDescriptorProto()
+    pb.DESCRIPTOR.CopyToProto(contract)
+    for message in contract.message_type:
+        added = {"RetrieveResponse": "stage_ms", "RetrievalMatch": "scores"}.get(message.name)
+        if added:
+            [field] = [f for f in message.field if f.name == added]
+            message.field.remove(field)
+            [entry] = [n for n in message.nested_type if f".{n.name}" in field.type_name]
+            message.nested_type.remove(entry)
+    struct = descriptor_pb2.FileDescriptorProto()
+    struct_pb2.DESCRIPTOR.CopyToProto(struct)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(struct)
+    pool.Add(contract)
+    return message_factory.GetMessageClass(
+        pool.FindMessageTypeByName("retrieval.v1.RetrieveResponse")
+    )
+
+
+async def test_a_client_that_predates_the_maps_reads_the_fixed_fields(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+) -> None:
+    response = await stub.Retrieve(pb.RetrieveRequest(query="frost", namespace=NAMESPACE))
+    previous = previous_response_class()
+    assert "stage_ms" not in previous.DESCRIPTOR.fields_by_name
+    old = previous.FromString(response.SerializeToString())
+    assert [m.chunk_id for m in old.matches] == [m.chunk_id for m in response.matches]
+    assert [m.score for m in old.matches] == [m.scores["dense"] for m in response.matches]
+    assert old.timings.embed_ms == response.stage_ms["embed"] > 0
+    assert old.timings.search_ms == response.stage_ms["search"]
+    assert old.timings.fetch_ms == response.stage_ms["fetch"]
+    assert old.timings.total_ms > 0
+
+
+def without_maps(response: pb.RetrieveResponse) -> pb.RetrieveResponse:
+    """The response as a server from before ``stage_ms`` and ``scores`` would send it."""
+    old = pb.RetrieveResponse()
+    old.CopyFrom(response)
+    old.ClearField("stage_ms")
+    for match in old.matches:
+        match.ClearField("scores")
+    return old
+
+
+async def test_a_response_without_the_maps_still_converts(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+) -> None:
+    response = await stub.Retrieve(pb.RetrieveRequest(query="frost", namespace=NAMESPACE))
+    converted = result_from_proto(without_maps(response))
+    assert converted.timings.stages == {
+        "embed": response.timings.embed_ms,
+        "search": response.timings.search_ms,
+        "fetch": response.timings.fetch_ms,
+    }
+    assert [m.scores for m in converted.matches] == [{} for _ in response.matches]
 
 
 async def test_metadata_keeps_its_types(client: RetrievalClient) -> None:

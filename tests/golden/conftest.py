@@ -16,6 +16,7 @@ from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.pipeline import dense_stages
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 
@@ -75,7 +76,9 @@ def retrieval(
     index: ExactVectorIndex,
     mongo_repository: MongoChunkRepository,
 ) -> RetrievalService:
-    return RetrievalService(golden_embedder, index, mongo_repository, DEFAULT_DOMAINS, "default")
+    return RetrievalService(
+        dense_stages(golden_embedder, index, mongo_repository), DEFAULT_DOMAINS, "default"
+    )
 
 
 @pytest.fixture

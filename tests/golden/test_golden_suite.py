@@ -18,6 +18,7 @@ from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_gold
 from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.reports import write_golden_reports
 from retrieval.service.ingestion_service import IngestionService
+from retrieval.service.pipeline import dense_stages
 from retrieval.service.retrieval_service import RetrievalService
 
 MIN_HIT_AT_5 = 0.85
@@ -111,7 +112,7 @@ async def test_two_concurrent_runs_do_not_meet(
 ) -> None:
     recording = RecordingIndex(index)
     retrieval = RetrievalService(
-        golden_embedder, recording, mongo_repository, DEFAULT_DOMAINS, "default"
+        dense_stages(golden_embedder, recording, mongo_repository), DEFAULT_DOMAINS, "default"
     )
     first, second = await asyncio.gather(
         *(

@@ -25,6 +25,7 @@ from retrieval.evaluation.beir_data import (
     reference_figures,
 )
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.pipeline import dense_stages
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.settings import Settings
@@ -70,7 +71,9 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
     chunks = InMemoryChunkRepository()
     return Application(
         settings=Settings(_env_file=None),
-        retrieval=RetrievalService(embedder, index, chunks, DEFAULT_DOMAINS, "default"),
+        retrieval=RetrievalService(
+            dense_stages(embedder, index, chunks), DEFAULT_DOMAINS, "default"
+        ),
         ingestion=IngestionService(
             embedder,
             index,

@@ -4,7 +4,7 @@ import retrieval
 
 PUBLIC = {
     "Application", "DocumentOutcome", "IngestionService", "KnowledgeDomain", "Outcome",
-    "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch", "RetrievalQuery",
+    "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch", "RetrievalOptions", "RetrievalQuery",
     "RetrievalResult", "RetrievalService", "ServiceStats", "Settings", "StageTimings",
     "StatsService", "running",
 }  # fmt: skip

@@ -7,7 +7,7 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
+from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, RetrievalQuery
 from retrieval.errors import (
     BackendNotConfiguredError,
     InvalidFilterError,
@@ -15,6 +15,7 @@ from retrieval.errors import (
     NamespaceNotFoundError,
 )
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.pipeline import dense_stages
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
     HashEmbedder,
@@ -53,7 +54,7 @@ class Stores:
         self.index = InMemoryVectorIndex()
         self.chunks = InMemoryChunkRepository()
         self.retrieval = RetrievalService(
-            self.embedder, self.index, self.chunks, DEFAULT_DOMAINS, NS
+            dense_stages(self.embedder, self.index, self.chunks), DEFAULT_DOMAINS, NS
         )
         self.ingestion = IngestionService(
             self.embedder,
@@ -82,6 +83,34 @@ async def test_returns_chunk_texts_best_first(stores: Stores) -> None:
     assert scores == sorted(scores, reverse=True)
     assert result.total_matches == len(result.matches) == 3
     assert result.namespace == NS
+
+
+async def test_a_query_model_gives_what_the_keyword_form_gives(stores: Stores) -> None:
+    asked = RetrievalQuery(query="wet monsoon weather", domains=("weather_patterns",), top_k=2)
+    by_model = await stores.retrieval.retrieve_query(asked)
+    by_keywords = await stores.retrieval.retrieve(
+        "wet monsoon weather", ["weather_patterns"], top_k=2, namespace=NS
+    )
+    assert by_model.namespace == NS
+    assert by_model.model_dump(exclude={"timings"}) == by_keywords.model_dump(exclude={"timings"})
+    assert [m.document_id for m in by_model.matches] == ["monsoon"]
+
+
+async def test_the_store_constructor_builds_the_dense_stages(stores: Stores) -> None:
+    service = RetrievalService(
+        dense_stages(stores.embedder, stores.index, stores.chunks), DEFAULT_DOMAINS, NS
+    )
+    built = await service.retrieve("blister blight fungus", top_k=3)
+    staged = await stores.retrieval.retrieve("blister blight fungus", top_k=3)
+    assert built.model_dump(exclude={"timings"}) == staged.model_dump(exclude={"timings"})
+    assert list(built.timings.stages) == ["embed", "search", "threshold", "fetch"]
+
+
+async def test_each_match_carries_its_dense_score(stores: Stores) -> None:
+    result = await stores.retrieval.retrieve("blister blight fungus on tea leaves", top_k=3)
+    assert result.matches
+    assert all(m.scores == {"dense": m.score} for m in result.matches)
+    assert all(-1.0 <= m.score <= 1.0 for m in result.matches)
 
 
 async def test_query_is_embedded_as_a_query(stores: Stores) -> None:
@@ -124,6 +153,8 @@ async def test_timings_cover_every_stage(stores: Stores) -> None:
     assert timings.search_ms > 0
     assert timings.fetch_ms > 0
     assert timings.total_ms >= timings.embed_ms + timings.search_ms + timings.fetch_ms
+    assert list(timings.stages) == ["embed", "search", "threshold", "fetch"]
+    assert timings.stages["embed"] == timings.embed_ms
 
 
 @pytest.mark.parametrize("blank", ["", "   ", "\n\t"])
@@ -156,7 +187,7 @@ class UnconfiguredEmbedder(HashEmbedder):
 async def test_unconfigured_backend_gives_empty_result_and_warning() -> None:
     stores = Stores()
     service = RetrievalService(
-        UnconfiguredEmbedder(), stores.index, stores.chunks, DEFAULT_DOMAINS, NS
+        dense_stages(UnconfiguredEmbedder(), stores.index, stores.chunks), DEFAULT_DOMAINS, NS
     )
     with capture_logs() as logs:
         result = await service.retrieve("tea")
@@ -168,9 +199,10 @@ async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> No
     with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
         result = await stores.retrieval.retrieve("tea", top_k=2, confidence_threshold=0.0)
     done = next(e for e in logs if e["event"] == "retrieve.done")
-    assert done["matches_before_threshold"] == 2
-    assert done["matches_after_threshold"] == done["returned"] == result.total_matches
-    assert {"embed_ms", "search_ms", "fetch_ms", "total_ms", "correlation_id"} <= done.keys()
+    assert done["candidates"] == {"embed": 0, "search": 2, "threshold": 2, "fetch": 2}
+    assert done["returned"] == result.total_matches == 2
+    stage_keys = {"embed_ms", "search_ms", "threshold_ms", "fetch_ms", "total_ms"}
+    assert stage_keys | {"correlation_id"} <= done.keys()
 
 
 async def test_an_outer_correlation_id_is_kept(stores: Stores) -> None:
@@ -207,7 +239,9 @@ async def test_bad_input_is_a_typed_error_naming_the_field(
 
 async def test_allowed_domains_come_from_configuration() -> None:
     stores = Stores()
-    service = RetrievalService(stores.embedder, stores.index, stores.chunks, ["coffee"], NS)
+    service = RetrievalService(
+        dense_stages(stores.embedder, stores.index, stores.chunks), ["coffee"], NS
+    )
     with pytest.raises(InvalidRequestError):
         await service.retrieve("tea", domains=["plant_diseases"])
     with pytest.raises(NamespaceNotFoundError):

@@ -24,6 +24,7 @@ from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval.ports import Embedder, VectorIndex
 from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.pipeline import dense_stages
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.settings import Settings
@@ -164,13 +165,14 @@ class Container(containers.DeclarativeContainer):
     chunk_repository = providers.Resource(chunk_repository, client=mongo_client, settings=settings)
     document_ledger = providers.Resource(document_ledger, client=mongo_client, settings=settings)
 
+    retrieval_stages = providers.Singleton(
+        dense_stages, embedder=embedder, index=vector_index, chunks=chunk_repository
+    )
     retrieval_service = providers.Singleton(
         RetrievalService,
-        embedder=embedder,
-        index=vector_index,
-        chunks=chunk_repository,
-        allowed_domains=settings.provided.allowed_domains,
-        default_namespace=settings.provided.default_namespace,
+        retrieval_stages,
+        settings.provided.allowed_domains,
+        settings.provided.default_namespace,
     )
     stats_service = providers.Singleton(StatsService, index=vector_index, chunks=chunk_repository)
     ingestion_service = providers.Singleton(

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeFloat,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
 
 from retrieval.domain.metadata import Metadata
 from retrieval.errors import InvalidRequestError
@@ -16,6 +24,7 @@ DomainName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")
 Namespace = Slug
 
 SLUG = TypeAdapter(Slug)
+M = TypeVar("M", bound=BaseModel)
 
 
 def check_slug(value: str, field: str) -> str:
@@ -26,6 +35,16 @@ def check_slug(value: str, field: str) -> str:
         return SLUG.validate_python(value)
     except ValidationError as error:
         raise InvalidRequestError(error.errors()[0]["msg"], field=field) from error
+
+
+def validated(model: type[M], **fields: Any) -> M:
+    """``model(**fields)``, or InvalidRequestError naming the first field that fails."""
+    try:
+        return model(**fields)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or None
+        raise InvalidRequestError(first["msg"], field=field) from error
 
 
 MAX_QUERY_CHARS = 2048
@@ -77,12 +96,31 @@ class RagChunk(Frozen):
 
 
 class StageTimings(Frozen):
-    """Wall-clock milliseconds spent in each stage of one retrieval."""
+    """Wall-clock milliseconds spent in each stage of one retrieval, and in the whole call."""
 
-    embed_ms: float = Field(default=0.0, ge=0, description="Embedding the query.")
-    search_ms: float = Field(default=0.0, ge=0, description="Searching the vector index.")
-    fetch_ms: float = Field(default=0.0, ge=0, description="Fetching chunk texts.")
+    stages: dict[str, NonNegativeFloat] = Field(
+        default_factory=dict, description="Milliseconds per stage that ran, by stage name."
+    )
     total_ms: float = Field(default=0.0, ge=0, description="The whole call.")
+
+    @property
+    def embed_ms(self) -> float:
+        """Embedding the query."""
+        return self.stages.get("embed", 0.0)
+
+    @property
+    def search_ms(self) -> float:
+        """Searching the vector index."""
+        return self.stages.get("search", 0.0)
+
+    @property
+    def fetch_ms(self) -> float:
+        """Fetching chunk texts."""
+        return self.stages.get("fetch", 0.0)
+
+
+class RetrievalOptions(Frozen):
+    """Per-request switches of the retrieval stages; none exist yet beyond the query's fields."""
 
 
 class RetrievalQuery(Frozen):
@@ -96,7 +134,12 @@ class RetrievalQuery(Frozen):
     confidence_threshold: float = Field(
         default=0.0, ge=0.0, le=1.0, description="Drop matches scoring below this cosine."
     )
-    namespace: Namespace = Field(description="Namespace to search.")
+    namespace: Namespace | None = Field(
+        default=None, description="Namespace to search; None means the service's default."
+    )
+    options: RetrievalOptions = Field(
+        default_factory=RetrievalOptions, description="Per-request switches of the stages."
+    )
 
     @property
     def is_blank(self) -> bool:
@@ -108,7 +151,14 @@ class RetrievalMatch(Frozen):
 
     chunk_id: str = Field(description="Identifier of the chunk.")
     content: str = Field(description="Text of the chunk.")
-    score: float = Field(description="Cosine similarity between query and chunk.")
+    score: float = Field(
+        description="The score the ranking used; for dense-only retrieval it is the cosine "
+        "similarity between query and chunk, which ``confidence_threshold`` applies to."
+    )
+    scores: dict[str, float] = Field(
+        default_factory=dict,
+        description="The score from each source that found the chunk (``dense``: cosine).",
+    )
     document_id: str = Field(description="Document the chunk belongs to.")
     title: str = Field(description="Title of that document.")
     domain: str = Field(description="Knowledge domain of that document.")
@@ -118,7 +168,7 @@ class RetrievalMatch(Frozen):
 class RetrievalResult(Frozen):
     """The answer to a retrieval query, best match first."""
 
-    matches: tuple[RetrievalMatch, ...] = Field(description="Matches ordered by score.")
+    matches: tuple[RetrievalMatch, ...] = Field(description="Matches, best first.")
     query: str = Field(description="The query as asked.")
     namespace: str = Field(description="Namespace searched.")
     total_matches: int = Field(ge=0, description="Number of matches returned.")

@@ -1,9 +1,10 @@
 """An async client of ``retrieval.v1.RetrievalService`` with the in-process API's types.
 
-``retrieve`` returns the ``RetrievalResult`` that ``RetrievalService.retrieve`` returns, and a
-failed call raises the ``retrieval.errors`` error the in-process call would (see
-``retrieval.grpc.errors``). UNAVAILABLE alone is retried, with capped exponential backoff and
-full jitter, never past the call's deadline.
+``retrieve`` and ``retrieve_query`` return the ``RetrievalResult`` that ``RetrievalService``
+returns, per-stage timings and per-source scores included, and a failed call raises the
+``retrieval.errors`` error the in-process call would (see ``retrieval.grpc.errors``).
+UNAVAILABLE alone is retried, with capped exponential backoff and full jitter, never past the
+call's deadline.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import structlog
 from google.protobuf.message import Message
 from pydantic import SecretStr
 
-from retrieval.domain.models import RagDocument, RetrievalResult
+from retrieval.domain.models import RagDocument, RetrievalQuery, RetrievalResult
 from retrieval.errors import BackendTimeoutError
 from retrieval.grpc.conversions import (
     document_to_proto,
     outcomes_from_proto,
+    query_to_proto,
     result_from_proto,
     retrieve_request,
     stats_from_proto,
@@ -133,6 +135,13 @@ class RetrievalClient:
     ) -> RetrievalResult:
         """As ``RetrievalService.retrieve``; None keeps the service's default."""
         request = retrieve_request(query, domains, top_k, confidence_threshold, namespace)
+        return result_from_proto(await self._call(self._stub.Retrieve, request, timeout))
+
+    async def retrieve_query(
+        self, query: RetrievalQuery, *, timeout: float | None = None
+    ) -> RetrievalResult:
+        """As ``RetrievalService.retrieve_query``."""
+        request = query_to_proto(query)
         return result_from_proto(await self._call(self._stub.Retrieve, request, timeout))
 
     async def ingest(

@@ -15,8 +15,10 @@ from pydantic import ValidationError
 from retrieval.domain.models import (
     RagDocument,
     RetrievalMatch,
+    RetrievalQuery,
     RetrievalResult,
     StageTimings,
+    validated,
 )
 from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion_service import DocumentOutcome, Outcome
@@ -86,26 +88,39 @@ def retrieve_request(
     return request
 
 
-def retrieve_arguments(request: pb.RetrieveRequest) -> dict[str, Any]:
-    """Keyword arguments of ``RetrievalService.retrieve``; absent fields keep its defaults."""
-    arguments: dict[str, Any] = {
+def query_to_proto(query: RetrievalQuery) -> pb.RetrieveRequest:
+    return pb.RetrieveRequest(
+        query=query.query,
+        domains=query.domains,
+        top_k=query.top_k,
+        confidence_threshold=query.confidence_threshold,
+        namespace=query.namespace or "",
+    )
+
+
+def query_from_proto(request: pb.RetrieveRequest) -> RetrievalQuery:
+    """The request as a query; absent fields keep the model's defaults, an empty namespace
+    means the service's default."""
+    fields: dict[str, Any] = {
         "query": request.query,
         "domains": tuple(request.domains),
-        "namespace": request.namespace or None,
+        "namespace": optional_namespace(request.namespace),
     }
     for field in ("top_k", "confidence_threshold"):
         if request.HasField(field):
-            arguments[field] = getattr(request, field)
-    return arguments
+            fields[field] = getattr(request, field)
+    return validated(RetrievalQuery, **fields)
 
 
 def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
+    timings = result.timings
     return pb.RetrieveResponse(
         matches=[
             pb.RetrievalMatch(
                 chunk_id=match.chunk_id,
                 content=match.content,
                 score=match.score,
+                scores=match.scores,
                 document_id=match.document_id,
                 title=match.title,
                 domain=match.domain,
@@ -116,18 +131,33 @@ def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
         query=result.query,
         namespace=result.namespace,
         total_matches=result.total_matches,
-        timings=pb.StageTimings(**result.timings.model_dump()),
+        timings=pb.StageTimings(
+            embed_ms=timings.embed_ms,
+            search_ms=timings.search_ms,
+            fetch_ms=timings.fetch_ms,
+            total_ms=timings.total_ms,
+        ),
+        stage_ms=timings.stages,
     )
 
 
-def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
+def stages_from_proto(response: pb.RetrieveResponse) -> dict[str, float]:
+    """Per-stage milliseconds; a server older than ``stage_ms`` sends only the fixed fields."""
+    if response.stage_ms:
+        return dict(response.stage_ms)
     timings = response.timings
+    named = {"embed": timings.embed_ms, "search": timings.search_ms, "fetch": timings.fetch_ms}
+    return {name: ms for name, ms in named.items() if ms}
+
+
+def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
     return RetrievalResult(
         matches=tuple(
             RetrievalMatch(
                 chunk_id=match.chunk_id,
                 content=match.content,
                 score=match.score,
+                scores=dict(match.scores),
                 document_id=match.document_id,
                 title=match.title,
                 domain=match.domain,
@@ -139,10 +169,7 @@ def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
         namespace=response.namespace,
         total_matches=response.total_matches,
         timings=StageTimings(
-            embed_ms=timings.embed_ms,
-            search_ms=timings.search_ms,
-            fetch_ms=timings.fetch_ms,
-            total_ms=timings.total_ms,
+            stages=stages_from_proto(response), total_ms=response.timings.total_ms
         ),
     )
 

@@ -8,8 +8,8 @@ from retrieval.grpc.conversions import (
     documents_from_proto,
     optional_namespace,
     outcomes_to_proto,
+    query_from_proto,
     result_to_proto,
-    retrieve_arguments,
     stats_to_proto,
 )
 from retrieval.grpc.errors import translate_errors
@@ -35,7 +35,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def Retrieve(
         self, request: pb.RetrieveRequest, context: grpc.aio.ServicerContext
     ) -> pb.RetrieveResponse:
-        return result_to_proto(await self._retrieval.retrieve(**retrieve_arguments(request)))
+        return result_to_proto(await self._retrieval.retrieve_query(query_from_proto(request)))
 
     @translate_errors
     async def IngestDocuments(

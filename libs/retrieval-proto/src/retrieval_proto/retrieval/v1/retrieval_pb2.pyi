@@ -36,21 +36,37 @@ class RetrieveRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
-    __slots__ = ("matches", "query", "namespace", "total_matches", "timings")
+    __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms")
+    class StageMsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
     MATCHES_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     TOTAL_MATCHES_FIELD_NUMBER: _ClassVar[int]
     TIMINGS_FIELD_NUMBER: _ClassVar[int]
+    STAGE_MS_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[RetrievalMatch]
     query: str
     namespace: str
     total_matches: int
     timings: StageTimings
-    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ...) -> None: ...
+    stage_ms: _containers.ScalarMap[str, float]
+    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ..., stage_ms: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class RetrievalMatch(_message.Message):
-    __slots__ = ("chunk_id", "content", "score", "document_id", "title", "domain", "metadata")
+    __slots__ = ("chunk_id", "content", "score", "document_id", "title", "domain", "metadata", "scores")
+    class ScoresEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
     CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -58,6 +74,7 @@ class RetrievalMatch(_message.Message):
     TITLE_FIELD_NUMBER: _ClassVar[int]
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
     chunk_id: str
     content: str
     score: float
@@ -65,7 +82,8 @@ class RetrievalMatch(_message.Message):
     title: str
     domain: str
     metadata: _struct_pb2.Struct
-    def __init__(self, chunk_id: _Optional[str] = ..., content: _Optional[str] = ..., score: _Optional[float] = ..., document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    scores: _containers.ScalarMap[str, float]
+    def __init__(self, chunk_id: _Optional[str] = ..., content: _Optional[str] = ..., score: _Optional[float] = ..., document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., scores: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class StageTimings(_message.Message):
     __slots__ = ("embed_ms", "search_ms", "fetch_ms", "total_ms")

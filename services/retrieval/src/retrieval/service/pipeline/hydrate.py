@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+import structlog
+
+from retrieval.domain.models import RetrievalMatch
+from retrieval.ports import ChunkRepository
+from retrieval.service.pipeline.stage import PipelineState
+
+log = structlog.get_logger("retrieval")
+
+
+class Hydrate:
+    """Fetches every candidate's text in one round trip; a chunk without text is skipped."""
+
+    name = "fetch"
+
+    def __init__(self, chunks: ChunkRepository) -> None:
+        self._chunks = chunks
+
+    async def run(self, state: PipelineState) -> PipelineState:
+        namespace = state.namespace
+        texts = await self._chunks.get_many([c.chunk_id for c in state.candidates], namespace)
+        matches = []
+        for candidate in state.candidates:
+            chunk = texts.get(candidate.chunk_id)
+            if chunk is None:
+                log.warning(
+                    "retrieve.chunk_missing", chunk_id=candidate.chunk_id, namespace=namespace
+                )
+                continue
+            matches.append(
+                RetrievalMatch(
+                    chunk_id=chunk.chunk_id,
+                    content=chunk.content,
+                    score=candidate.score,
+                    scores=dict(candidate.scores),
+                    document_id=chunk.document_id,
+                    title=chunk.title,
+                    domain=chunk.domain,
+                    metadata=chunk.metadata,
+                )
+            )
+        return replace(state, matches=tuple(matches))
