@@ -156,7 +156,7 @@ async def test_retrieve_gives_what_the_in_process_call_gives(
         assert remote.model_dump(exclude={"timings"}) == local.model_dump(exclude={"timings"})
         assert all(m.scores == {"dense": m.score} for m in remote.matches)
         assert remote.timings.stages.keys() == local.timings.stages.keys()
-        assert remote.timings.stages.keys() == {"embed", "search", "threshold", "fetch"}
+        assert remote.timings.stages.keys() == {"query", "embed", "search", "threshold", "fetch"}
         assert remote.timings.total_ms > 0
         assert remote.timings.embed_ms == remote.timings.stages["embed"] > 0
 

@@ -22,7 +22,7 @@ NS = "pipeline"
 
 
 def state(**fields: object) -> PipelineState:
-    return replace(PipelineState(query=RetrievalQuery(query="tea"), namespace=NS), **fields)
+    return replace(PipelineState.start(RetrievalQuery(query="tea"), NS), **fields)
 
 
 def candidates(*scores: float) -> tuple[Candidate, ...]:

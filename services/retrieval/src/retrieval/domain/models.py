@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from retrieval.domain.metadata import Metadata
+from retrieval.domain.query_text import normalise
 from retrieval.errors import InvalidRequestError
 
 SLUG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
@@ -143,7 +144,8 @@ class RetrievalQuery(Frozen):
 
     @property
     def is_blank(self) -> bool:
-        return not self.query.strip()
+        """Nothing is left of the query once normalised (whitespace, control characters)."""
+        return not normalise(self.query)
 
 
 class RetrievalMatch(Frozen):

@@ -71,7 +71,7 @@ class RetrievalService:
 
     async def _retrieve(self, request: RetrievalQuery) -> RetrievalResult:
         clock = StageClock()
-        state = PipelineState(query=request, namespace=request.namespace or self._default_namespace)
+        state = PipelineState.start(request, request.namespace or self._default_namespace)
         if request.is_blank:
             log.info("retrieve.blank_query", namespace=state.namespace)
             return self._result(state, clock)

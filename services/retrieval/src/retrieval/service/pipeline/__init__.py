@@ -4,6 +4,7 @@ from retrieval.ports import ChunkRepository, Embedder, VectorIndex
 from retrieval.service.pipeline.dense_search import DenseSearch
 from retrieval.service.pipeline.embed import EmbedQuery
 from retrieval.service.pipeline.hydrate import Hydrate
+from retrieval.service.pipeline.process_query import ProcessQuery
 from retrieval.service.pipeline.stage import Candidate, Pipeline, PipelineState, Stage
 from retrieval.service.pipeline.threshold import ScoreThreshold
 
@@ -11,8 +12,15 @@ from retrieval.service.pipeline.threshold import ScoreThreshold
 def dense_stages(
     embedder: Embedder, index: VectorIndex, chunks: ChunkRepository
 ) -> tuple[Stage, ...]:
-    """Embed the query, search the vector index, drop weak matches, fetch the texts."""
-    return (EmbedQuery(embedder), DenseSearch(index), ScoreThreshold(), Hydrate(chunks))
+    """Normalise the query, embed it, search the vector index, drop weak matches, fetch the
+    texts."""
+    return (
+        ProcessQuery(),
+        EmbedQuery(embedder),
+        DenseSearch(index),
+        ScoreThreshold(),
+        Hydrate(chunks),
+    )
 
 
 __all__ = [
@@ -22,6 +30,7 @@ __all__ = [
     "Hydrate",
     "Pipeline",
     "PipelineState",
+    "ProcessQuery",
     "ScoreThreshold",
     "Stage",
     "dense_stages",

@@ -15,5 +15,5 @@ class EmbedQuery:
         self._embedder = embedder
 
     async def run(self, state: PipelineState) -> PipelineState:
-        vector = await self._embedder.embed_query(state.query.query)
+        vector = await self._embedder.embed_query(state.text)
         return replace(state, query_vector=tuple(vector.tolist()))

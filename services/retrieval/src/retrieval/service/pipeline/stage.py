@@ -32,11 +32,17 @@ class PipelineState:
 
     query: RetrievalQuery
     namespace: str
+    text: str = ""
+    """The query text the stages use: the query as asked until a stage processes it."""
     query_vector: tuple[float, ...] | None = None
     candidates: tuple[Candidate, ...] = ()
     matches: tuple[RetrievalMatch, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
     counts: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def start(cls, query: RetrievalQuery, namespace: str) -> PipelineState:
+        return cls(query=query, namespace=namespace, text=query.query)
 
 
 class Stage(Protocol):
