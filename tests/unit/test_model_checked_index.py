@@ -7,9 +7,10 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
-from retrieval.adapters.model_checked_index import MODEL_FIELD, ModelCheckedIndex
+from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.domain.metadata import MODEL_FIELD
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import EmbeddingModelMismatchError, InvalidRequestError
 from retrieval.ports.vector_index import VectorIndex

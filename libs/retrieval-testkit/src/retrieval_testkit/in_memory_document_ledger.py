@@ -64,8 +64,8 @@ class InMemoryDocumentLedger:
     async def get_many(
         self, namespace: str, document_ids: Sequence[str]
     ) -> dict[str, DocumentRecord]:
-        keys = [(namespace, document_id) for document_id in document_ids]
-        return {key[1]: self._records[key] for key in keys if key in self._records}
+        found = (self._records.get((namespace, document_id)) for document_id in document_ids)
+        return {r.document_id: r for r in found if r is not None and r.state is not None}
 
     async def list_records(self, namespace: str) -> AsyncIterator[list[DocumentRecord]]:
         found = sorted(

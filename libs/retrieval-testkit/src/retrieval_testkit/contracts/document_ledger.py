@@ -49,6 +49,13 @@ class DocumentLedgerContract:
         await ledger.save(records, MINE)
         assert await ledger.get_many(NS, ["a", "b", "c"]) == {"a": records[0], "b": records[1]}
 
+    async def test_a_record_that_never_held_a_version_is_not_read_back(self, ledger) -> None:
+        await ledger.claim(NS, ["a"], MINE)
+        abandoned = DocumentRecord(namespace=NS, document_id="a", stale=("a#old",))
+        await ledger.save([abandoned], MINE)
+        assert await ledger.get_many(NS, ["a"]) == {}
+        assert await all_records(ledger) == [abandoned]
+
     async def test_a_held_document_is_not_claimed_by_another_owner(self, ledger) -> None:
         await ledger.claim(NS, ["a"], THEIRS)
         claim = await ledger.claim(NS, ["a", "b"], MINE)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
+from retrieval.domain.metadata import MODEL_FIELD, model_signature
 from retrieval.domain.vectors import IndexStats, QueryMatch, VectorRecord
 from retrieval.errors import (
     EmbeddingModelMismatchError,
@@ -28,15 +29,13 @@ from retrieval.errors import (
 )
 from retrieval.ports.vector_index import MetadataFilter, VectorIndex
 
-MODEL_FIELD = "embedding_model"
-
 
 class ModelCheckedIndex:
     def __init__(self, index: VectorIndex, *, model: str, dimension: int) -> None:
         self._index = index
         self._model = model
         self._dimension = dimension
-        self._signature = f"{model}@{dimension}"
+        self._signature = model_signature(model, dimension)
 
     async def upsert(self, records: Sequence[VectorRecord], namespace: str) -> int:
         if not records:

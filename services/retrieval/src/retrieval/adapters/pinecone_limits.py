@@ -12,11 +12,10 @@ than the SDK's orjson does, so a request measured under the limit is under it on
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from retrieval.domain.metadata import MAX_METADATA_BYTES
+from retrieval.domain.metadata import MAX_METADATA_BYTES, json_size
 from retrieval.domain.vectors import MAX_RECORD_ID_CHARS, VectorRecord
 from retrieval.errors import InvalidRequestError
 
@@ -26,10 +25,6 @@ MAX_UPSERT_RECORDS = 1000
 MAX_REQUEST_BYTES = 2_000_000
 MAX_IDS_PER_REQUEST = 1000
 MAX_TOP_K_WITH_METADATA = 1000
-
-
-def json_size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def check_id(record_id: str) -> None:

@@ -24,6 +24,11 @@ def chunk_id(document: RagDocument, position: int, content: str, model: str) -> 
     return f"{document.document_id}#{position:04d}-{digest}"
 
 
+def document_of(chunk_id: str) -> str:
+    """The document of a chunk id (document ids hold no ``#``)."""
+    return chunk_id.rsplit("#", 1)[0]
+
+
 def vector_record(chunk: RagChunk, vector: Sequence[float]) -> VectorRecord:
     return VectorRecord(
         id=chunk.chunk_id, values=tuple(float(x) for x in vector), metadata=vector_metadata(chunk)

@@ -62,15 +62,19 @@ class DocumentRecord(Frozen):
             and not self.stale
         )
 
-    def begin(self, chunk_ids: Iterable[str], fingerprint: str) -> DocumentRecord:
-        """The pending record of a write of ``chunk_ids`` over whatever this record holds."""
+    def begin(
+        self, chunk_ids: Iterable[str], fingerprint: str, found: Iterable[str] = ()
+    ) -> DocumentRecord:
+        """The pending record of a write of ``chunk_ids`` over whatever this record holds;
+        ``found`` are chunks of the document stored without the record knowing them (written
+        before the ledger, or left by an interrupted namespace deletion)."""
         target = tuple(sorted(set(chunk_ids)))
         if self.state is DocumentState.PENDING:
             previous, previous_fingerprint = self.previous, self.previous_fingerprint
-            leftovers = {*self.stale, *self.chunk_ids}
+            leftovers = {*self.stale, *self.chunk_ids, *found}
         else:
             previous, previous_fingerprint = self.chunk_ids, self.fingerprint
-            leftovers = set(self.stale)
+            leftovers = {*self.stale, *found}
         keep = {*target, *previous}
         return self.model_copy(
             update={
@@ -111,6 +115,19 @@ class DocumentRecord(Frozen):
     def fresh(self) -> tuple[str, ...]:
         """While pending: chunks this write adds that the committed version does not have."""
         return tuple(sorted(set(self.chunk_ids) - set(self.previous)))
+
+    def retire(self, found: Iterable[str] = ()) -> DocumentRecord:
+        """The committed empty version: every chunk this record or ``found`` names is stale."""
+        return self.model_copy(
+            update={
+                "state": DocumentState.COMMITTED,
+                "fingerprint": None,
+                "chunk_ids": (),
+                "previous": (),
+                "previous_fingerprint": None,
+                "stale": tuple(sorted({*self.referenced, *found})),
+            }
+        )
 
     def cleaned(self) -> DocumentRecord:
         return self.model_copy(update={"stale": ()})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Annotated, Any
 
@@ -10,6 +11,18 @@ from pydantic import BeforeValidator
 MetadataValue = str | int | float | bool | list[str]
 
 MAX_METADATA_BYTES = 40 * 1024
+MODEL_FIELD = "embedding_model"
+"""Written into every vector's metadata by the index wrapper: the model that made it."""
+
+
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON: how Pinecone measures metadata and requests."""
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def model_signature(model: str, dimension: int) -> str:
+    """The value of ``MODEL_FIELD``."""
+    return f"{model}@{dimension}"
 
 
 def check_metadata(metadata: Any) -> Any:

@@ -47,7 +47,8 @@ class DocumentLedger(Protocol):
     async def get_many(
         self, namespace: str, document_ids: Sequence[str]
     ) -> dict[str, DocumentRecord]:
-        """Records of these documents in one round trip; unknown ones are absent."""
+        """Records of these documents in one round trip; unknown ones, and ones that never
+        held a version (``state=None``), are absent."""
         ...
 
     def list_records(self, namespace: str) -> AsyncIterator[list[DocumentRecord]]:

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from retrieval.domain.chunk_identity import document_of
 from retrieval.domain.ledger import DocumentRecord, DocumentState
 from retrieval.ports import ChunkRepository, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 
 
-def document_of(chunk_id: str) -> str:
-    """Chunk ids are ``<document>#<position>-<digest>`` and document ids hold no ``#``."""
-    return chunk_id.rsplit("#", 1)[0]
+async def remove_chunks(
+    index: VectorIndex, chunks: ChunkRepository, chunk_ids: Sequence[str], namespace: str
+) -> int:
+    """Vectors first, then texts, so no vector is ever left without its text; returns how
+    many texts existed."""
+    if not chunk_ids:
+        return 0
+    await index.delete(namespace=namespace, ids=list(chunk_ids))
+    return await chunks.delete_chunks(list(chunk_ids), namespace)
 
 
 @dataclass

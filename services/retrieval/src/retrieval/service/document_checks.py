@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Sequence
 
 from retrieval.domain.chunk_identity import RESERVED_METADATA, vector_metadata
-from retrieval.domain.metadata import MAX_METADATA_BYTES
+from retrieval.domain.metadata import MAX_METADATA_BYTES, MODEL_FIELD, json_size
 from retrieval.domain.models import RagChunk, RagDocument
 from retrieval.errors import InvalidRequestError
-
-INDEX_RESERVED = frozenset({"embedding_model"})
-FORBIDDEN_CHARACTERS = {"\x00": "a NUL byte"}
-
-
-def metadata_bytes(chunk: RagChunk, model: str) -> int:
-    """Size of a chunk's vector metadata as Pinecone measures it (compact JSON, UTF-8)."""
-    stored = {**vector_metadata(chunk), "embedding_model": model}
-    return len(json.dumps(stored, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def problem(document: RagDocument, message: str, field: str) -> InvalidRequestError:
@@ -29,7 +19,7 @@ def check_request(
     chunks: Sequence[Sequence[RagChunk]],
     *,
     allowed_domains: Collection[str],
-    model: str,
+    signature: str,
 ) -> None:
     """Raise ``InvalidRequestError`` naming the first bad document and its field."""
     seen: set[str] = set()
@@ -37,7 +27,7 @@ def check_request(
         if document.document_id in seen:
             raise problem(document, "appears twice in the request", "document_id")
         seen.add(document.document_id)
-        check_document(document, pieces, allowed_domains=allowed_domains, model=model)
+        check_document(document, pieces, allowed_domains=allowed_domains, signature=signature)
 
 
 def check_document(
@@ -45,7 +35,7 @@ def check_document(
     chunks: Sequence[RagChunk],
     *,
     allowed_domains: Collection[str],
-    model: str,
+    signature: str,
 ) -> None:
     if document.domain not in allowed_domains:
         raise problem(
@@ -53,16 +43,16 @@ def check_document(
             f"unknown domain {document.domain!r}; allowed: {', '.join(sorted(allowed_domains))}",
             "domain",
         )
-    clash = (RESERVED_METADATA | INDEX_RESERVED) & document.metadata.keys()
+    clash = (RESERVED_METADATA | {MODEL_FIELD}) & document.metadata.keys()
     if clash:
         raise problem(document, f"metadata keys {sorted(clash)} are reserved", "metadata")
     for field, text in (("title", document.title), ("content", document.content)):
-        for character, name in FORBIDDEN_CHARACTERS.items():
-            if character in text:
-                raise problem(document, f"contains {name}", field)
+        if "\x00" in text:
+            raise problem(document, "contains a NUL byte", field)
     if not chunks:
         raise problem(document, "has no text to index (only whitespace or headings)", "content")
-    size = metadata_bytes(chunks[-1], model)
+    # The last chunk has the longest position; the metadata is otherwise the same for all.
+    size = json_size({**vector_metadata(chunks[-1]), MODEL_FIELD: signature})
     if size > MAX_METADATA_BYTES:
         raise problem(
             document,

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -28,11 +29,13 @@ import structlog
 from retrieval.domain.chunk_identity import chunk_id, vector_record
 from retrieval.domain.chunking import chunk_markdown
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, fingerprint
+from retrieval.domain.metadata import model_signature
 from retrieval.domain.models import Frozen, RagChunk, RagDocument, check_slug
 from retrieval.errors import DocumentBusyError, InvalidRequestError, RetrievalError
 from retrieval.ports import ChunkRepository, Embedder, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
+from retrieval.service.consistency import remove_chunks
 from retrieval.service.document_checks import check_document, check_request
 from retrieval.service.leases import claim_documents, new_lease
 from retrieval.service.reconciliation import ReconcileReport, Reconciliation
@@ -73,7 +76,7 @@ class Prepared:
     def document_id(self) -> str:
         return self.document.document_id
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
         return fingerprint(chunk.chunk_id for chunk in self.chunks)
 
@@ -131,6 +134,7 @@ class IngestionService:
         self._documents_per_write = documents_per_write
         self._embedded_per_write = embedded_per_write
         self._lease_wait_s = lease_wait_s
+        self._signature = model_signature(embedder.model, embedder.dimension)
         self._reconciliation = Reconciliation(embedder, index, chunks, ledger, lease_wait_s)
 
     @property
@@ -177,7 +181,7 @@ class IngestionService:
             document,
             self.split(document, namespace),
             allowed_domains=self._allowed_domains,
-            model=self._embedder.model,
+            signature=self._signature,
         )
 
     async def ingest(
@@ -239,7 +243,7 @@ class IngestionService:
             [item.document for item in prepared],
             [item.chunks for item in prepared],
             allowed_domains=self._allowed_domains,
-            model=self._embedder.model,
+            signature=self._signature,
         )
         outcomes: list[DocumentOutcome] = []
         for start in range(0, len(prepared), step):
@@ -321,12 +325,12 @@ class IngestionService:
     async def _begin(self, record: DocumentRecord, item: Prepared) -> DocumentRecord:
         """The pending record; a document stored without a record (or whose record was lost)
         has its existing chunks counted as stale, so nothing of it is left behind."""
-        pending = record.begin((chunk.chunk_id for chunk in item.chunks), item.fingerprint)
-        if record.state is not None:
-            return pending
-        found = await self._chunks.chunk_ids(item.document_id, record.namespace)
-        leftovers = found - set(pending.chunk_ids)
-        return pending.model_copy(update={"stale": tuple(sorted({*pending.stale, *leftovers}))})
+        found = (
+            await self._chunks.chunk_ids(item.document_id, record.namespace)
+            if record.state is None
+            else ()
+        )
+        return record.begin((chunk.chunk_id for chunk in item.chunks), item.fingerprint, found)
 
     async def _write(
         self, writes: Sequence[Write], namespace: str, lease: Lease, clock: StageClock
@@ -383,9 +387,7 @@ class IngestionService:
         fresh = sorted({chunk for record in pending for chunk in record.fresh})
         try:
             await self._ledger.save(pending, lease)
-            if fresh:
-                await self._index.delete(namespace=namespace, ids=fresh)
-                await self._chunks.delete_chunks(fresh, namespace)
+            await remove_chunks(self._index, self._chunks, fresh, namespace)
             await self._ledger.save([record.abandon() for record in pending], lease)
         except RetrievalError as error:
             log.error(
@@ -403,8 +405,7 @@ class IngestionService:
         namespace = records[0].namespace
         stale = sorted({chunk for record in records for chunk in record.stale})
         try:
-            await self._index.delete(namespace=namespace, ids=stale)
-            await self._chunks.delete_chunks(stale, namespace)
+            await remove_chunks(self._index, self._chunks, stale, namespace)
             await self._ledger.save([record.cleaned() for record in records], lease)
         except RetrievalError as error:
             log.warning(
@@ -428,25 +429,11 @@ class IngestionService:
         if document_id in claim.held:
             raise DocumentBusyError.of(namespace, document_id)
         try:
-            record = claim.records[document_id]
             found = await self._chunks.chunk_ids(document_id, namespace)
-            doomed = tuple(sorted(record.referenced | found))
-            emptied = record.model_copy(
-                update={
-                    "state": DocumentState.COMMITTED,
-                    "fingerprint": None,
-                    "chunk_ids": (),
-                    "previous": (),
-                    "previous_fingerprint": None,
-                    "stale": doomed,
-                }
-            )
-            await self._ledger.save([emptied], lease)
-            removed = len(found)
-            if doomed:
-                await self._index.delete(namespace=namespace, ids=list(doomed))
-                removed = await self._chunks.delete_chunks(list(doomed), namespace)
-            await self._ledger.save([emptied.cleaned()], lease)
+            retired = claim.records[document_id].retire(found)
+            await self._ledger.save([retired], lease)
+            removed = await remove_chunks(self._index, self._chunks, retired.stale, namespace)
+            await self._ledger.save([retired.cleaned()], lease)
         finally:
             await self._release(namespace, [document_id], lease)
         return removed

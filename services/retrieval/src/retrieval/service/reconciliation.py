@@ -22,7 +22,7 @@ from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease
 from retrieval.domain.models import Frozen
 from retrieval.ports import ChunkRepository, Embedder, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
-from retrieval.service.consistency import NamespaceAudit, audit
+from retrieval.service.consistency import NamespaceAudit, audit, remove_chunks
 from retrieval.service.leases import claim_documents, new_lease
 
 log = structlog.get_logger("reconcile")
@@ -126,7 +126,7 @@ class Reconciliation:
                 record = record.commit()
             else:
                 fresh = list(record.fresh)
-                await self._remove(fresh, namespace)
+                await remove_chunks(self._index, self._chunks, fresh, namespace)
                 texts -= set(fresh)
                 vectors -= set(fresh)
                 record = record.abandon()
@@ -138,7 +138,7 @@ class Reconciliation:
                 update={"chunk_ids": tuple(sorted(keep - lost)), "fingerprint": None}
             )
             keep -= lost
-        await self._remove(sorted((texts | vectors) - keep), namespace)
+        await remove_chunks(self._index, self._chunks, sorted((texts | vectors) - keep), namespace)
         await self._ledger.save([record.cleaned()], lease)
         return not lost
 
@@ -150,8 +150,3 @@ class Reconciliation:
         vectors = await self._embedder.embed_passages([chunk.content for chunk in chunks])
         records = [vector_record(chunk, v) for chunk, v in zip(chunks, vectors, strict=True)]
         await self._index.upsert(records, namespace)
-
-    async def _remove(self, chunk_ids: Sequence[str], namespace: str) -> None:
-        if chunk_ids:
-            await self._index.delete(namespace=namespace, ids=list(chunk_ids))
-            await self._chunks.delete_chunks(list(chunk_ids), namespace)
