@@ -4,9 +4,9 @@ import retrieval
 
 PUBLIC = {
     "Application", "DocumentOutcome", "IngestionService", "KnowledgeDomain", "Outcome",
-    "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch", "RetrievalOptions",
-    "RetrievalQuery", "RetrievalResult", "RetrievalService", "ServiceStats", "Settings",
-    "StageTimings", "StatsService", "running",
+    "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch", "RetrievalQuery",
+    "RetrievalResult", "RetrievalService", "ServiceStats", "Settings", "StageTimings",
+    "StatsService", "running",
 }  # fmt: skip
 
 

@@ -96,11 +96,6 @@ async def test_a_query_model_gives_what_the_keyword_form_gives(stores: Stores) -
     assert [m.document_id for m in by_model.matches] == ["monsoon"]
 
 
-async def test_the_dense_stages_run_in_order(stores: Stores) -> None:
-    result = await stores.retrieval.retrieve("blister blight fungus", top_k=3)
-    assert list(result.timings.stages) == ["query", "embed", "search", "threshold", "fetch"]
-
-
 async def test_the_query_is_normalised_before_it_is_embedded(stores: Stores) -> None:
     messy = await stores.retrieval.retrieve("  blister\x00\tblight \u200b\n fungus ", top_k=3)
     clean = await stores.retrieval.retrieve("blister blight fungus", top_k=3)
@@ -121,7 +116,6 @@ async def test_each_match_carries_its_dense_score(stores: Stores) -> None:
     result = await stores.retrieval.retrieve("blister blight fungus on tea leaves", top_k=3)
     assert result.matches
     assert all(m.scores == {"dense": m.score} for m in result.matches)
-    assert all(-1.0 <= m.score <= 1.0 for m in result.matches)
 
 
 async def test_query_is_embedded_as_a_query(stores: Stores) -> None:
@@ -164,7 +158,7 @@ async def test_timings_cover_every_stage(stores: Stores) -> None:
     assert timings.search_ms > 0
     assert timings.fetch_ms > 0
     assert timings.total_ms >= timings.embed_ms + timings.search_ms + timings.fetch_ms
-    assert list(timings.stages) == ["query", "embed", "search", "threshold", "fetch"]
+    assert list(timings.stages) == ["embed", "search", "threshold", "fetch"]
     assert timings.stages["embed"] == timings.embed_ms
 
 
@@ -210,9 +204,9 @@ async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> No
     with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
         result = await stores.retrieval.retrieve("tea", top_k=2, confidence_threshold=0.0)
     done = next(e for e in logs if e["event"] == "retrieve.done")
-    assert done["candidates"] == {"query": 0, "embed": 0, "search": 2, "threshold": 2, "fetch": 2}
+    assert done["candidates"] == {"embed": 0, "search": 2, "threshold": 2, "fetch": 2}
     assert done["returned"] == result.total_matches == 2
-    stage_keys = {"query_ms", "embed_ms", "search_ms", "threshold_ms", "fetch_ms", "total_ms"}
+    stage_keys = {"embed_ms", "search_ms", "threshold_ms", "fetch_ms", "total_ms"}
     assert stage_keys | {"correlation_id"} <= done.keys()
 
 

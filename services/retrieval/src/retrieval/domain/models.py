@@ -16,7 +16,6 @@ from pydantic import (
 )
 
 from retrieval.domain.metadata import Metadata
-from retrieval.domain.query_text import normalise
 from retrieval.errors import InvalidRequestError
 
 SLUG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
@@ -96,6 +95,12 @@ class RagChunk(Frozen):
     metadata: Metadata = Field(default_factory=dict, description="The document's metadata.")
 
 
+EMBED_STAGE = "embed"
+SEARCH_STAGE = "search"
+THRESHOLD_STAGE = "threshold"
+FETCH_STAGE = "fetch"
+
+
 class StageTimings(Frozen):
     """Wall-clock milliseconds spent in each stage of one retrieval, and in the whole call."""
 
@@ -107,21 +112,17 @@ class StageTimings(Frozen):
     @property
     def embed_ms(self) -> float:
         """Embedding the query."""
-        return self.stages.get("embed", 0.0)
+        return self.stages.get(EMBED_STAGE, 0.0)
 
     @property
     def search_ms(self) -> float:
         """Searching the vector index."""
-        return self.stages.get("search", 0.0)
+        return self.stages.get(SEARCH_STAGE, 0.0)
 
     @property
     def fetch_ms(self) -> float:
         """Fetching chunk texts."""
-        return self.stages.get("fetch", 0.0)
-
-
-class RetrievalOptions(Frozen):
-    """Per-request switches of the retrieval stages; none exist yet beyond the query's fields."""
+        return self.stages.get(FETCH_STAGE, 0.0)
 
 
 class RetrievalQuery(Frozen):
@@ -138,14 +139,6 @@ class RetrievalQuery(Frozen):
     namespace: Namespace | None = Field(
         default=None, description="Namespace to search; None means the service's default."
     )
-    options: RetrievalOptions = Field(
-        default_factory=RetrievalOptions, description="Per-request switches of the stages."
-    )
-
-    @property
-    def is_blank(self) -> bool:
-        """Nothing is left of the query once normalised (whitespace, control characters)."""
-        return not normalise(self.query)
 
 
 class RetrievalMatch(Frozen):

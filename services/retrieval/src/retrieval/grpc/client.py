@@ -27,7 +27,6 @@ from retrieval.errors import BackendTimeoutError
 from retrieval.grpc.conversions import (
     document_to_proto,
     outcomes_from_proto,
-    query_to_proto,
     result_from_proto,
     retrieve_request,
     stats_from_proto,
@@ -141,7 +140,9 @@ class RetrievalClient:
         self, query: RetrievalQuery, *, timeout: float | None = None
     ) -> RetrievalResult:
         """As ``RetrievalService.retrieve_query``."""
-        request = query_to_proto(query)
+        request = retrieve_request(
+            query.query, query.domains, query.top_k, query.confidence_threshold, query.namespace
+        )
         return result_from_proto(await self._call(self._stub.Retrieve, request, timeout))
 
     async def ingest(

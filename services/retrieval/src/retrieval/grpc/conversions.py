@@ -13,6 +13,9 @@ from google.protobuf.struct_pb2 import Struct, Value
 from pydantic import ValidationError
 
 from retrieval.domain.models import (
+    EMBED_STAGE,
+    FETCH_STAGE,
+    SEARCH_STAGE,
     RagDocument,
     RetrievalMatch,
     RetrievalQuery,
@@ -88,16 +91,6 @@ def retrieve_request(
     return request
 
 
-def query_to_proto(query: RetrievalQuery) -> pb.RetrieveRequest:
-    return pb.RetrieveRequest(
-        query=query.query,
-        domains=query.domains,
-        top_k=query.top_k,
-        confidence_threshold=query.confidence_threshold,
-        namespace=query.namespace or "",
-    )
-
-
 def query_from_proto(request: pb.RetrieveRequest) -> RetrievalQuery:
     """The request as a query; absent fields keep the model's defaults, an empty namespace
     means the service's default."""
@@ -146,7 +139,11 @@ def stages_from_proto(response: pb.RetrieveResponse) -> dict[str, float]:
     if response.stage_ms:
         return dict(response.stage_ms)
     timings = response.timings
-    named = {"embed": timings.embed_ms, "search": timings.search_ms, "fetch": timings.fetch_ms}
+    named = {
+        EMBED_STAGE: timings.embed_ms,
+        SEARCH_STAGE: timings.search_ms,
+        FETCH_STAGE: timings.fetch_ms,
+    }
     return {name: ms for name, ms in named.items() if ms}
 
 

@@ -44,11 +44,6 @@ def interceptors(settings: GrpcSettings) -> list[grpc.aio.ServerInterceptor]:
     return chain
 
 
-async def probe_stores(application: Application) -> None:
-    """Raises unless both stores answer."""
-    await application.stats.probe()
-
-
 async def set_health(
     servicer: health.aio.HealthServicer, status: health_pb2.HealthCheckResponse.ServingStatus
 ) -> None:
@@ -85,7 +80,7 @@ async def create_server(
         port = server.add_secure_port(address, credentials)
     await server.start()
     try:
-        await probe_stores(application)
+        await application.stats.probe()
     except BaseException:
         await server.stop(None)
         raise

@@ -72,11 +72,11 @@ class RetrievalService:
     async def _retrieve(self, request: RetrievalQuery) -> RetrievalResult:
         clock = StageClock()
         state = PipelineState.start(request, request.namespace or self._default_namespace)
-        if request.is_blank:
+        if not state.text:
             log.info("retrieve.blank_query", namespace=state.namespace)
             return self._result(state, clock)
         try:
-            state = await self._pipeline.run(state)
+            state = await self._pipeline.run(state, clock)
         except BackendNotConfiguredError as error:
             log.warning("retrieve.backend_not_configured", reason=str(error))
             return self._result(state, clock)
@@ -100,5 +100,5 @@ class RetrievalService:
             query=state.query.query,
             namespace=state.namespace,
             total_matches=len(state.matches),
-            timings=StageTimings(stages=dict(state.timings), total_ms=clock.elapsed_ms()),
+            timings=StageTimings(stages=dict(clock.stages), total_ms=clock.elapsed_ms()),
         )

@@ -4,7 +4,6 @@ from retrieval.ports import ChunkRepository, Embedder, VectorIndex
 from retrieval.service.pipeline.dense_search import DenseSearch
 from retrieval.service.pipeline.embed import EmbedQuery
 from retrieval.service.pipeline.hydrate import Hydrate
-from retrieval.service.pipeline.process_query import ProcessQuery
 from retrieval.service.pipeline.stage import Candidate, Pipeline, PipelineState, Stage
 from retrieval.service.pipeline.threshold import ScoreThreshold
 
@@ -12,15 +11,9 @@ from retrieval.service.pipeline.threshold import ScoreThreshold
 def dense_stages(
     embedder: Embedder, index: VectorIndex, chunks: ChunkRepository
 ) -> tuple[Stage, ...]:
-    """Normalise the query, embed it, search the vector index, drop weak matches, fetch the
+    """Embed the (normalised) query, search the vector index, drop weak matches, fetch the
     texts."""
-    return (
-        ProcessQuery(),
-        EmbedQuery(embedder),
-        DenseSearch(index),
-        ScoreThreshold(),
-        Hydrate(chunks),
-    )
+    return (EmbedQuery(embedder), DenseSearch(index), ScoreThreshold(), Hydrate(chunks))
 
 
 __all__ = [
@@ -30,7 +23,6 @@ __all__ = [
     "Hydrate",
     "Pipeline",
     "PipelineState",
-    "ProcessQuery",
     "ScoreThreshold",
     "Stage",
     "dense_stages",

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from retrieval.domain.models import SEARCH_STAGE
 from retrieval.ports import MetadataFilter, VectorIndex
 from retrieval.service.pipeline.stage import Candidate, PipelineState
 
@@ -16,7 +17,7 @@ def domain_filter(domains: Sequence[str]) -> MetadataFilter | None:
 class DenseSearch:
     """The ``top_k`` nearest chunks to the query vector in the namespace, within the domains."""
 
-    name = "search"
+    name = SEARCH_STAGE
 
     def __init__(self, index: VectorIndex) -> None:
         self._index = index

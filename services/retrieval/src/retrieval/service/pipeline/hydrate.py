@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import structlog
 
-from retrieval.domain.models import RetrievalMatch
+from retrieval.domain.models import FETCH_STAGE, RetrievalMatch
 from retrieval.ports import ChunkRepository
 from retrieval.service.pipeline.stage import PipelineState
 
@@ -14,7 +14,7 @@ log = structlog.get_logger("retrieval")
 class Hydrate:
     """Fetches every candidate's text in one round trip; a chunk without text is skipped."""
 
-    name = "fetch"
+    name = FETCH_STAGE
 
     def __init__(self, chunks: ChunkRepository) -> None:
         self._chunks = chunks

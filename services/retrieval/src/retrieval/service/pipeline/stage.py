@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from retrieval.domain.models import RetrievalMatch, RetrievalQuery
+from retrieval.domain.query_text import normalise
+from retrieval.ports.embedder import Vector
+from retrieval.service.timing import StageClock
 
 
 @dataclass(frozen=True)
@@ -25,24 +27,22 @@ class Candidate:
 class PipelineState:
     """What one retrieval knows so far; each stage returns a new state.
 
-    ``namespace`` is the one searched: the query's, or the service's default. ``timings``
-    (milliseconds) and ``counts`` (candidates left) are recorded by the ``Pipeline`` after each
-    stage, under its name.
+    ``namespace`` is the one searched: the query's, or the service's default. ``counts``
+    (candidates left) is recorded by the ``Pipeline`` after each stage, under its name.
     """
 
     query: RetrievalQuery
     namespace: str
     text: str = ""
-    """The query text the stages use: the query as asked until a stage processes it."""
-    query_vector: tuple[float, ...] | None = None
+    """The query text the stages use: the query as asked, normalised."""
+    query_vector: Vector | None = field(default=None, compare=False)
     candidates: tuple[Candidate, ...] = ()
     matches: tuple[RetrievalMatch, ...] = ()
-    timings: Mapping[str, float] = field(default_factory=dict)
     counts: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def start(cls, query: RetrievalQuery, namespace: str) -> PipelineState:
-        return cls(query=query, namespace=namespace, text=query.query)
+        return cls(query=query, namespace=namespace, text=normalise(query.query))
 
 
 class Stage(Protocol):
@@ -59,7 +59,8 @@ class Stage(Protocol):
 
 
 class Pipeline:
-    """Runs its stages in order, recording each one's duration and the candidates it leaves."""
+    """Runs its stages in order, timing each on the call's clock and counting the candidates
+    it leaves."""
 
     def __init__(self, stages: Sequence[Stage]) -> None:
         names = [stage.name for stage in stages]
@@ -67,14 +68,9 @@ class Pipeline:
             raise ValueError(f"stage names must be distinct: {names}")
         self.stages = tuple(stages)
 
-    async def run(self, state: PipelineState) -> PipelineState:
+    async def run(self, state: PipelineState, clock: StageClock) -> PipelineState:
         for stage in self.stages:
-            begun = time.perf_counter()
-            state = await stage.run(state)
-            elapsed_ms = (time.perf_counter() - begun) * 1e3
-            state = replace(
-                state,
-                timings={**state.timings, stage.name: elapsed_ms},
-                counts={**state.counts, stage.name: len(state.candidates)},
-            )
+            with clock.stage(stage.name):
+                state = await stage.run(state)
+            state = replace(state, counts={**state.counts, stage.name: len(state.candidates)})
         return state

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from retrieval.domain.models import THRESHOLD_STAGE
 from retrieval.service.pipeline.stage import PipelineState
 
 
@@ -11,7 +12,7 @@ class ScoreThreshold:
     While the dense search is the only source, the ranking score is the cosine similarity.
     """
 
-    name = "threshold"
+    name = THRESHOLD_STAGE
 
     async def run(self, state: PipelineState) -> PipelineState:
         floor = state.query.confidence_threshold
