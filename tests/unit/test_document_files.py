@@ -341,6 +341,14 @@ def test_json_collection_keeps_its_valid_documents(tmp_path: Path) -> None:
     ]
 
 
+def test_a_given_title_is_never_spread_over_a_collection(tmp_path: Path) -> None:
+    payload = {"documents": [{"document_id": n, "content": "text"} for n in ("a", "b")]}
+    (tmp_path / "set.json").write_text(json.dumps(payload))
+    loaded = read_documents([tmp_path / "set.json"], domain="tea_cultivation", title="One title")
+    assert loaded.documents == ()
+    assert [f.field for f in loaded.failures] == ["title", "title"]
+
+
 @pytest.mark.parametrize("text", ["{", '{"docs": []}', "[]"])
 def test_a_json_file_that_is_no_collection_fails(tmp_path: Path, text: str) -> None:
     (tmp_path / "bad.json").write_text(text)

@@ -39,7 +39,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from pydantic import Field, ValidationError
@@ -210,7 +210,8 @@ def parse_collection(text: str, source: str, defaults: Defaults) -> FileContents
         raise InvalidRequestError(f"not JSON ({error})", field="documents") from error
     if not isinstance(payload, dict) or not isinstance(payload.get("documents"), list):
         raise InvalidRequestError("expected {'documents': [...]}", field="documents")
-    given = {key: value for key, value in asdict(defaults).items() if value is not None}
+    # A given title names one document; a collection's documents carry their own.
+    given = {} if defaults.domain is None else {"domain": defaults.domain}
     documents: list[RagDocument] = []
     failures: list[FileFailure] = []
     for n, raw in enumerate(payload["documents"]):
