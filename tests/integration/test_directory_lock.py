@@ -29,7 +29,8 @@ sys.stdin.read()
 def holder(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
     """Another process holding ``tmp_path / "data"`` until it is killed."""
     with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(tmp_path / "data"), "--holder-mark"],
+        # A long command line (a shell glob over many files) must still name the holder.
+        [sys.executable, "-c", HOLDER, str(tmp_path / "data"), "x" * 5000, "--holder-mark"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -20,7 +20,6 @@ from types import TracebackType
 from retrieval.errors import DataDirectoryInUseError
 
 LOCK_FILE = ".lock"
-HOLDER_BYTES = 4096
 
 
 class DirectoryLock:
@@ -68,7 +67,7 @@ class DirectoryLock:
 def recorded_holder(descriptor: int) -> tuple[int | None, str | None]:
     """Pid and command the holder wrote; nothing when it has not written them yet."""
     try:
-        holder = json.loads(os.pread(descriptor, HOLDER_BYTES, 0))
+        holder = json.loads(os.pread(descriptor, os.fstat(descriptor).st_size, 0))
         return int(holder["pid"]), str(holder["command"])
     except (ValueError, KeyError, TypeError):
         return None, None
