@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from pathlib import Path
@@ -8,7 +7,7 @@ from pathlib import Path
 import typer
 
 from retrieval.benchmarks.ingestion import measure_ingestion
-from retrieval.cli.runtime import console, load_settings
+from retrieval.cli.runtime import console, load_settings, run
 from retrieval.container import Container, resolve, running
 
 
@@ -28,7 +27,7 @@ def ingest(
             with console.status(f"ingesting {copies} copies of the knowledge base"):
                 return await measure_ingestion(app.ingestion, raw, copies, namespace)
 
-    figures = asyncio.run(main())
+    figures = run(main())
     reports.mkdir(parents=True, exist_ok=True)
     (reports / "ingest.json").write_text(json.dumps(figures, indent=2))
     seconds = figures["seconds"]

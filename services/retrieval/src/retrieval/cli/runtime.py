@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -32,8 +32,13 @@ def run_with_application(work: Callable[[Application], Awaitable[T]]) -> T:
         async with running(load_settings()) as app:
             return await work(app)
 
+    return run(main())
+
+
+def run(main: Coroutine[Any, Any, T]) -> T:
+    """Run a command's coroutine; a service error ends the command with its message, code 1."""
     try:
-        return asyncio.run(main())
+        return asyncio.run(main)
     except RetrievalError as error:
         console.print(f"[red]error:[/red] {escape(str(error))}")
         raise typer.Exit(code=1) from error
