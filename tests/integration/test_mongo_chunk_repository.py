@@ -19,7 +19,9 @@ from retrieval.domain.models import RagChunk
 from retrieval.errors import BackendTimeoutError, BackendUnavailableError
 
 NS = "integration"
-BATCH = 500
+BATCH = 50
+TAIL = 21
+TOTAL = 2 * BATCH + TAIL
 CLIENT_TIMEOUT_MS = 10_000
 
 
@@ -73,7 +75,8 @@ Driver = Callable[[str, CommandLog], AbstractAsyncContextManager[Any]]
 async def logged(
     request: pytest.FixtureRequest, mongo_uri: str
 ) -> AsyncIterator[tuple[MongoChunkRepository, CommandLog]]:
-    """A repository writing in batches of 500 on a client with a 10 s operation timeout."""
+    """A repository writing in batches of ``BATCH`` (not the default) on a client with a 10 s
+    operation timeout."""
     log = CommandLog()
     driver: Driver = request.param
     async with driver(mongo_uri, log) as client:
@@ -144,30 +147,30 @@ async def test_a_write_larger_than_a_batch_goes_in_batches_under_their_own_deadl
     logged: tuple[MongoChunkRepository, CommandLog],
 ) -> None:
     repository, log = logged
-    assert await repository.upsert_many([chunk(n) for n in range(2 * BATCH + 201)]) == 1201
+    assert await repository.upsert_many([chunk(n) for n in range(TOTAL)]) == TOTAL
     updates = log.bodies("update")
-    assert [len(update["updates"]) for update in updates] == [500, 500, 201]
+    assert [len(update["updates"]) for update in updates] == [BATCH, BATCH, TAIL]
     assert all(update["maxTimeMS"] > CLIENT_TIMEOUT_MS for update in updates)
-    assert await repository.count(NS) == 1201
+    assert await repository.count(NS) == TOTAL
 
 
 async def test_deleting_many_chunks_goes_in_batches(
     logged: tuple[MongoChunkRepository, CommandLog],
 ) -> None:
     repository, log = logged
-    await repository.upsert_many([chunk(n) for n in range(1201)])
+    await repository.upsert_many([chunk(n) for n in range(TOTAL)])
     log.sent.clear()
-    ids = [f"doc#{n:04d}" for n in range(1201)]
-    assert await repository.delete_chunks([*ids, *ids[:5], "missing"], NS) == 1201
+    ids = [f"doc#{n:04d}" for n in range(TOTAL)]
+    assert await repository.delete_chunks([*ids, *ids[:5], "missing"], NS) == TOTAL
     deletes = log.bodies("delete")
-    assert [len(delete["deletes"]) for delete in deletes] == [500, 500, 202]
+    assert [len(delete["deletes"]) for delete in deletes] == [BATCH, BATCH, TAIL + 1]
     assert all(delete["maxTimeMS"] > CLIENT_TIMEOUT_MS for delete in deletes)
     assert await repository.count(NS) == 0
 
 
 @pytest.mark.parametrize(
     ("scope", "sizes", "small_left"),
-    [("namespace", [500, 500, 204], 0), ("document", [500, 500, 201], 3)],
+    [("namespace", [BATCH, BATCH, TAIL + 3], 0), ("document", [BATCH, BATCH, TAIL], 3)],
 )
 async def test_deleting_more_than_a_batch_finds_and_deletes_batch_by_batch(
     logged: tuple[MongoChunkRepository, CommandLog],
@@ -177,7 +180,7 @@ async def test_deleting_more_than_a_batch_finds_and_deletes_batch_by_batch(
 ) -> None:
     repository, log = logged
     await repository.upsert_many(
-        [chunk(n, "big") for n in range(1201)]
+        [chunk(n, "big") for n in range(TOTAL)]
         + [chunk(n, "small") for n in range(3)]
         + [chunk(0, "big", namespace="other")]
     )
@@ -210,12 +213,12 @@ async def test_a_namespace_delete_stopped_by_a_timeout_finishes_when_run_again(
     }
     try:
         await repository.ensure_indexes()
-        await repository.upsert_many([chunk(n) for n in range(1201)])
+        await repository.upsert_many([chunk(n) for n in range(TOTAL)])
         await client.admin.command(second_delete_times_out)
         with pytest.raises(BackendTimeoutError, match="MongoDB delete timed out"):
             await repository.delete_namespace(NS)
-        assert await repository.count(NS) == 701
-        assert await repository.delete_namespace(NS) == 701
+        assert await repository.count(NS) == TOTAL - BATCH
+        assert await repository.delete_namespace(NS) == TOTAL - BATCH
         assert await repository.count(NS) == 0
     finally:
         await client.admin.command({"configureFailPoint": "failCommand", "mode": "off"})
@@ -235,16 +238,16 @@ async def test_listing_reads_each_page_after_the_last_id_of_the_one_before(
     logged: tuple[MongoChunkRepository, CommandLog],
 ) -> None:
     repository, log = logged
-    await repository.upsert_many([chunk(n) for n in range(1201)])
+    await repository.upsert_many([chunk(n) for n in range(TOTAL)])
     log.sent.clear()
     listed = [page async for page in repository.list_chunks(NS)]
-    assert [len(page) for page in listed] == [500, 500, 201]
+    assert [len(page) for page in listed] == [BATCH, BATCH, TAIL]
     finds = log.bodies("find")
     assert [find["limit"] for find in finds] == [BATCH] * 3
     assert [find["filter"].get("chunk_id") for find in finds] == [
         None,
-        {"$gt": "doc#0499"},
-        {"$gt": "doc#0999"},
+        {"$gt": f"doc#{BATCH - 1:04d}"},
+        {"$gt": f"doc#{2 * BATCH - 1:04d}"},
     ]
     assert "getMore" not in log.commands
 
