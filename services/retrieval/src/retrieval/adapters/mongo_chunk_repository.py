@@ -13,8 +13,8 @@ time, after the last ``chunk_id`` of the batch before.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any, TypeVar
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 import pymongo
 from pymongo import ASCENDING, DeleteOne, ReplaceOne
@@ -29,6 +29,7 @@ from pymongo.errors import (
     WTimeoutError,
 )
 
+from retrieval.adapters.batching import slices
 from retrieval.domain.models import RagChunk
 from retrieval.errors import (
     BackendError,
@@ -36,8 +37,6 @@ from retrieval.errors import (
     BackendUnavailableError,
     NotAuthorisedError,
 )
-
-T = TypeVar("T")
 
 AUTH_ERROR_CODES = frozenset({13, 18})
 CHUNK_FIELDS = ("chunk_id", "document_id", "namespace", "title", "domain", "position", "content")
@@ -62,17 +61,19 @@ def mongo_errors(operation: str) -> Iterator[None]:
         raise BackendError(f"MongoDB {operation} failed: {error}") from error
 
 
+@contextmanager
+def round_trip(operation: str, seconds: float) -> Iterator[None]:
+    """One read or write under its own deadline instead of the client's, errors translated."""
+    with mongo_errors(operation), pymongo.timeout(seconds):
+        yield
+
+
 def to_document(chunk: RagChunk) -> dict[str, Any]:
     return chunk.model_dump()
 
 
 def to_chunk(document: dict[str, Any]) -> RagChunk:
     return RagChunk.model_validate(document)
-
-
-def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 class MongoChunkRepository:
@@ -102,7 +103,7 @@ class MongoChunkRepository:
             )
 
     async def upsert_many(self, chunks: Sequence[RagChunk]) -> int:
-        for batch in batches(chunks, self._write_batch):
+        for batch in slices(chunks, self._write_batch):
             operations = [
                 ReplaceOne(
                     {"namespace": chunk.namespace, "chunk_id": chunk.chunk_id},
@@ -181,7 +182,7 @@ class MongoChunkRepository:
 
     async def _delete_each(self, selectors: Sequence[dict[str, Any]]) -> int:
         deleted = 0
-        for batch in batches(selectors, self._write_batch):
+        for batch in slices(selectors, self._write_batch):
             with self._batch("delete"):
                 result = await self._collection.bulk_write(
                     [DeleteOne(selector) for selector in batch], ordered=False
@@ -193,8 +194,5 @@ class MongoChunkRepository:
         """At most one batch of documents, in one round trip."""
         return cursor.limit(self._write_batch).batch_size(self._write_batch)
 
-    @contextmanager
-    def _batch(self, operation: str) -> Iterator[None]:
-        """One batch, read or written, under its own deadline instead of the client's."""
-        with mongo_errors(operation), pymongo.timeout(self._bulk_timeout):
-            yield
+    def _batch(self, operation: str) -> AbstractContextManager[None]:
+        return round_trip(operation, self._bulk_timeout)

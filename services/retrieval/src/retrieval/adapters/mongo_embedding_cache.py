@@ -20,16 +20,15 @@ replaces the client's ``timeoutMS``): a slow cache is given up on, never waited 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-import pymongo
 from pymongo import ASCENDING, ReplaceOne
 
-from retrieval.adapters.mongo_chunk_repository import batches, mongo_errors
+from retrieval.adapters.batching import slices
+from retrieval.adapters.mongo_chunk_repository import mongo_errors, round_trip
 from retrieval.ports.embedder import Vector
 
 READ_BATCH = 1000
@@ -82,16 +81,16 @@ class MongoEmbeddingCache:
         now = self._clock()
         found: dict[str, Vector] = {}
         stale: list[str] = []
-        for batch in batches(list(dict.fromkeys(keys)), READ_BATCH):
-            with self._round_trip("find"):
+        for batch in slices(list(dict.fromkeys(keys)), READ_BATCH):
+            with round_trip("find", self._timeout):
                 documents = await self._collection.find({"_id": {"$in": batch}}).to_list(None)
             for document in documents:
                 key = document["_id"]
                 found[key] = np.frombuffer(document["vector"], STORED).astype(np.float32)
                 if now - as_utc(document["used_at"]) >= self._refresh_after:
                     stale.append(key)
-        for batch in batches(stale, READ_BATCH):
-            with self._round_trip("update"):
+        for batch in slices(stale, READ_BATCH):
+            with round_trip("update", self._timeout):
                 await self._collection.update_many(
                     {"_id": {"$in": batch}}, {"$max": {"used_at": now}}
                 )
@@ -107,14 +106,14 @@ class MongoEmbeddingCache:
             )
             for key, vector in entries.items()
         ]
-        for batch in batches(operations, WRITE_BATCH):
-            with self._round_trip("upsert"):
+        for batch in slices(operations, WRITE_BATCH):
+            with round_trip("upsert", self._timeout):
                 await self._collection.bulk_write(batch, ordered=False)
 
     async def evict(self, max_entries: int) -> int:
         removed = 0
         while (excess := await self._count() - max_entries) > 0:
-            with self._round_trip("find"):
+            with round_trip("find", self._timeout):
                 oldest = (
                     await self._collection.find({}, {"_id": True})
                     .sort("used_at", ASCENDING)
@@ -123,7 +122,7 @@ class MongoEmbeddingCache:
                 )
             if not oldest:
                 break
-            with self._round_trip("delete"):
+            with round_trip("delete", self._timeout):
                 result = await self._collection.delete_many(
                     {"_id": {"$in": [document["_id"] for document in oldest]}}
                 )
@@ -131,10 +130,5 @@ class MongoEmbeddingCache:
         return removed
 
     async def _count(self) -> int:
-        with self._round_trip("count"):
+        with round_trip("count", self._timeout):
             return await self._collection.estimated_document_count()
-
-    @contextmanager
-    def _round_trip(self, operation: str) -> Iterator[None]:
-        with mongo_errors(operation), pymongo.timeout(self._timeout):
-            yield

@@ -13,13 +13,11 @@ than the SDK's orjson does, so a request measured under the limit is under it on
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from retrieval.domain.metadata import MAX_METADATA_BYTES, json_size
 from retrieval.domain.vectors import MAX_RECORD_ID_CHARS, VectorRecord
 from retrieval.errors import InvalidRequestError
-
-T = TypeVar("T")
 
 MAX_UPSERT_RECORDS = 1000
 MAX_REQUEST_BYTES = 2_000_000
@@ -82,7 +80,3 @@ def upsert_batches(records: Sequence[VectorRecord], namespace: str) -> list[list
     if batch:
         batches.append(batch)
     return batches
-
-
-def slices(items: Sequence[T], size: int) -> list[Sequence[T]]:
-    return [items[start : start + size] for start in range(0, len(items), size)]

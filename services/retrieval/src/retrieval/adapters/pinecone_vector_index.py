@@ -29,13 +29,13 @@ from typing import Any, TypeVar
 
 from pinecone import AsyncIndex, ListResponse
 
+from retrieval.adapters.batching import slices
 from retrieval.adapters.pinecone_clients import PerLoop, PineconeConnection, gather_bounded
 from retrieval.adapters.pinecone_errors import bounded
 from retrieval.adapters.pinecone_limits import (
     MAX_IDS_PER_REQUEST,
     MAX_TOP_K_WITH_METADATA,
     check_id,
-    slices,
     upsert_batches,
 )
 from retrieval.domain.filters import parse_delete_selector, parse_filter
