@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError
-from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
+from retrieval.ports.vector_index import MetadataFilter, id_pages
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -100,6 +100,5 @@ class InMemoryVectorIndex:
     async def list_ids(
         self, namespace: str, *, prefix: str | None = None
     ) -> AsyncIterator[list[str]]:
-        ids = sorted(i for i in self._namespaces.get(namespace, {}) if i.startswith(prefix or ""))
-        for start in range(0, len(ids), LIST_PAGE_SIZE):
-            yield ids[start : start + LIST_PAGE_SIZE]
+        for page in id_pages(self._namespaces.get(namespace, {}), prefix):
+            yield page

@@ -29,7 +29,7 @@ from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.metadata_columns import MetadataColumns
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
 from retrieval.errors import BackendError, InvalidRequestError, NamespaceNotFoundError
-from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
+from retrieval.ports.vector_index import MetadataFilter, id_pages
 
 Matrix = npt.NDArray[np.float32]
 MANIFEST = "index.json"
@@ -218,7 +218,6 @@ class ExactVectorIndex:
 
     def _save(self, namespace: str, snapshot: Snapshot | None) -> None:
         assert self._path is not None
-        self._path.mkdir(parents=True, exist_ok=True)
         target = self._path / f"{namespace}.npz"
         if snapshot is None:
             target.unlink(missing_ok=True)
@@ -256,9 +255,8 @@ class ExactVectorIndex:
         snapshot = self._namespaces.get(namespace)
         if snapshot is None:
             return
-        ids = sorted(i for i in snapshot.ids if i.startswith(prefix or ""))
-        for start in range(0, len(ids), LIST_PAGE_SIZE):
-            yield ids[start : start + LIST_PAGE_SIZE]
+        for page in id_pages(snapshot.ids, prefix):
+            yield page
 
 
 def write_atomically(target: Path, payload: bytes) -> None:

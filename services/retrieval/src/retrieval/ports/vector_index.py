@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from retrieval.domain.vectors import IndexStats, QueryMatch, VectorRecord
@@ -9,6 +9,12 @@ MetadataFilter = Mapping[str, Any]
 
 LIST_PAGE_SIZE = 100
 """The most ids one page of ``VectorIndex.list_ids`` holds (Pinecone's cap)."""
+
+
+def id_pages(ids: Iterable[str], prefix: str | None) -> list[list[str]]:
+    """``list_ids`` of an index that holds its ids in memory: sorted, filtered, paged."""
+    kept = sorted(i for i in ids if i.startswith(prefix or ""))
+    return [kept[start : start + LIST_PAGE_SIZE] for start in range(0, len(kept), LIST_PAGE_SIZE)]
 
 
 class VectorIndex(Protocol):
