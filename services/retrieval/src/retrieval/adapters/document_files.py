@@ -45,7 +45,7 @@ from pathlib import Path, PurePath
 from pydantic import Field, ValidationError
 
 from retrieval.adapters.document_converters import CONVERTERS, convert
-from retrieval.domain.models import Frozen, RagDocument
+from retrieval.domain.models import Frozen, RagDocument, invalid_request
 from retrieval.errors import InvalidRequestError
 
 FENCE = "---"
@@ -151,9 +151,7 @@ def build_document(raw: object) -> RagDocument:
     try:
         return RagDocument.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise InvalidRequestError(first["msg"], field=field) from error
+        raise invalid_request(error) from error
 
 
 def split_front_matter(text: str) -> tuple[dict[str, str], str]:

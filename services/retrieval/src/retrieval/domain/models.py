@@ -37,14 +37,19 @@ def check_slug(value: str, field: str) -> str:
         raise InvalidRequestError(error.errors()[0]["msg"], field=field) from error
 
 
+def invalid_request(error: ValidationError, prefix: str | None = None) -> InvalidRequestError:
+    """The first problem Pydantic found, naming its field (under ``prefix``, if given)."""
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in (prefix, *first["loc"]) if part is not None)
+    return InvalidRequestError(first["msg"], field=field or None)
+
+
 def validated(model: type[M], **fields: Any) -> M:
     """``model(**fields)``, or InvalidRequestError naming the first field that fails."""
     try:
         return model(**fields)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
-        raise InvalidRequestError(first["msg"], field=field) from error
+        raise invalid_request(error) from error
 
 
 MAX_QUERY_CHARS = 2048

@@ -21,6 +21,7 @@ from retrieval.domain.models import (
     RetrievalQuery,
     RetrievalResult,
     StageTimings,
+    invalid_request,
     validated,
 )
 from retrieval.errors import InvalidRequestError
@@ -36,12 +37,6 @@ OUTCOMES = {
     Outcome.FAILED: pb.OUTCOME_FAILED,
 }
 OUTCOMES_BY_NUMBER = {number: outcome for outcome, number in OUTCOMES.items()}
-
-
-def invalid_field(error: ValidationError, prefix: str) -> InvalidRequestError:
-    first = error.errors()[0]
-    location = ".".join(str(part) for part in first["loc"])
-    return InvalidRequestError(first["msg"], field=f"{prefix}.{location}" if location else prefix)
 
 
 def optional_namespace(value: str) -> str | None:
@@ -196,7 +191,7 @@ def documents_from_proto(documents: Iterable[pb.Document]) -> list[RagDocument]:
                 )
             )
         except ValidationError as error:
-            raise invalid_field(error, f"documents[{position}]") from error
+            raise invalid_request(error, f"documents[{position}]") from error
     return parsed
 
 
