@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
@@ -16,7 +17,7 @@ from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import dense_stages
+from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 
@@ -71,13 +72,23 @@ def index() -> ExactVectorIndex:
 
 
 @pytest.fixture
+def keywords() -> Bm25KeywordIndex:
+    return Bm25KeywordIndex()
+
+
+@pytest.fixture
 def retrieval(
     golden_embedder: CachingEmbedder,
     index: ExactVectorIndex,
+    keywords: Bm25KeywordIndex,
     mongo_repository: MongoChunkRepository,
 ) -> RetrievalService:
+    """With the default settings' switches."""
     return RetrievalService(
-        dense_stages(golden_embedder, index, mongo_repository), DEFAULT_DOMAINS, "default"
+        retrieval_stages(golden_embedder, index, keywords, mongo_repository),
+        DEFAULT_DOMAINS,
+        "default",
+        SearchPlan(),
     )
 
 
@@ -85,6 +96,7 @@ def retrieval(
 def ingestion(
     golden_embedder: CachingEmbedder,
     index: ExactVectorIndex,
+    keywords: Bm25KeywordIndex,
     mongo_repository: MongoChunkRepository,
     mongo_ledger: MongoDocumentLedger,
 ) -> IngestionService:
@@ -97,6 +109,7 @@ def ingestion(
     return IngestionService(
         golden_embedder,
         index,
+        keywords,
         mongo_repository,
         mongo_ledger,
         DEFAULT_DOMAINS,

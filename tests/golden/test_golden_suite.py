@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.domain.models import DEFAULT_DOMAINS
@@ -18,7 +19,7 @@ from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_gold
 from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.reports import write_golden_reports
 from retrieval.service.ingestion_service import IngestionService
-from retrieval.service.pipeline import dense_stages
+from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.retrieval_service import RetrievalService
 
 MIN_HIT_AT_5 = 0.85
@@ -108,11 +109,15 @@ async def test_two_concurrent_runs_do_not_meet(
     golden_embedder,
     ingestion: IngestionService,
     index: ExactVectorIndex,
+    keywords: Bm25KeywordIndex,
     mongo_repository: MongoChunkRepository,
 ) -> None:
     recording = RecordingIndex(index)
     retrieval = RetrievalService(
-        dense_stages(golden_embedder, recording, mongo_repository), DEFAULT_DOMAINS, "default"
+        retrieval_stages(golden_embedder, recording, keywords, mongo_repository),
+        DEFAULT_DOMAINS,
+        "default",
+        SearchPlan(),
     )
     first, second = await asyncio.gather(
         *(

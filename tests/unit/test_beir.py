@@ -25,7 +25,7 @@ from retrieval.evaluation.beir_data import (
     reference_figures,
 )
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import dense_stages
+from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.settings import Settings
@@ -33,6 +33,7 @@ from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
+    InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
 
@@ -69,14 +70,19 @@ def dataset(tmp_path: Path) -> BeirDataset:
 
 def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Application:
     chunks = InMemoryChunkRepository()
+    keywords = InMemoryKeywordIndex()
     return Application(
         settings=Settings(_env_file=None),
         retrieval=RetrievalService(
-            dense_stages(embedder, index, chunks), DEFAULT_DOMAINS, "default"
+            retrieval_stages(embedder, index, keywords, chunks),
+            DEFAULT_DOMAINS,
+            "default",
+            SearchPlan(),
         ),
         ingestion=IngestionService(
             embedder,
             index,
+            keywords,
             chunks,
             InMemoryDocumentLedger(),
             DEFAULT_DOMAINS,
@@ -223,6 +229,7 @@ async def test_one_record_per_document_texts_before_vectors_in_batches(
     ingestion = IngestionService(
         HashEmbedder(),
         index,
+        InMemoryKeywordIndex(),
         chunks,
         InMemoryDocumentLedger(),
         DEFAULT_DOMAINS,

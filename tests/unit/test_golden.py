@@ -18,12 +18,13 @@ from retrieval.evaluation.golden import (
 )
 from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import dense_stages
+from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
+    InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
 
@@ -100,10 +101,17 @@ def test_a_document_ranks_where_its_best_chunk_ranks() -> None:
 async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path) -> None:
     suite = load_suite(write_suite(tmp_path / "tiny", SAMPLES), DEFAULT_DOMAINS)
     index, chunks, embedder = InMemoryVectorIndex(), InMemoryChunkRepository(), HashEmbedder()
-    retrieval = RetrievalService(dense_stages(embedder, index, chunks), DEFAULT_DOMAINS, "default")
+    keywords = InMemoryKeywordIndex()
+    retrieval = RetrievalService(
+        retrieval_stages(embedder, index, keywords, chunks),
+        DEFAULT_DOMAINS,
+        "default",
+        SearchPlan(),
+    )
     ingestion = IngestionService(
         embedder,
         index,
+        keywords,
         chunks,
         InMemoryDocumentLedger(),
         DEFAULT_DOMAINS,

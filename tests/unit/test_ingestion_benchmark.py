@@ -11,6 +11,7 @@ from retrieval_testkit import (
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
     InMemoryEmbeddingCache,
+    InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
 
@@ -21,6 +22,7 @@ async def test_relabelled_and_renamed_documents_cost_no_model_time() -> None:
     ingestion = IngestionService(
         CachingEmbedder(model, InMemoryEmbeddingCache(), max_entries=10_000),
         InMemoryVectorIndex(),
+        InMemoryKeywordIndex(),
         chunks,
         InMemoryDocumentLedger(),
         DEFAULT_DOMAINS,

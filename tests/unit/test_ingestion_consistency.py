@@ -14,13 +14,14 @@ from retrieval.domain.ledger import DocumentState, fingerprint
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.caching_embedder import CachingEmbedder
-from retrieval.service.consistency import audit
+from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
     InMemoryEmbeddingCache,
+    InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
 
@@ -48,9 +49,13 @@ class Stores:
 
     def __init__(self, index: InMemoryVectorIndex | None = None) -> None:
         self.index = index or InMemoryVectorIndex()
+        self.keywords = InMemoryKeywordIndex()
         self.chunks = InMemoryChunkRepository()
         self.now = 0.0
         self.ledger = InMemoryDocumentLedger(lease_s=60.0, clock=lambda: self.now)
+
+    async def audit(self) -> NamespaceAudit:
+        return await audit(ChunkStores(self.index, self.keywords, self.chunks), self.ledger, NS)
 
     def restart(self) -> None:
         """A new process: the leases of the one that died have expired."""
@@ -69,6 +74,7 @@ class Stores:
         service = IngestionService(
             embedder or HashEmbedder(),
             wrap(self.index),
+            wrap(self.keywords),
             wrap(self.chunks),
             wrap(self.ledger),
             DEFAULT_DOMAINS,
@@ -80,14 +86,15 @@ class Stores:
         return service, calls
 
     async def check(self, documents: Sequence[RagDocument]) -> None:
-        """Both stores hold exactly the chunks of these documents, each committed."""
+        """Every store holds exactly the chunks of these documents, each committed."""
         expected = {
             chunk.chunk_id
             for document in documents
             for chunk in self.service()[0].split(document, NS)
         }
-        found = await audit(self.index, self.chunks, self.ledger, NS)
+        found = await self.audit()
         assert found.vectors == expected
+        assert found.keywords == expected
         assert set(found.texts) == expected
         assert found.is_consistent
         for document in documents:
@@ -155,7 +162,7 @@ async def left_texts_without_vectors(fail_at: int, documents: Sequence[RagDocume
     that re-running the same ingestion stores every vector (it used to say UNCHANGED)."""
     stores = Stores()
     await run(stores, fail_at, True, documents)
-    found = await audit(stores.index, stores.chunks, stores.ledger, NS)
+    found = await stores.audit()
     if not found.texts_without_vectors:
         return False
     outcomes = await stores.service()[0].ingest(documents, NS)
@@ -206,7 +213,7 @@ async def test_every_store_call_can_fail_and_reconcile_leaves_one_whole_version(
         await stores.service()[0].ingest(BEFORE, NS)
         await run(stores, fail_at, crash, AFTER)
         report = await stores.service()[0].reconcile(NS)
-        found = await audit(stores.index, stores.chunks, stores.ledger, NS)
+        found = await stores.audit()
         assert found.is_consistent, (fail_at, report)
         assert found.vectors == set(found.texts)
         for document_id, choices in versions.items():
@@ -244,7 +251,7 @@ async def test_a_failed_cleanup_never_empties_the_document() -> None:
     (outcome,) = await stores.service()[0].ingest([doc("a", "v2")], NS)
     assert outcome.outcome is Outcome.UPDATED
     new = {chunk.chunk_id for chunk in stores.service()[0].split(doc("a", "v2"), NS)}
-    found = await audit(stores.index, stores.chunks, stores.ledger, NS)
+    found = await stores.audit()
     assert new <= found.vectors & set(found.texts), "the new version is searchable"
     healthy = InMemoryChunkRepository()
     await healthy.upsert_many(list((await stores.chunks.get_many(list(found.texts), NS)).values()))
@@ -282,7 +289,7 @@ async def test_a_cancelled_ingest_leaves_a_state_the_next_run_completes() -> Non
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        found = await audit(stores.index, stores.chunks, stores.ledger, NS)
+        found = await stores.audit()
         assert found.texts_without_vectors == set(), delay
         assert found.pending == set(), delay
         await stores.service()[0].ingest([doc("a", "v2")], NS)
@@ -301,7 +308,7 @@ async def test_concurrent_updates_of_one_document_leave_one_version() -> None:
     second = asyncio.create_task(fast.ingest([doc("a", "v3")], NS))
     outcomes = [*await first, *await second]
     assert [outcome.outcome for outcome in outcomes] == [Outcome.UPDATED, Outcome.UPDATED]
-    found = await audit(stores.index, stores.chunks, stores.ledger, NS)
+    found = await stores.audit()
     assert found.records["a"].fingerprint == fingerprint_of(doc("a", "v3"))
     await stores.check([doc("a", "v3")])
 

@@ -18,6 +18,7 @@ from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
+    InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
 
@@ -51,11 +52,12 @@ class UpsertsFail(InMemoryVectorIndex):
         return await super().upsert(records, namespace)
 
 
-def service(index, chunks, ledger, embedder=None) -> IngestionService:
+def service(index, chunks, ledger, embedder=None, keywords=None) -> IngestionService:
     """Every service a test builds shares the test's stores and ledger, as replicas do."""
     return IngestionService(
         embedder or HashEmbedder(),
         index,
+        keywords or InMemoryKeywordIndex(),
         chunks,
         ledger,
         DEFAULT_DOMAINS,

@@ -65,6 +65,16 @@ async def test_another_model_cannot_query_the_namespace(
         await checked("other-model").query([1, 0, 0, 0], top_k=2, namespace=NS)
 
 
+async def test_another_model_cannot_fetch_from_the_namespace(
+    checked: Callable[..., ModelCheckedIndex],
+) -> None:
+    await checked("e5-large").upsert(RECORDS, NS)
+    fetched = await checked("e5-large").fetch(["a"], NS)
+    assert fetched["a"].metadata == {"domain": "plant_diseases"}
+    with pytest.raises(EmbeddingModelMismatchError, match="e5-large@4"):
+        await checked("other-model").fetch(["a"], NS)
+
+
 async def test_another_model_cannot_write_the_namespace(
     checked: Callable[..., ModelCheckedIndex], backend: VectorIndex
 ) -> None:

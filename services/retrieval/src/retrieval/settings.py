@@ -8,7 +8,14 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from retrieval.domain.models import DEFAULT_DOMAINS, Namespace
+from retrieval.domain.models import (
+    DEFAULT_DOMAINS,
+    MAX_FETCH_K,
+    MAX_TOP_K,
+    FusionMethod,
+    Namespace,
+    SearchMode,
+)
 
 
 class IndexBackend(StrEnum):
@@ -127,6 +134,30 @@ class Settings(BaseSettings):
     )
     embed_batch_size: int = Field(default=32, ge=1, le=96, description="Texts per local batch.")
 
+    search_mode: SearchMode = Field(
+        default=SearchMode.HYBRID, description="Default searches: hybrid, dense or keyword."
+    )
+    search_fusion: FusionMethod = Field(
+        default=FusionMethod.DBSF, description="How hybrid results fuse: dbsf, rrf or weighted."
+    )
+    search_dense_weight: float = Field(default=1.0, ge=0, le=10, description="Dense weight.")
+    search_keyword_weight: float = Field(default=1.0, ge=0, le=10, description="Keyword weight.")
+    search_fetch_k: int = Field(
+        default=100, ge=1, le=MAX_FETCH_K, description="Candidates each search returns."
+    )
+    search_rrf_k: int = Field(
+        default=60, ge=1, description="Rank offset of reciprocal rank fusion."
+    )
+    search_mmr_lambda: float = Field(
+        default=1.0, ge=0, le=1, description="MMR trade-off; 1 ranks by relevance alone."
+    )
+    search_max_per_document: int = Field(
+        default=0, ge=0, le=MAX_TOP_K, description="Most chunks of one document; 0: no cap."
+    )
+    query_max_words: int = Field(
+        default=256, ge=8, le=4096, description="Longer queries are cut to fit the model."
+    )
+
     log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR.")
     log_format: LogFormat = Field(
         default=LogFormat.AUTO, description="json, console, or auto (console on a terminal)."
@@ -135,6 +166,10 @@ class Settings(BaseSettings):
     @property
     def index_dir(self) -> Path:
         return self.data_dir / "index"
+
+    @property
+    def keyword_dir(self) -> Path:
+        return self.data_dir / "keywords"
 
     @property
     def mongo_dir(self) -> Path:

@@ -2,6 +2,12 @@
 
 from retrieval_testkit.contracts.chunk_repository import ChunkRepositoryContract
 from retrieval_testkit.contracts.embedder import EmbedderContract
+from retrieval_testkit.contracts.keyword_index import KeywordIndexContract
 from retrieval_testkit.contracts.vector_index import VectorIndexContract
 
-__all__ = ["ChunkRepositoryContract", "EmbedderContract", "VectorIndexContract"]
+__all__ = [
+    "ChunkRepositoryContract",
+    "EmbedderContract",
+    "KeywordIndexContract",
+    "VectorIndexContract",
+]

@@ -8,7 +8,7 @@ import pytest
 
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import InvalidFilterError, InvalidRequestError, NamespaceNotFoundError
-from retrieval.ports.vector_index import LIST_PAGE_SIZE, VectorIndex
+from retrieval.ports.vector_index import LIST_PAGE_SIZE, MAX_FETCH_IDS, VectorIndex
 
 NS = "contract"
 
@@ -24,6 +24,8 @@ CORPUS = [
     record("d", [0, 0, 1, 0], domain="plant_diseases", year=2024.5, organic=False),
     record("e", [0.5, 0.5, 0.5, 0.5], domain="quality_standards"),
 ]
+UNIT_LENGTH = [r for r in CORPUS if math.isclose(math.hypot(*r.values), 1.0)]
+"""Records an index returns as written even if it stores vectors normalised."""
 
 
 async def ids(index: VectorIndex, flt: dict | None = None, *, top_k: int = 10) -> list[str]:
@@ -136,6 +138,41 @@ class VectorIndexContract:
     async def test_malformed_filters_raise(self, seeded: VectorIndex, flt: dict) -> None:
         with pytest.raises(InvalidFilterError):
             await seeded.query([1, 0, 0, 0], top_k=3, namespace=NS, filter=flt)
+
+    async def test_fetch_returns_values_and_metadata_as_upserted(self, seeded: VectorIndex) -> None:
+        fetched = await seeded.fetch([r.id for r in UNIT_LENGTH], namespace=NS)
+        assert sorted(fetched) == sorted(r.id for r in UNIT_LENGTH)
+        for upserted in UNIT_LENGTH:
+            assert fetched[upserted.id].id == upserted.id
+            assert fetched[upserted.id].values == pytest.approx(upserted.values, abs=1e-6)
+            assert fetched[upserted.id].metadata == upserted.metadata
+
+    async def test_fetch_returns_the_values_query_returns(self, seeded: VectorIndex) -> None:
+        found = await seeded.query(
+            [1, 0, 0, 0], top_k=len(CORPUS), namespace=NS, include_values=True
+        )
+        fetched = await seeded.fetch([m.id for m in found], namespace=NS)
+        assert sorted(fetched) == sorted(m.id for m in found)
+        for match in found:
+            assert fetched[match.id].values == pytest.approx(match.values, abs=1e-6)
+            assert fetched[match.id].metadata == match.metadata
+
+    async def test_fetch_leaves_out_unknown_ids(self, seeded: VectorIndex) -> None:
+        fetched = await seeded.fetch(["a", "not-there", "a"], namespace=NS)
+        assert list(fetched) == ["a"]
+
+    async def test_fetch_reads_one_namespace(self, seeded: VectorIndex) -> None:
+        await seeded.upsert([record("x", [0, 0, 0, 1])], namespace="other")
+        assert list(await seeded.fetch(["a", "x"], namespace="other")) == ["x"]
+        assert await seeded.fetch(["a", "x"], namespace="never-written") == {}
+
+    async def test_fetch_of_no_ids_is_empty(self, seeded: VectorIndex) -> None:
+        assert await seeded.fetch([], namespace=NS) == {}
+
+    async def test_fetch_takes_more_ids_than_one_request_holds(self, seeded: VectorIndex) -> None:
+        absent = [f"not-there-{n:04d}" for n in range(MAX_FETCH_IDS)]
+        fetched = await seeded.fetch(["a", *absent, "e"], namespace=NS)
+        assert sorted(fetched) == ["a", "e"]
 
     async def test_delete_by_ids(self, seeded: VectorIndex) -> None:
         await seeded.delete(namespace=NS, ids=["a", "b", "not-there"])

@@ -41,14 +41,23 @@ class Snapshot:
     vectors: Matrix
     metadata: tuple[dict[str, Any], ...]
     columns: MetadataColumns
+    rows: dict[str, int]
 
     @classmethod
     def build(cls, ids: Sequence[str], vectors: Matrix, metadata: Sequence[dict]) -> Snapshot:
-        return cls(tuple(ids), vectors, tuple(metadata), MetadataColumns(metadata))
+        rows = {record_id: row for row, record_id in enumerate(ids)}
+        return cls(tuple(ids), vectors, tuple(metadata), MetadataColumns(metadata), rows)
 
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    def record(self, row: int) -> VectorRecord:
+        return VectorRecord.model_construct(
+            id=self.ids[row],
+            values=tuple(self.vectors[row].tolist()),
+            metadata=dict(self.metadata[row]),
+        )
 
 
 def unit_rows(values: Matrix) -> Matrix:
@@ -152,6 +161,18 @@ class ExactVectorIndex:
             )
             for row, score in found
         ]
+
+    async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:
+        """The records as stored: values are the unit vectors ``query`` returns."""
+        self._check_open()
+        snapshot = self._namespaces.get(namespace)
+        if snapshot is None:
+            return {}
+        return {
+            record_id: snapshot.record(snapshot.rows[record_id])
+            for record_id in ids
+            if record_id in snapshot.rows
+        }
 
     @staticmethod
     def _top(scores: npt.NDArray[np.float32], top_k: int) -> npt.NDArray[np.intp]:

@@ -2,13 +2,15 @@
 
 Every record written carries the model and dimension that made it, as the metadata field
 ``embedding_model`` (``"<model>@<dimension>"``); the field is removed again from what
-queries return. So the record is in the index itself, works the same on every backend,
-and is seen by every process sharing the index.
+queries and fetches return. So the record is in the index itself, works the same on every
+backend, and is seen by every process sharing the index.
 
 - Writing: one probe query (``embedding_model`` exists and differs, ``top_k=1``) before
   the upsert; a hit raises ``EmbeddingModelMismatchError`` and nothing is written.
 - Querying: costs nothing extra; a match written by another model raises
   ``EmbeddingModelMismatchError`` instead of returning meaningless scores.
+- Fetching: likewise, a record written by another model raises
+  ``EmbeddingModelMismatchError`` instead of returning a vector of another model.
 - A vector of another dimension than the embedder's, or an index of another dimension,
   raises ``EmbeddingModelMismatchError`` too.
 
@@ -17,9 +19,9 @@ Records written before this field existed carry no model and are accepted.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 
-from retrieval.domain.metadata import MODEL_FIELD, model_signature
+from retrieval.domain.metadata import MODEL_FIELD, Metadata, model_signature
 from retrieval.domain.vectors import IndexStats, QueryMatch, VectorRecord
 from retrieval.errors import (
     EmbeddingModelMismatchError,
@@ -77,11 +79,17 @@ class ModelCheckedIndex:
             vector, top_k=top_k, namespace=namespace, filter=filter, include_values=include_values
         )
         return [
-            match.model_copy(
-                update={"metadata": {k: v for k, v in match.metadata.items() if k != MODEL_FIELD}}
-            )
+            match.model_copy(update={"metadata": without_signature(match.metadata)})
             for match in found
         ]
+
+    async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:
+        found = await self._index.fetch(ids, namespace)
+        self._check_signatures((record.metadata for record in found.values()), namespace)
+        return {
+            record_id: record.model_copy(update={"metadata": without_signature(record.metadata)})
+            for record_id, record in found.items()
+        }
 
     async def delete(
         self,
@@ -130,15 +138,18 @@ class ModelCheckedIndex:
         except InvalidRequestError as error:
             await self._raise_if_index_dimension_differs(error)
             raise
-        for match in found:
-            written = match.metadata.get(MODEL_FIELD)
-            if written is not None and written != self._signature:
+        self._check_signatures((match.metadata for match in found), namespace)
+        return found
+
+    def _check_signatures(self, written: Iterable[Metadata], namespace: str) -> None:
+        for metadata in written:
+            signature = metadata.get(MODEL_FIELD)
+            if signature is not None and signature != self._signature:
                 raise EmbeddingModelMismatchError(
-                    f"namespace {namespace!r} was written by {written}; "
+                    f"namespace {namespace!r} was written by {signature}; "
                     f"this embedder is {self._signature}",
                     field="namespace",
                 )
-        return found
 
     async def _raise_if_index_dimension_differs(self, error: InvalidRequestError) -> None:
         if isinstance(error, InvalidFilterError | EmbeddingModelMismatchError):
@@ -150,3 +161,7 @@ class ModelCheckedIndex:
                 f"{self._model} makes {self._dimension}",
                 field="values",
             ) from error
+
+
+def without_signature(metadata: Metadata) -> Metadata:
+    return {key: value for key, value in metadata.items() if key != MODEL_FIELD}

@@ -1,4 +1,4 @@
-"""Where Pinecone is, and one SDK client per event loop.
+"""Where Pinecone is, one SDK client per event loop, and the calls every index adapter makes.
 
 The SDK's async clients hold an ``httpx.AsyncClient`` bound to the loop that first used
 it, so an adapter keeps one client per running loop, made on first use there. ``close``
@@ -10,22 +10,31 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from pinecone import AsyncIndex, AsyncPinecone
+from pinecone import AsyncIndex, AsyncPinecone, ListResponse
 from pinecone.errors import PineconeError
 
-from retrieval.errors import BackendNotConfiguredError
+from retrieval.adapters.pinecone_errors import bounded
+from retrieval.errors import BackendNotConfiguredError, IndexNotFoundError
+from retrieval.ports.vector_index import LIST_PAGE_SIZE
 
 Client = TypeVar("Client")
 T = TypeVar("T")
 
+DEFAULT_NAMESPACE = "__default__"
+"""How Pinecone names the namespace ``""`` in its answers."""
+
 
 @dataclass(frozen=True)
 class PineconeConnection:
-    """Credentials, hosts and time limits shared by the Pinecone adapters."""
+    """Credentials, hosts and time limits shared by the Pinecone adapters.
+
+    ``host_setting`` names the setting that gives ``index_host``, for the error a missing
+    host raises.
+    """
 
     api_key: str | None = field(default=None, repr=False)
     index_host: str | None = None
@@ -33,6 +42,7 @@ class PineconeConnection:
     index_name: str | None = None
     request_timeout: float = 5.0
     call_timeout: float = 15.0
+    host_setting: str = "RETRIEVAL_PINECONE_INDEX_HOST"
 
     @property
     def index_label(self) -> str:
@@ -42,8 +52,7 @@ class PineconeConnection:
         """A data-plane client; ``BackendNotConfiguredError`` without a key or a valid host."""
         if not self.api_key or not self.index_host:
             raise BackendNotConfiguredError(
-                "the Pinecone index needs RETRIEVAL_PINECONE_API_KEY and "
-                "RETRIEVAL_PINECONE_INDEX_HOST"
+                f"the Pinecone index needs RETRIEVAL_PINECONE_API_KEY and {self.host_setting}"
             )
         try:
             return AsyncIndex(
@@ -108,3 +117,67 @@ async def gather_bounded(calls: Sequence[Callable[[], Awaitable[T]]], concurrenc
     else:
         return [task.result() for task in tasks]
     raise first
+
+
+class IndexCalls:
+    """SDK calls on the index of ``connection``, each bounded and translated (``pinecone_errors``).
+
+    ``await calls(operation, lambda index: index.query(...))`` makes one call on the running
+    loop's ``AsyncIndex``; the methods are the calls the index adapters share.
+    """
+
+    def __init__(self, connection: PineconeConnection) -> None:
+        self._connection = connection
+        self._clients = PerLoop(connection.open_index, lambda index: index.close())
+
+    async def __call__(self, operation: str, call: Callable[[AsyncIndex], Awaitable[T]]) -> T:
+        return await bounded(
+            call(self._clients.get()),
+            what=f"{self._connection.index_label} {operation}",
+            call_timeout=self._connection.call_timeout,
+        )
+
+    async def close(self) -> None:
+        """Release the connections of the running loop's client."""
+        await self._clients.close()
+
+    async def namespace_counts(self) -> dict[str, int]:
+        """Records per namespace that holds any (``""`` for Pinecone's ``__default__``)."""
+        response = await self("describe_index_stats", lambda index: index.describe_index_stats())
+        return {
+            ("" if name == DEFAULT_NAMESPACE else name): summary.vector_count
+            for name, summary in response.namespaces.items()
+            if summary.vector_count > 0
+        }
+
+    async def delete(self, namespace: str, **selector: Any) -> None:
+        """One delete request; the 404 Pinecone answers in a namespace without records is
+        nothing to do (asked of ``describe_index_stats`` only after a 404)."""
+        try:
+            await self("delete", lambda index: index.delete(namespace=namespace, **selector))
+        except IndexNotFoundError:
+            if namespace in await self.namespace_counts():
+                raise
+
+    async def list_ids(self, namespace: str, prefix: str | None) -> AsyncIterator[list[str]]:
+        """Pages of ``LIST_PAGE_SIZE`` ids, one request each, following Pinecone's token; a
+        page that comes back empty is not passed on."""
+        token: str | None = None
+        while True:
+            page = await self._list_page(namespace, prefix, token)
+            ids = [item.id for item in page.vectors if item.id is not None]
+            if ids:
+                yield ids
+            token = page.pagination.next if page.pagination is not None else None
+            if token is None:
+                return
+
+    async def _list_page(
+        self, namespace: str, prefix: str | None, token: str | None
+    ) -> ListResponse:
+        return await self(
+            "list",
+            lambda index: index.list_paginated(
+                namespace=namespace, prefix=prefix, limit=LIST_PAGE_SIZE, pagination_token=token
+            ),
+        )

@@ -6,13 +6,14 @@
 - delete and fetch: at most 1000 ids per request;
 - query: ``top_k`` at most 1000 when metadata or values are returned (10,000 otherwise).
 
-Sizes are measured with ``json.dumps`` without spaces, which never writes a number shorter
-than the SDK's orjson does, so a request measured under the limit is under it on the wire.
+Sizes are measured with ``json.dumps`` without spaces on each record as the SDK sends it
+(``as_sent``), which never writes a number shorter than the SDK's orjson does, so a request
+measured under the limit is under it on the wire.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrieval.domain.metadata import MAX_METADATA_BYTES, json_size
@@ -23,6 +24,7 @@ MAX_UPSERT_RECORDS = 1000
 MAX_REQUEST_BYTES = 2_000_000
 MAX_IDS_PER_REQUEST = 1000
 MAX_TOP_K_WITH_METADATA = 1000
+MAX_TOP_K = 10_000
 
 
 def check_id(record_id: str) -> None:
@@ -39,15 +41,27 @@ def wire_record(record: VectorRecord) -> dict[str, Any]:
     check_id(record.id)
     if not any(record.values):
         raise InvalidRequestError(f"record {record.id!r} is an all-zero vector", field="values")
-    metadata = dict(record.metadata)
-    if json_size(metadata) > MAX_METADATA_BYTES:
+    return with_metadata({"id": record.id, "values": list(record.values)}, record.metadata)
+
+
+def with_metadata(wire: dict[str, Any], metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """``wire`` with the record's metadata, if any, after checking its size."""
+    if json_size(dict(metadata)) > MAX_METADATA_BYTES:
         raise InvalidRequestError(
-            f"metadata of {record.id!r} exceeds {MAX_METADATA_BYTES} bytes", field="metadata"
+            f"metadata of {wire['id']!r} exceeds {MAX_METADATA_BYTES} bytes", field="metadata"
         )
-    wire: dict[str, Any] = {"id": record.id, "values": list(record.values)}
-    if metadata:
-        wire["metadata"] = metadata
-    return wire
+    return {**wire, "metadata": dict(metadata)} if metadata else wire
+
+
+def as_sent(wire: dict[str, Any]) -> dict[str, Any]:
+    """A record dict as the SDK puts it in the request: dense ``values`` always (empty for a
+    sparse-only record), ``sparse_values`` renamed ``sparseValues``."""
+    sent: dict[str, Any] = {"id": wire["id"], "values": wire.get("values", [])}
+    if "sparse_values" in wire:
+        sent["sparseValues"] = wire["sparse_values"]
+    if "metadata" in wire:
+        sent["metadata"] = wire["metadata"]
+    return sent
 
 
 def upsert_batches(records: Sequence[VectorRecord], namespace: str) -> list[list[dict[str, Any]]]:
@@ -61,16 +75,21 @@ def upsert_batches(records: Sequence[VectorRecord], namespace: str) -> list[list
         raise InvalidRequestError(
             f"one upsert mixes vectors of dimensions {sorted(dimensions)}", field="values"
         )
+    return pack_requests([wire_record(record) for record in records], namespace)
+
+
+def pack_requests(wires: Sequence[dict[str, Any]], namespace: str) -> list[list[dict[str, Any]]]:
+    """Record dicts (as the SDK's ``upsert`` takes them) packed in order into requests within
+    the count and size limits; ``InvalidRequestError`` if one alone is over the size limit."""
     envelope = json_size({"vectors": [], "namespace": namespace})
     batches: list[list[dict[str, Any]]] = []
     batch: list[dict[str, Any]] = []
     size = envelope
-    for record in records:
-        wire = wire_record(record)
-        record_size = json_size(wire) + 1
+    for wire in wires:
+        record_size = json_size(as_sent(wire)) + 1
         if envelope + record_size > MAX_REQUEST_BYTES:
             raise InvalidRequestError(
-                f"record {record.id!r} alone exceeds {MAX_REQUEST_BYTES} bytes", field="values"
+                f"record {wire['id']!r} alone exceeds {MAX_REQUEST_BYTES} bytes", field="values"
             )
         if batch and (len(batch) == MAX_UPSERT_RECORDS or size + record_size > MAX_REQUEST_BYTES):
             batches.append(batch)

@@ -9,29 +9,42 @@ them, in the caller's namespace.
 
 Missing namespaces: Pinecone answers a query in an unknown namespace with no matches and
 a delete there with 404. Only then does the adapter ask ``describe_index_stats``: no
-vectors in the namespace means ``NamespaceNotFoundError`` for a query and nothing to do
-for a delete. A non-empty answer proves the namespace exists, so the hot path costs one
-request and no cache can go stale.
+vectors in the namespace means ``NamespaceNotFoundError`` for a query, nothing to do for
+a delete, and no records for a fetch (which answers 200 with no records there on the
+stand-in and needledb, and gets the same treatment should Pinecone answer 404). A
+non-empty answer proves the namespace exists, so the hot path costs one request and no
+cache can go stale.
+
+Fetching sends each distinct id once, in requests of at most ``MAX_FETCH_IDS`` ids and
+``MAX_FETCH_QUERY_CHARS`` characters of query string (the ids travel in the URL, and the
+SDK's httpx refuses a query over 65,536), ``concurrency`` requests at a time; an id
+Pinecone cannot hold is refused before anything is sent, as for a delete.
 
 Listing ids asks for pages of ``LIST_PAGE_SIZE`` (Pinecone's cap of 100) one at a time,
 following Pinecone's pagination token; a page that comes back empty is not passed on.
 
 Worst-case time per port call, with C the bound of one SDK call (``pinecone_errors``):
-query 2 C; stats C; upsert in b requests ceil(b / concurrency) C; delete by n ids
-ceil(ceil(n / 1000) / concurrency) C, by filter or all C, plus C when the namespace
-turns out to be missing; each page of a listing C.
+query 2 C; stats C; upsert or fetch in b requests ceil(b / concurrency) C (a fetch of n
+ids of up to about 55 encoded characters is ceil(n / 1000) requests); delete by n ids
+ceil(ceil(n / 1000) / concurrency) C, by filter or all C; a delete or fetch request plus C
+when the namespace turns out to be missing; each page of a listing C.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
+from urllib.parse import quote
 
-from pinecone import AsyncIndex, ListResponse
+from pinecone import AsyncIndex, Vector
 
 from retrieval.adapters.batching import slices
-from retrieval.adapters.pinecone_clients import PerLoop, PineconeConnection, gather_bounded
-from retrieval.adapters.pinecone_errors import bounded
+from retrieval.adapters.pinecone_clients import (
+    DEFAULT_NAMESPACE,
+    IndexCalls,
+    PineconeConnection,
+    gather_bounded,
+)
 from retrieval.adapters.pinecone_limits import (
     MAX_IDS_PER_REQUEST,
     MAX_TOP_K_WITH_METADATA,
@@ -41,28 +54,49 @@ from retrieval.adapters.pinecone_limits import (
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
 from retrieval.errors import IndexNotFoundError, InvalidRequestError, NamespaceNotFoundError
-from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
+from retrieval.ports.vector_index import MAX_FETCH_IDS, MetadataFilter
 
 T = TypeVar("T")
 
-DEFAULT_NAMESPACE = "__default__"
+MAX_FETCH_QUERY_CHARS = 60_000
+"""Characters of one fetch's query string: under httpx's 65,536 with room to spare."""
 
 
-async def close_index(index: AsyncIndex) -> None:
-    await index.close()
+def fetch_batches(ids: Sequence[str], namespace: str) -> list[list[str]]:
+    """The distinct ``ids`` in order, packed into fetch requests within the limits.
+
+    Lengths are measured with every reserved character percent-encoded, never shorter than
+    httpx encodes them. Raises ``InvalidRequestError`` for an id Pinecone cannot hold.
+    """
+    unique = list(dict.fromkeys(ids))
+    for record_id in unique:
+        check_id(record_id)
+    envelope = len(f"namespace={quote(namespace, safe='')}")
+    batches: list[list[str]] = []
+    batch: list[str] = []
+    size = envelope
+    for record_id in unique:
+        id_size = len(f"&ids={quote(record_id, safe='')}")
+        if batch and (len(batch) == MAX_FETCH_IDS or size + id_size > MAX_FETCH_QUERY_CHARS):
+            batches.append(batch)
+            batch, size = [], envelope
+        batch.append(record_id)
+        size += id_size
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 class PineconeVectorIndex:
     def __init__(self, connection: PineconeConnection, concurrency: int = 4) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        self._connection = connection
         self._concurrency = concurrency
-        self._clients = PerLoop(connection.open_index, close_index)
+        self._index = IndexCalls(connection)
 
     async def close(self) -> None:
         """Release the connections of the running loop's client."""
-        await self._clients.close()
+        await self._index.close()
 
     async def upsert(self, records: Sequence[VectorRecord], namespace: str) -> int:
         batches = upsert_batches(records, namespace)
@@ -117,6 +151,35 @@ class PineconeVectorIndex:
             for match in ranked
         ]
 
+    async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:
+        batches = await gather_bounded(
+            [self._fetch_call(batch, namespace) for batch in fetch_batches(ids, namespace)],
+            self._concurrency,
+        )
+        return {
+            record_id: VectorRecord.model_construct(
+                id=record_id, values=tuple(vector.values), metadata=dict(vector.metadata or {})
+            )
+            for batch in batches
+            for record_id, vector in batch.items()
+        }
+
+    def _fetch_call(
+        self, ids: Sequence[str], namespace: str
+    ) -> Callable[[], Awaitable[dict[str, Vector]]]:
+        return lambda: self._fetch(ids, namespace)
+
+    async def _fetch(self, ids: Sequence[str], namespace: str) -> dict[str, Vector]:
+        try:
+            response = await self._call(
+                "fetch", lambda index: index.fetch(ids=ids, namespace=namespace)
+            )
+        except IndexNotFoundError:
+            if await self._holds_vectors(namespace):
+                raise
+            return {}
+        return response.vectors
+
     async def delete(
         self,
         *,
@@ -127,7 +190,7 @@ class PineconeVectorIndex:
     ) -> None:
         parse_delete_selector(ids, filter, delete_all)
         if ids is None:
-            await self._delete(namespace, filter=filter, delete_all=delete_all)
+            await self._index.delete(namespace, filter=filter, delete_all=delete_all)
             return
         unique = list(dict.fromkeys(ids))
         for record_id in unique:
@@ -138,14 +201,7 @@ class PineconeVectorIndex:
         )
 
     def _delete_call(self, ids: Sequence[str], namespace: str) -> Callable[[], Awaitable]:
-        return lambda: self._delete(namespace, ids=ids)
-
-    async def _delete(self, namespace: str, **selector: Any) -> None:
-        try:
-            await self._call("delete", lambda index: index.delete(namespace=namespace, **selector))
-        except IndexNotFoundError:
-            if await self._holds_vectors(namespace):
-                raise
+        return lambda: self._index.delete(namespace, ids=ids)
 
     async def stats(self) -> IndexStats:
         response = await self._call(
@@ -164,36 +220,11 @@ class PineconeVectorIndex:
             namespaces=namespaces,
         )
 
-    async def list_ids(
-        self, namespace: str, *, prefix: str | None = None
-    ) -> AsyncIterator[list[str]]:
-        token: str | None = None
-        while True:
-            page = await self._list_page(namespace, prefix, token)
-            ids = [item.id for item in page.vectors if item.id is not None]
-            if ids:
-                yield ids
-            token = page.pagination.next if page.pagination is not None else None
-            if token is None:
-                return
-
-    async def _list_page(
-        self, namespace: str, prefix: str | None, token: str | None
-    ) -> ListResponse:
-        return await self._call(
-            "list",
-            lambda index: index.list_paginated(
-                namespace=namespace, prefix=prefix, limit=LIST_PAGE_SIZE, pagination_token=token
-            ),
-        )
+    def list_ids(self, namespace: str, *, prefix: str | None = None) -> AsyncIterator[list[str]]:
+        return self._index.list_ids(namespace, prefix)
 
     async def _holds_vectors(self, namespace: str) -> bool:
         return namespace in (await self.stats()).namespaces
 
     async def _call(self, operation: str, call: Callable[[AsyncIndex], Awaitable[T]]) -> T:
-        index = self._clients.get()
-        return await bounded(
-            call(index),
-            what=f"{self._connection.index_label} {operation}",
-            call_timeout=self._connection.call_timeout,
-        )
+        return await self._index(operation, call)

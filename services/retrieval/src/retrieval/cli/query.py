@@ -5,6 +5,7 @@ import typer
 from retrieval.cli.runtime import console, run_with_application
 from retrieval.cli.tables import result_table
 from retrieval.container import Application
+from retrieval.domain.models import FusionMethod, RetrievalOptions, SearchMode, validated
 from retrieval.errors import RetrievalError
 
 
@@ -12,8 +13,21 @@ def query(
     text: str = typer.Argument(..., help="The question."),
     domain: list[str] = typer.Option([], "--domain", "-d", help="Restrict to a domain (repeat)."),
     top_k: int = typer.Option(5, "--top-k", "-k", help="Most matches to return."),
-    threshold: float = typer.Option(0.0, "--threshold", "-t", help="Minimum cosine score."),
+    threshold: float = typer.Option(
+        0.0, "--threshold", "-t", help="Minimum cosine similarity (scores['dense'])."
+    ),
     namespace: str | None = typer.Option(None, "--namespace", "-n", help="Namespace to search."),
+    mode: SearchMode | None = typer.Option(None, help="hybrid, dense or keyword [settings]."),
+    fusion: FusionMethod | None = typer.Option(None, help="How hybrid results fuse [settings]."),
+    dense_weight: float | None = typer.Option(None, help="Dense weight in fusion [settings]."),
+    keyword_weight: float | None = typer.Option(None, help="Keyword weight [settings]."),
+    fetch_k: int | None = typer.Option(None, help="Candidates per search [settings]."),
+    mmr_lambda: float | None = typer.Option(
+        None, help="MMR: 1 relevance only, lower is more diverse [settings]."
+    ),
+    max_per_document: int | None = typer.Option(
+        None, help="Most chunks of one document, 0 no cap [settings]."
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the RetrievalResult as JSON, and nothing else, on stdout."
     ),
@@ -22,7 +36,19 @@ def query(
 
     async def work(app: Application) -> None:
         try:
-            result = await app.retrieval.retrieve(text, domain, top_k, threshold, namespace)
+            options = validated(
+                RetrievalOptions,
+                mode=mode,
+                fusion=fusion,
+                dense_weight=dense_weight,
+                keyword_weight=keyword_weight,
+                fetch_k=fetch_k,
+                mmr_lambda=mmr_lambda,
+                max_per_document=max_per_document,
+            )
+            result = await app.retrieval.retrieve(
+                text, domain, top_k, threshold, namespace, options
+            )
         except RetrievalError as error:
             if not as_json:
                 raise

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from retrieval.domain.models import RetrievalResult
+from retrieval.domain.models import DENSE, RetrievalResult
 
 SNIPPET_CHARS = 90
 
@@ -14,16 +14,26 @@ def snippet(text: str) -> str:
 
 def result_table(result: RetrievalResult, title: str) -> Table:
     table = Table(title=title, title_justify="left")
-    for column, justify in [("#", "right"), ("score", "right"), ("document", "left"),
-                            ("domain", "left"), ("snippet", "left")]:  # fmt: skip
+    for column, justify in [("#", "right"), ("score", "right"), ("cosine", "right"),
+                            ("document", "left"), ("domain", "left"),
+                            ("snippet", "left")]:  # fmt: skip
         table.add_column(column, justify=justify, no_wrap=column != "snippet")
     for rank, match in enumerate(result.matches, start=1):
+        cosine = match.scores.get(DENSE)
         table.add_row(
-            str(rank), f"{match.score:.3f}", match.document_id, match.domain, snippet(match.content)
+            str(rank),
+            f"{match.score:.3f}",
+            "" if cosine is None else f"{cosine:.3f}",
+            match.document_id,
+            match.domain,
+            snippet(match.content),
         )
     timings = result.timings
-    table.caption = (
-        f"embed {timings.embed_ms:.1f} ms · search {timings.search_ms:.2f} ms · "
-        f"fetch {timings.fetch_ms:.1f} ms · total {timings.total_ms:.1f} ms"
-    )
+    notes = [f"{stage} {ms:.1f} ms" for stage, ms in timings.stages.items()]
+    notes.append(f"total {timings.total_ms:.1f} ms")
+    if result.query_truncated:
+        notes.append("query cut to the model's window")
+    if result.degraded:
+        notes.append(f"failed: {', '.join(result.degraded)}")
+    table.caption = " · ".join(notes)
     return table

@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.models import RagChunk, RagDocument
 from retrieval.domain.vectors import VectorRecord
 
@@ -44,3 +45,12 @@ def vector_metadata(chunk: RagChunk) -> dict:
         "domain": chunk.domain,
         "position": chunk.position,
     }
+
+
+def keyword_record(chunk: RagChunk) -> KeywordRecord:
+    """A chunk's keyword entry: its text headed by the document title (chunks cut by
+    ``chunk_markdown`` already start with it), with its vector's metadata."""
+    text = chunk.content
+    if not text.startswith(chunk.title):
+        text = f"{chunk.title}\n{text}"
+    return KeywordRecord(id=chunk.chunk_id, text=text, metadata=vector_metadata(chunk))

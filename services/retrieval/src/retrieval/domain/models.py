@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from retrieval.domain.metadata import Metadata
+from retrieval.domain.ranking.fusion import FusionMethod
 from retrieval.errors import InvalidRequestError
 
 SLUG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
@@ -52,8 +53,10 @@ def validated(model: type[M], **fields: Any) -> M:
         raise invalid_request(error) from error
 
 
-MAX_QUERY_CHARS = 2048
+MAX_QUERY_CHARS = 32_768
+"""Longer requests are refused; a query over the model's window is cut (``query_truncated``)."""
 MAX_TOP_K = 100
+MAX_FETCH_K = 1000
 
 
 class KnowledgeDomain(StrEnum):
@@ -100,10 +103,28 @@ class RagChunk(Frozen):
     metadata: Metadata = Field(default_factory=dict, description="The document's metadata.")
 
 
+QUERY_STAGE = "query"
 EMBED_STAGE = "embed"
 SEARCH_STAGE = "search"
+FUSE_STAGE = "fuse"
 THRESHOLD_STAGE = "threshold"
+DIVERSIFY_STAGE = "diversify"
 FETCH_STAGE = "fetch"
+
+DENSE = "dense"
+"""Source name of the vector search; its score is the cosine similarity."""
+KEYWORD = "keyword"
+"""Source name of the keyword search; its score is BM25 (or the sparse index's dot product)."""
+FUSED = "fused"
+"""Score name of the fusion of both sources."""
+
+
+class SearchMode(StrEnum):
+    """Which searches a retrieval runs."""
+
+    HYBRID = "hybrid"
+    DENSE = "dense"
+    KEYWORD = "keyword"
 
 
 class StageTimings(Frozen):
@@ -130,6 +151,32 @@ class StageTimings(Frozen):
         return self.stages.get(FETCH_STAGE, 0.0)
 
 
+class RetrievalOptions(Frozen):
+    """Per-request switches; a field left ``None`` takes the service's setting."""
+
+    mode: SearchMode | None = Field(default=None, description="hybrid, dense or keyword.")
+    fusion: FusionMethod | None = Field(default=None, description="How hybrid results fuse.")
+    dense_weight: float | None = Field(
+        default=None, ge=0, le=10, description="Weight of the dense search in fusion."
+    )
+    keyword_weight: float | None = Field(
+        default=None, ge=0, le=10, description="Weight of the keyword search in fusion."
+    )
+    fetch_k: int | None = Field(
+        default=None, ge=1, le=MAX_FETCH_K, description="Candidates each search returns."
+    )
+    mmr_lambda: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Maximal marginal relevance: 1 ranks by relevance alone, lower values "
+        "trade relevance for diversity.",
+    )
+    max_per_document: int | None = Field(
+        default=None, ge=0, le=MAX_TOP_K, description="Most chunks of one document; 0: no cap."
+    )
+
+
 class RetrievalQuery(Frozen):
     """A validated retrieval request."""
 
@@ -139,10 +186,17 @@ class RetrievalQuery(Frozen):
     )
     top_k: int = Field(default=5, ge=1, le=MAX_TOP_K, description="Most matches to return.")
     confidence_threshold: float = Field(
-        default=0.0, ge=0.0, le=1.0, description="Drop matches scoring below this cosine."
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Drop matches whose cosine similarity to the query (``scores['dense']``) "
+        "is below this, whatever the mode and fusion.",
     )
     namespace: Namespace | None = Field(
         default=None, description="Namespace to search; None means the service's default."
+    )
+    options: RetrievalOptions = Field(
+        default_factory=RetrievalOptions, description="Switches; unset ones take the settings."
     )
 
 
@@ -152,12 +206,13 @@ class RetrievalMatch(Frozen):
     chunk_id: str = Field(description="Identifier of the chunk.")
     content: str = Field(description="Text of the chunk.")
     score: float = Field(
-        description="The score the ranking used; for dense-only retrieval it is the cosine "
-        "similarity between query and chunk, which ``confidence_threshold`` applies to."
+        description="The score the ranking used, comparable only within one result: the "
+        "cosine similarity in dense mode, BM25 in keyword mode, the fused score in hybrid mode."
     )
     scores: dict[str, float] = Field(
         default_factory=dict,
-        description="The score from each source that found the chunk (``dense``: cosine).",
+        description="Scores by source: ``dense`` (cosine similarity, present when the dense "
+        "search found the chunk or a threshold or MMR needed it), ``keyword``, ``fused``.",
     )
     document_id: str = Field(description="Document the chunk belongs to.")
     title: str = Field(description="Title of that document.")
@@ -173,3 +228,9 @@ class RetrievalResult(Frozen):
     namespace: str = Field(description="Namespace searched.")
     total_matches: int = Field(ge=0, description="Number of matches returned.")
     timings: StageTimings = Field(default_factory=StageTimings, description="Stage durations.")
+    query_truncated: bool = Field(
+        default=False, description="The query was longer than the model's window and was cut."
+    )
+    degraded: tuple[str, ...] = Field(
+        default=(), description="Sources that failed; the others answered alone."
+    )

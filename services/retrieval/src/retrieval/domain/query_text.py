@@ -18,3 +18,11 @@ def normalise(text: str) -> str:
         elif unicodedata.category(character) not in DROPPED_CATEGORIES:
             pieces.append(character)
     return " ".join("".join(pieces).split())
+
+
+def truncate_words(text: str, max_words: int) -> tuple[str, bool]:
+    """The first ``max_words`` words of a normalised text, and whether any were cut."""
+    words = text.split(" ")
+    if len(words) <= max_words:
+        return text, False
+    return " ".join(words[:max_words]), True

@@ -22,7 +22,12 @@ import structlog
 from google.protobuf.message import Message
 from pydantic import SecretStr
 
-from retrieval.domain.models import RagDocument, RetrievalQuery, RetrievalResult
+from retrieval.domain.models import (
+    RagDocument,
+    RetrievalOptions,
+    RetrievalQuery,
+    RetrievalResult,
+)
 from retrieval.errors import BackendTimeoutError
 from retrieval.grpc.conversions import (
     document_to_proto,
@@ -129,11 +134,12 @@ class RetrievalClient:
         top_k: int | None = None,
         confidence_threshold: float | None = None,
         namespace: str | None = None,
+        options: RetrievalOptions | None = None,
         *,
         timeout: float | None = None,
     ) -> RetrievalResult:
         """As ``RetrievalService.retrieve``; None keeps the service's default."""
-        request = retrieve_request(query, domains, top_k, confidence_threshold, namespace)
+        request = retrieve_request(query, domains, top_k, confidence_threshold, namespace, options)
         return result_from_proto(await self._call(self._stub.Retrieve, request, timeout))
 
     async def retrieve_query(
@@ -141,7 +147,12 @@ class RetrievalClient:
     ) -> RetrievalResult:
         """As ``RetrievalService.retrieve_query``."""
         request = retrieve_request(
-            query.query, query.domains, query.top_k, query.confidence_threshold, query.namespace
+            query.query,
+            query.domains,
+            query.top_k,
+            query.confidence_threshold,
+            query.namespace,
+            query.options,
         )
         return result_from_proto(await self._call(self._stub.Retrieve, request, timeout))
 

@@ -18,6 +18,7 @@ from retrieval.domain.models import (
     SEARCH_STAGE,
     RagDocument,
     RetrievalMatch,
+    RetrievalOptions,
     RetrievalQuery,
     RetrievalResult,
     StageTimings,
@@ -75,29 +76,41 @@ def retrieve_request(
     top_k: int | None,
     confidence_threshold: float | None,
     namespace: str | None,
+    options: RetrievalOptions | None = None,
 ) -> pb.RetrieveRequest:
     request = pb.RetrieveRequest(query=query, domains=domains, namespace=namespace or "")
-    for field, value in (("top_k", top_k), ("confidence_threshold", confidence_threshold)):
+    set_present(request, {"top_k": top_k, "confidence_threshold": confidence_threshold})
+    if options is not None:
+        set_present(request.options, options.model_dump(mode="json"), prefix="options.")
+    return request
+
+
+def set_present(message: Any, values: Mapping[str, Any], prefix: str = "") -> None:
+    """Set the optional fields whose value is not None."""
+    for field, value in values.items():
         if value is not None:
             try:
-                setattr(request, field, value)
+                setattr(message, field, value)
             except (TypeError, ValueError) as error:
-                raise InvalidRequestError(str(error), field=field) from error
-    return request
+                raise InvalidRequestError(str(error), field=prefix + field) from error
+
+
+def present(message: Any, names: Iterable[str]) -> dict[str, Any]:
+    """The optional fields a message carries."""
+    return {name: getattr(message, name) for name in names if message.HasField(name)}
 
 
 def query_from_proto(request: pb.RetrieveRequest) -> RetrievalQuery:
     """The request as a query; absent fields keep the model's defaults, an empty namespace
     means the service's default."""
-    fields: dict[str, Any] = {
-        "query": request.query,
-        "domains": tuple(request.domains),
-        "namespace": optional_namespace(request.namespace),
-    }
-    for field in ("top_k", "confidence_threshold"):
-        if request.HasField(field):
-            fields[field] = getattr(request, field)
-    return validated(RetrievalQuery, **fields)
+    return validated(
+        RetrievalQuery,
+        query=request.query,
+        domains=tuple(request.domains),
+        namespace=optional_namespace(request.namespace),
+        options=present(request.options, RetrievalOptions.model_fields),
+        **present(request, ("top_k", "confidence_threshold")),
+    )
 
 
 def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
@@ -126,6 +139,8 @@ def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
             total_ms=timings.total_ms,
         ),
         stage_ms=timings.stages,
+        query_truncated=result.query_truncated,
+        degraded=result.degraded,
     )
 
 
@@ -163,6 +178,8 @@ def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
         timings=StageTimings(
             stages=stages_from_proto(response), total_ms=response.timings.total_ms
         ),
+        query_truncated=response.query_truncated,
+        degraded=tuple(response.degraded),
     )
 
 

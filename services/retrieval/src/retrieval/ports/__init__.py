@@ -2,6 +2,7 @@
 
 from retrieval.ports.chunk_repository import ChunkRepository
 from retrieval.ports.embedder import Embedder
+from retrieval.ports.keyword_index import KeywordIndex
 from retrieval.ports.vector_index import MetadataFilter, VectorIndex
 
-__all__ = ["ChunkRepository", "Embedder", "MetadataFilter", "VectorIndex"]
+__all__ = ["ChunkRepository", "Embedder", "KeywordIndex", "MetadataFilter", "VectorIndex"]

@@ -10,6 +10,9 @@ MetadataFilter = Mapping[str, Any]
 LIST_PAGE_SIZE = 100
 """The most ids one page of ``VectorIndex.list_ids`` holds (Pinecone's cap)."""
 
+MAX_FETCH_IDS = 1000
+"""The most ids one ``VectorIndex.fetch`` takes (Pinecone's cap)."""
+
 
 def id_pages(ids: Iterable[str], prefix: str | None) -> list[list[str]]:
     """``list_ids`` of an index that holds its ids in memory: sorted, filtered, paged."""
@@ -46,6 +49,12 @@ class VectorIndex(Protocol):
 
         Raises ``NamespaceNotFoundError`` when the namespace holds no vectors.
         """
+        ...
+
+    async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:
+        """The stored records with these ids, values and metadata included; ids (or a
+        namespace) that do not exist are absent. Any number of ids: an adapter whose backend
+        caps a request sends ``MAX_FETCH_IDS`` at a time."""
         ...
 
     async def delete(

@@ -5,21 +5,43 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from retrieval.domain.chunk_identity import document_of
+from retrieval.domain.chunk_identity import document_of, keyword_record, vector_record
 from retrieval.domain.ledger import DocumentRecord, DocumentState
-from retrieval.ports import ChunkRepository, VectorIndex
+from retrieval.domain.models import RagChunk
+from retrieval.ports import ChunkRepository, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 
 
-async def remove_chunks(
-    index: VectorIndex, chunks: ChunkRepository, chunk_ids: Sequence[str], namespace: str
-) -> int:
-    """Vectors first, then texts, so no vector is ever left without its text; returns how
-    many texts existed."""
-    if not chunk_ids:
-        return 0
-    await index.delete(namespace=namespace, ids=list(chunk_ids))
-    return await chunks.delete_chunks(list(chunk_ids), namespace)
+@dataclass(frozen=True)
+class ChunkStores:
+    """The three stores every chunk lives in, under its chunk id."""
+
+    index: VectorIndex
+    keywords: KeywordIndex
+    texts: ChunkRepository
+
+    async def remove(self, chunk_ids: Sequence[str], namespace: str) -> int:
+        """Vectors and keyword entries first, then texts, so no search ever finds a chunk
+        without its text; returns how many texts existed."""
+        if not chunk_ids:
+            return 0
+        ids = list(chunk_ids)
+        await self.index.delete(namespace=namespace, ids=ids)
+        await self.keywords.delete(namespace=namespace, ids=ids)
+        return await self.texts.delete_chunks(ids, namespace)
+
+    async def add_searchable(
+        self, chunks: Sequence[RagChunk], vectors: Sequence[Sequence[float]], namespace: str
+    ) -> None:
+        """The vectors and keyword entries of chunks whose texts are stored."""
+        await self.index.upsert(
+            [vector_record(chunk, v) for chunk, v in zip(chunks, vectors, strict=True)], namespace
+        )
+        await self.add_keywords(chunks, namespace)
+
+    async def add_keywords(self, chunks: Sequence[RagChunk], namespace: str) -> None:
+        if chunks:
+            await self.keywords.upsert([keyword_record(chunk) for chunk in chunks], namespace)
 
 
 @dataclass
@@ -27,6 +49,7 @@ class NamespaceAudit:
     """Chunk ids by what is wrong with them, and the documents they belong to."""
 
     vectors: set[str] = field(default_factory=set)
+    keywords: set[str] = field(default_factory=set)
     texts: dict[str, str] = field(default_factory=dict)
     records: dict[str, DocumentRecord] = field(default_factory=dict)
 
@@ -39,8 +62,16 @@ class NamespaceAudit:
         return self.vectors - set(self.texts)
 
     @property
+    def texts_without_keywords(self) -> set[str]:
+        return set(self.texts) - self.keywords
+
+    @property
+    def keywords_without_texts(self) -> set[str]:
+        return self.keywords - set(self.texts)
+
+    @property
     def stored(self) -> set[str]:
-        return self.vectors | set(self.texts)
+        return self.vectors | self.keywords | set(self.texts)
 
     @property
     def current(self) -> set[str]:
@@ -69,13 +100,20 @@ class NamespaceAudit:
 
     @property
     def broken(self) -> set[str]:
-        """Chunks of committed versions missing a text or a vector."""
-        whole = self.vectors & set(self.texts)
+        """Chunks of committed versions missing a text, a vector or a keyword entry."""
+        whole = self.vectors & self.keywords & set(self.texts)
         return self.current - whole
 
     @property
     def documents_to_repair(self) -> set[str]:
-        damaged = self.texts_without_vectors | self.vectors_without_texts | self.stale | self.broken
+        damaged = (
+            self.texts_without_vectors
+            | self.vectors_without_texts
+            | self.texts_without_keywords
+            | self.keywords_without_texts
+            | self.stale
+            | self.broken
+        )
         return self.pending | {document_of(chunk) for chunk in damaged}
 
     @property
@@ -83,15 +121,15 @@ class NamespaceAudit:
         return not self.documents_to_repair
 
 
-async def audit(
-    index: VectorIndex, chunks: ChunkRepository, ledger: DocumentLedger, namespace: str
-) -> NamespaceAudit:
-    """List both stores first, the ledger last: a write records its document before it
+async def audit(stores: ChunkStores, ledger: DocumentLedger, namespace: str) -> NamespaceAudit:
+    """List the stores first, the ledger last: a write records its document before it
     stores a chunk, so every chunk listed has its record by the time records are read."""
     result = NamespaceAudit()
-    async for page in index.list_ids(namespace):
+    async for page in stores.index.list_ids(namespace):
         result.vectors.update(page)
-    async for text_page in chunks.list_chunks(namespace):
+    async for keyword_page in stores.keywords.list_ids(namespace):
+        result.keywords.update(keyword_page)
+    async for text_page in stores.texts.list_chunks(namespace):
         result.texts.update(text_page)
     async for record_page in ledger.list_records(namespace):
         result.records.update({record.document_id: record for record in record_page})

@@ -6,9 +6,10 @@ lease so one writer at a time touches a document:
 
 1. claim the documents; a document whose committed record matches is UNCHANGED;
 2. save the record PENDING (new chunk ids, the committed ones kept as ``previous``);
-3. embed, write chunk texts, then vectors (a vector never points to a missing text);
+3. embed, write chunk texts, then vectors and keyword entries (a search never finds a
+   chunk whose text is missing);
 4. save the record COMMITTED: the commit point;
-5. remove the chunks of older versions (``stale``): vectors first, then texts.
+5. remove the chunks of older versions (``stale``): vectors and keyword entries, then texts.
 
 A failure before the commit removes the chunks the write added and restores the previous
 record; if even that fails, the PENDING record makes the next run (or ``reconcile``) repair
@@ -26,16 +27,16 @@ from typing import Protocol
 import numpy as np
 import structlog
 
-from retrieval.domain.chunk_identity import chunk_id, vector_record
+from retrieval.domain.chunk_identity import chunk_id
 from retrieval.domain.chunking import chunk_markdown
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, fingerprint
 from retrieval.domain.metadata import model_signature
 from retrieval.domain.models import Frozen, RagChunk, RagDocument, check_slug
 from retrieval.errors import DocumentBusyError, InvalidRequestError, RetrievalError
-from retrieval.ports import ChunkRepository, Embedder, VectorIndex
+from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
-from retrieval.service.consistency import remove_chunks
+from retrieval.service.consistency import ChunkStores
 from retrieval.service.document_checks import check_document, check_request
 from retrieval.service.leases import claim_documents, new_lease
 from retrieval.service.reconciliation import ReconcileReport, Reconciliation
@@ -109,12 +110,13 @@ class PassageEmbedder(Protocol):
 
 
 class IngestionService:
-    """The only writer of chunk texts, vectors and ledger records."""
+    """The only writer of chunk texts, vectors, keyword entries and ledger records."""
 
     def __init__(
         self,
         embedder: Embedder,
         index: VectorIndex,
+        keywords: KeywordIndex,
         chunks: ChunkRepository,
         ledger: DocumentLedger,
         allowed_domains: Collection[str],
@@ -125,7 +127,7 @@ class IngestionService:
         lease_wait_s: float = 30.0,
     ) -> None:
         self._embedder = embedder
-        self._index = index
+        self._stores = ChunkStores(index, keywords, chunks)
         self._chunks = chunks
         self._ledger = ledger
         self._allowed_domains = frozenset(allowed_domains)
@@ -135,7 +137,7 @@ class IngestionService:
         self._embedded_per_write = embedded_per_write
         self._lease_wait_s = lease_wait_s
         self._signature = model_signature(embedder.model, embedder.dimension)
-        self._reconciliation = Reconciliation(embedder, index, chunks, ledger, lease_wait_s)
+        self._reconciliation = Reconciliation(embedder, self._stores, ledger, lease_wait_s)
 
     @property
     def model(self) -> str:
@@ -373,11 +375,10 @@ class IngestionService:
     async def _store(
         self, chunks: Sequence[RagChunk], vectors: Matrix, namespace: str, clock: StageClock
     ) -> None:
-        records = [vector_record(chunk, v) for chunk, v in zip(chunks, vectors, strict=True)]
         with clock.stage("write_texts"):
             await self._chunks.upsert_many(chunks)
-        with clock.stage("write_vectors"):
-            await self._index.upsert(records, namespace)
+        with clock.stage("write_search"):
+            await self._stores.add_searchable(chunks, vectors, namespace)
 
     async def _abandon(
         self, pending: Sequence[DocumentRecord], namespace: str, lease: Lease
@@ -387,7 +388,7 @@ class IngestionService:
         fresh = sorted({chunk for record in pending for chunk in record.fresh})
         try:
             await self._ledger.save(pending, lease)
-            await remove_chunks(self._index, self._chunks, fresh, namespace)
+            await self._stores.remove(fresh, namespace)
             await self._ledger.save([record.abandon() for record in pending], lease)
         except RetrievalError as error:
             log.error(
@@ -405,7 +406,7 @@ class IngestionService:
         namespace = records[0].namespace
         stale = sorted({chunk for record in records for chunk in record.stale})
         try:
-            await remove_chunks(self._index, self._chunks, stale, namespace)
+            await self._stores.remove(stale, namespace)
             await self._ledger.save([record.cleaned() for record in records], lease)
         except RetrievalError as error:
             log.warning(
@@ -432,7 +433,7 @@ class IngestionService:
             found = await self._chunks.chunk_ids(document_id, namespace)
             retired = claim.records[document_id].retire(found)
             await self._ledger.save([retired], lease)
-            removed = await remove_chunks(self._index, self._chunks, retired.stale, namespace)
+            removed = await self._stores.remove(retired.stale, namespace)
             await self._ledger.save([retired.cleaned()], lease)
         finally:
             await self._release(namespace, [document_id], lease)
@@ -444,12 +445,13 @@ class IngestionService:
         return await self._reconciliation.run(namespace, dry_run=dry_run)
 
     async def delete_namespace(self, namespace: str) -> int:
-        """Remove every record, then every vector, then every text; returns the text count.
+        """Remove every record, vector, keyword entry, then every text; returns the text count.
 
-        Texts outlive their vectors if this is interrupted, and a re-run finishes it."""
+        Texts outlive the rest if this is interrupted, and a re-run finishes it."""
         namespace = check_slug(namespace, "namespace")
         await self._ledger.delete_namespace(namespace)
-        await self._index.delete(namespace=namespace, delete_all=True)
+        await self._stores.index.delete(namespace=namespace, delete_all=True)
+        await self._stores.keywords.delete(namespace=namespace, delete_all=True)
         return await self._chunks.delete_namespace(namespace)
 
 

@@ -3,16 +3,17 @@
 Per document, under its lease:
 - a PENDING write whose chunks are all whole is committed (rolled forward), otherwise the
   chunks it added are removed and the previous version restored (rolled back);
-- a committed chunk whose text lacks a vector is embedded again from its stored text;
-- a committed chunk whose text is gone loses its vector too, and the record's fingerprint
+- a committed chunk whose text lacks a vector is embedded again from its stored text, one
+  that lacks a keyword entry is indexed again from it;
+- a committed chunk whose text is gone loses its vector and keyword entry too, and the
+  record's fingerprint
   is cleared so the next ingest of that document writes it whole again;
 - every other stored chunk of the document (stale, or unknown to the ledger) is removed,
-  vector first, then text.
+  vector and keyword entry first, then text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 
 import structlog
 from pydantic import Field
@@ -20,9 +21,9 @@ from pydantic import Field
 from retrieval.domain.chunk_identity import vector_record
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease
 from retrieval.domain.models import Frozen
-from retrieval.ports import ChunkRepository, Embedder, VectorIndex
+from retrieval.ports import Embedder
 from retrieval.ports.document_ledger import DocumentLedger
-from retrieval.service.consistency import NamespaceAudit, audit, remove_chunks
+from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.leases import claim_documents, new_lease
 
 log = structlog.get_logger("reconcile")
@@ -38,6 +39,12 @@ class ReconcileReport(Frozen):
     documents: int = Field(ge=0, description="Documents the ledger knows.")
     vectors_without_texts: int = Field(ge=0, description="Vectors whose chunk text is missing.")
     texts_without_vectors: int = Field(ge=0, description="Chunk texts whose vector is missing.")
+    keywords_without_texts: int = Field(
+        default=0, ge=0, description="Keyword entries whose chunk text is missing."
+    )
+    texts_without_keywords: int = Field(
+        default=0, ge=0, description="Chunk texts whose keyword entry is missing."
+    )
     stale_chunks: int = Field(ge=0, description="Stored chunks of no current version.")
     pending_documents: int = Field(ge=0, description="Documents left half-ingested.")
     documents_to_repair: int = Field(ge=0, description="Documents with any of the above.")
@@ -61,6 +68,8 @@ def found_in(namespace: str, result: NamespaceAudit, dry_run: bool) -> Reconcile
         documents=sum(record.state is not None for record in result.records.values()),
         vectors_without_texts=len(result.vectors_without_texts),
         texts_without_vectors=len(result.texts_without_vectors),
+        keywords_without_texts=len(result.keywords_without_texts),
+        texts_without_keywords=len(result.texts_without_keywords),
         stale_chunks=len(result.stale),
         pending_documents=len(result.pending),
         documents_to_repair=len(result.documents_to_repair),
@@ -71,19 +80,17 @@ class Reconciliation:
     def __init__(
         self,
         embedder: Embedder,
-        index: VectorIndex,
-        chunks: ChunkRepository,
+        stores: ChunkStores,
         ledger: DocumentLedger,
         lease_wait_s: float,
     ) -> None:
         self._embedder = embedder
-        self._index = index
-        self._chunks = chunks
+        self._stores = stores
         self._ledger = ledger
         self._lease_wait_s = lease_wait_s
 
     async def run(self, namespace: str, *, dry_run: bool) -> ReconcileReport:
-        result = await audit(self._index, self._chunks, self._ledger, namespace)
+        result = await audit(self._stores, self._ledger, namespace)
         report = found_in(namespace, result, dry_run)
         if dry_run or result.is_consistent:
             return report
@@ -115,38 +122,52 @@ class Reconciliation:
     async def _repair(self, record: DocumentRecord, lease: Lease) -> bool:
         """Make one document consistent; False when it lost texts and must be ingested again."""
         namespace, document_id = record.namespace, record.document_id
-        texts = await self._chunks.chunk_ids(document_id, namespace)
+        stores = self._stores
+        texts = await stores.texts.chunk_ids(document_id, namespace)
+        prefix = f"{document_id}#"
         vectors = {
-            chunk
-            async for page in self._index.list_ids(namespace, prefix=f"{document_id}#")
-            for chunk in page
+            c async for page in stores.index.list_ids(namespace, prefix=prefix) for c in page
+        }
+        keywords = {
+            c async for page in stores.keywords.list_ids(namespace, prefix=prefix) for c in page
         }
         if record.state is DocumentState.PENDING:
-            if set(record.chunk_ids) <= texts & vectors:
+            if set(record.chunk_ids) <= texts & vectors & keywords:
                 record = record.commit()
             else:
                 fresh = list(record.fresh)
-                await remove_chunks(self._index, self._chunks, fresh, namespace)
+                await stores.remove(fresh, namespace)
                 texts -= set(fresh)
                 vectors -= set(fresh)
+                keywords -= set(fresh)
                 record = record.abandon()
         keep = set(record.chunk_ids) if record.state is DocumentState.COMMITTED else set()
-        await self._embed_again(sorted((keep & texts) - vectors), namespace)
+        await self._index_again(keep & texts, vectors, keywords, namespace)
         lost = keep - texts
         if lost:
             record = record.model_copy(
                 update={"chunk_ids": tuple(sorted(keep - lost)), "fingerprint": None}
             )
             keep -= lost
-        await remove_chunks(self._index, self._chunks, sorted((texts | vectors) - keep), namespace)
+        await stores.remove(sorted((texts | vectors | keywords) - keep), namespace)
         await self._ledger.save([record.cleaned()], lease)
         return not lost
 
-    async def _embed_again(self, chunk_ids: Sequence[str], namespace: str) -> None:
-        if not chunk_ids:
+    async def _index_again(
+        self, whole: set[str], vectors: set[str], keywords: set[str], namespace: str
+    ) -> None:
+        """Vectors (embedded again) and keyword entries for stored texts that lack them."""
+        missing = sorted(whole - (vectors & keywords))
+        if not missing:
             return
-        stored = await self._chunks.get_many(chunk_ids, namespace)
-        chunks = [stored[chunk_id] for chunk_id in chunk_ids if chunk_id in stored]
-        vectors = await self._embedder.embed_passages([chunk.content for chunk in chunks])
-        records = [vector_record(chunk, v) for chunk, v in zip(chunks, vectors, strict=True)]
-        await self._index.upsert(records, namespace)
+        stored = await self._stores.texts.get_many(missing, namespace)
+        unembedded = [stored[c] for c in missing if c in stored and c not in vectors]
+        if unembedded:
+            embedded = await self._embedder.embed_passages([c.content for c in unembedded])
+            await self._stores.index.upsert(
+                [vector_record(c, v) for c, v in zip(unembedded, embedded, strict=True)],
+                namespace,
+            )
+        await self._stores.add_keywords(
+            [stored[c] for c in missing if c in stored and c not in keywords], namespace
+        )

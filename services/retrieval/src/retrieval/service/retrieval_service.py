@@ -5,6 +5,7 @@ from collections.abc import Collection, Sequence
 import structlog
 
 from retrieval.domain.models import (
+    RetrievalOptions,
     RetrievalQuery,
     RetrievalResult,
     StageTimings,
@@ -12,7 +13,7 @@ from retrieval.domain.models import (
 )
 from retrieval.errors import BackendNotConfiguredError, InvalidRequestError
 from retrieval.logging import correlation_scope
-from retrieval.service.pipeline import Pipeline, PipelineState, Stage
+from retrieval.service.pipeline import Pipeline, PipelineState, SearchPlan, Stage
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("retrieval")
@@ -29,14 +30,20 @@ def check_domains(domains: Sequence[str], allowed: Collection[str]) -> None:
 
 class RetrievalService:
     """Finds the chunks that best answer a question, best first, by running its stages in
-    order (the container builds the list; ``dense_stages`` is dense-only retrieval)."""
+    order (the container builds the list: ``retrieval_stages``); ``defaults`` are the
+    switches a request does not set."""
 
     def __init__(
-        self, stages: Sequence[Stage], allowed_domains: Collection[str], default_namespace: str
+        self,
+        stages: Sequence[Stage],
+        allowed_domains: Collection[str],
+        default_namespace: str,
+        defaults: SearchPlan,
     ) -> None:
         self._pipeline = Pipeline(stages)
         self._allowed_domains = frozenset(allowed_domains)
         self._default_namespace = default_namespace
+        self._defaults = defaults
 
     async def retrieve(
         self,
@@ -45,6 +52,7 @@ class RetrievalService:
         top_k: int = 5,
         confidence_threshold: float = 0.0,
         namespace: str | None = None,
+        options: RetrievalOptions | None = None,
     ) -> RetrievalResult:
         """``retrieve_query`` with the query's fields as arguments."""
         request = validated(
@@ -54,12 +62,13 @@ class RetrievalService:
             top_k=top_k,
             confidence_threshold=confidence_threshold,
             namespace=namespace or None,
+            options=options or RetrievalOptions(),
         )
         return await self.retrieve_query(request)
 
     async def retrieve_query(self, request: RetrievalQuery) -> RetrievalResult:
-        """Embed the query as a query, search its domains in its namespace (the service's
-        default when it names none), return texts by score.
+        """Search the query's domains in its namespace (the service's default when it names
+        none) by meaning and by keywords, fuse, diversify, return texts best first.
 
         Raises ``InvalidRequestError`` for bad input, ``NotFoundError`` for a missing index or
         namespace, ``BackendError`` when a store fails. A blank query, or a backend without
@@ -71,7 +80,9 @@ class RetrievalService:
 
     async def _retrieve(self, request: RetrievalQuery) -> RetrievalResult:
         clock = StageClock()
-        state = PipelineState.start(request, request.namespace or self._default_namespace)
+        state = PipelineState.start(
+            request, request.namespace or self._default_namespace, self._defaults
+        )
         if not state.text:
             log.info("retrieve.blank_query", namespace=state.namespace)
             return self._result(state, clock)
@@ -86,7 +97,10 @@ class RetrievalService:
             namespace=state.namespace,
             domains=list(request.domains),
             top_k=request.top_k,
+            mode=state.plan.mode.value,
             candidates=dict(state.counts),
+            degraded=list(state.degraded),
+            truncated=state.truncated,
             returned=result.total_matches,
             **{f"{stage}_ms": ms for stage, ms in result.timings.stages.items()},
             total_ms=result.timings.total_ms,
@@ -100,5 +114,9 @@ class RetrievalService:
             query=state.query.query,
             namespace=state.namespace,
             total_matches=len(state.matches),
-            timings=StageTimings(stages=dict(clock.stages), total_ms=clock.elapsed_ms()),
+            timings=StageTimings(
+                stages={**clock.stages, **state.timings}, total_ms=clock.elapsed_ms()
+            ),
+            query_truncated=state.truncated,
+            degraded=state.degraded,
         )

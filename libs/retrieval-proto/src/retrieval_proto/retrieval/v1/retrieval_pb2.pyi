@@ -22,21 +22,41 @@ OUTCOME_UNCHANGED: Outcome
 OUTCOME_FAILED: Outcome
 
 class RetrieveRequest(_message.Message):
-    __slots__ = ("query", "domains", "top_k", "confidence_threshold", "namespace")
+    __slots__ = ("query", "domains", "top_k", "confidence_threshold", "namespace", "options")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     DOMAINS_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     CONFIDENCE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
     query: str
     domains: _containers.RepeatedScalarFieldContainer[str]
     top_k: int
     confidence_threshold: float
     namespace: str
-    def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ...) -> None: ...
+    options: RetrievalOptions
+    def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ..., options: _Optional[_Union[RetrievalOptions, _Mapping]] = ...) -> None: ...
+
+class RetrievalOptions(_message.Message):
+    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    FUSION_FIELD_NUMBER: _ClassVar[int]
+    DENSE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    KEYWORD_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    FETCH_K_FIELD_NUMBER: _ClassVar[int]
+    MMR_LAMBDA_FIELD_NUMBER: _ClassVar[int]
+    MAX_PER_DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    mode: str
+    fusion: str
+    dense_weight: float
+    keyword_weight: float
+    fetch_k: int
+    mmr_lambda: float
+    max_per_document: int
+    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
-    __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms")
+    __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded")
     class StageMsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -50,13 +70,17 @@ class RetrieveResponse(_message.Message):
     TOTAL_MATCHES_FIELD_NUMBER: _ClassVar[int]
     TIMINGS_FIELD_NUMBER: _ClassVar[int]
     STAGE_MS_FIELD_NUMBER: _ClassVar[int]
+    QUERY_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[RetrievalMatch]
     query: str
     namespace: str
     total_matches: int
     timings: StageTimings
     stage_ms: _containers.ScalarMap[str, float]
-    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ..., stage_ms: _Optional[_Mapping[str, float]] = ...) -> None: ...
+    query_truncated: bool
+    degraded: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ..., stage_ms: _Optional[_Mapping[str, float]] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RetrievalMatch(_message.Message):
     __slots__ = ("chunk_id", "content", "score", "document_id", "title", "domain", "metadata", "scores")

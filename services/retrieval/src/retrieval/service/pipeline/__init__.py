@@ -1,29 +1,38 @@
 """Retrieval as a list of stages over one state; the container composes the list."""
 
-from retrieval.ports import ChunkRepository, Embedder, VectorIndex
-from retrieval.service.pipeline.dense_search import DenseSearch
-from retrieval.service.pipeline.embed import EmbedQuery
+from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
+from retrieval.service.pipeline.dense_scores import CompleteDenseScores
+from retrieval.service.pipeline.diversify import Diversify
+from retrieval.service.pipeline.fuse import Fuse
 from retrieval.service.pipeline.hydrate import Hydrate
+from retrieval.service.pipeline.options import SearchPlan
+from retrieval.service.pipeline.query import FitQuery
+from retrieval.service.pipeline.search import Search
 from retrieval.service.pipeline.stage import Candidate, Pipeline, PipelineState, Stage
 from retrieval.service.pipeline.threshold import ScoreThreshold
 
 
-def dense_stages(
-    embedder: Embedder, index: VectorIndex, chunks: ChunkRepository
+def retrieval_stages(
+    embedder: Embedder, index: VectorIndex, keywords: KeywordIndex, chunks: ChunkRepository
 ) -> tuple[Stage, ...]:
-    """Embed the (normalised) query, search the vector index, drop weak matches, fetch the
-    texts."""
-    return (EmbedQuery(embedder), DenseSearch(index), ScoreThreshold(), Hydrate(chunks))
+    """Fit the query to the model, search (dense and keyword at once), fuse, complete the
+    dense scores a threshold or MMR needs, apply the threshold, diversify, fetch the texts."""
+    return (
+        FitQuery(),
+        Search(embedder, index, keywords),
+        Fuse(),
+        CompleteDenseScores(embedder, index),
+        ScoreThreshold(),
+        Diversify(),
+        Hydrate(chunks),
+    )
 
 
 __all__ = [
     "Candidate",
-    "DenseSearch",
-    "EmbedQuery",
-    "Hydrate",
     "Pipeline",
     "PipelineState",
-    "ScoreThreshold",
+    "SearchPlan",
     "Stage",
-    "dense_stages",
+    "retrieval_stages",
 ]

@@ -9,6 +9,7 @@ from typing import Protocol
 from retrieval.domain.models import RetrievalMatch, RetrievalQuery
 from retrieval.domain.query_text import normalise
 from retrieval.ports.embedder import Vector
+from retrieval.service.pipeline.options import SearchPlan
 from retrieval.service.timing import StageClock
 
 
@@ -20,7 +21,7 @@ class Candidate:
     score: float
     """The score the ranking uses."""
     scores: Mapping[str, float]
-    """The score from each source that found the chunk (``dense``: cosine similarity)."""
+    """Scores by source (``dense``: cosine similarity, ``keyword``, ``fused``)."""
 
 
 @dataclass(frozen=True)
@@ -28,21 +29,35 @@ class PipelineState:
     """What one retrieval knows so far; each stage returns a new state.
 
     ``namespace`` is the one searched: the query's, or the service's default. ``counts``
-    (candidates left) is recorded by the ``Pipeline`` after each stage, under its name.
+    (candidates left) is recorded by the ``Pipeline`` after each stage, under its name;
+    ``timings`` holds the milliseconds of steps inside a stage (each search of ``search``).
     """
 
     query: RetrievalQuery
     namespace: str
+    plan: SearchPlan
     text: str = ""
-    """The query text the stages use: the query as asked, normalised."""
+    """The query text the stages use: the query as asked, normalised and fitted to the model."""
+    truncated: bool = False
     query_vector: Vector | None = field(default=None, compare=False)
+    sources: Mapping[str, tuple[Candidate, ...]] = field(default_factory=dict)
+    """What each search found, best first."""
     candidates: tuple[Candidate, ...] = ()
+    vectors: Mapping[str, Vector] = field(default_factory=dict, compare=False)
+    """Candidates' stored vectors, when a stage needs them."""
+    degraded: tuple[str, ...] = ()
     matches: tuple[RetrievalMatch, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
+    timings: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, query: RetrievalQuery, namespace: str) -> PipelineState:
-        return cls(query=query, namespace=namespace, text=normalise(query.query))
+    def start(cls, query: RetrievalQuery, namespace: str, defaults: SearchPlan) -> PipelineState:
+        return cls(
+            query=query,
+            namespace=namespace,
+            plan=defaults.resolve(query.options),
+            text=normalise(query.query),
+        )
 
 
 class Stage(Protocol):

@@ -2,19 +2,25 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from retrieval.domain.models import THRESHOLD_STAGE
+from retrieval.domain.models import DENSE, THRESHOLD_STAGE
 from retrieval.service.pipeline.stage import PipelineState
 
 
 class ScoreThreshold:
-    """Drops candidates whose ranking score is under the query's ``confidence_threshold``.
+    """Drops candidates whose cosine similarity to the query is under ``confidence_threshold``.
 
-    While the dense search is the only source, the ranking score is the cosine similarity.
+    The threshold always applies to the dense score, in every mode and fusion: fused and
+    keyword scores have no fixed scale, a cosine does. A positive threshold therefore drops a
+    candidate whose cosine is unknown (no stored vector); a threshold of 0 keeps it.
     """
 
     name = THRESHOLD_STAGE
 
     async def run(self, state: PipelineState) -> PipelineState:
         floor = state.query.confidence_threshold
-        kept = tuple(c for c in state.candidates if c.score >= floor)
+        kept = tuple(
+            c
+            for c in state.candidates
+            if c.scores.get(DENSE, floor if floor == 0 else float("-inf")) >= floor
+        )
         return replace(state, candidates=kept)

@@ -1,0 +1,88 @@
+"""A brute-force KeywordIndex: BM25 written out plainly, the reference the bm25s index meets."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+
+from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
+from retrieval.domain.keyword_terms import terms
+from retrieval.domain.keywords import KeywordMatch, KeywordRecord
+from retrieval.domain.metadata import Metadata
+from retrieval.errors import InvalidRequestError
+from retrieval.ports.vector_index import MetadataFilter, id_pages
+
+
+def lucene_idf(documents: int, with_term: int) -> float:
+    return math.log(1 + (documents - with_term + 0.5) / (with_term + 0.5))
+
+
+class InMemoryKeywordIndex:
+    """Lucene's BM25 over ``terms``: N, document frequencies and the average length count every
+    record of the namespace, a filter only hides some of them, and a term repeated in the query
+    counts each time (as in Lucene and bm25s)."""
+
+    def __init__(self, *, k1: float = 1.5, b: float = 0.75) -> None:
+        self._k1, self._b = k1, b
+        self._namespaces: dict[str, dict[str, tuple[Counter[str], int, Metadata]]] = {}
+
+    async def upsert(self, records: Sequence[KeywordRecord], namespace: str) -> int:
+        for record in records:
+            found = terms(record.text)
+            stored = (Counter(found), len(found), record.metadata)
+            self._namespaces.setdefault(namespace, {})[record.id] = stored
+        return len(records)
+
+    async def query(
+        self,
+        text: str,
+        *,
+        top_k: int,
+        namespace: str,
+        filter: MetadataFilter | None = None,
+    ) -> list[KeywordMatch]:
+        expression = parse_filter(filter)
+        if top_k < 1:
+            raise InvalidRequestError("top_k must be at least 1", field="top_k")
+        records = self._namespaces.get(namespace, {})
+        if not records:
+            return []
+        average_length = sum(length for _, length, _ in records.values()) / len(records)
+        query = terms(text)
+        idf = {
+            term: lucene_idf(len(records), sum(term in counts for counts, _, _ in records.values()))
+            for term in query
+        }
+        matches = []
+        for record_id, (counts, length, metadata) in records.items():
+            if not evaluate(expression, metadata):
+                continue
+            score = 0.0
+            for term in query:
+                if frequency := counts[term]:
+                    norm = self._k1 * (1 - self._b + self._b * length / average_length)
+                    score += idf[term] * frequency / (frequency + norm)
+            if score > 0:
+                matches.append(KeywordMatch(id=record_id, score=score))
+        matches.sort(key=lambda match: (-match.score, match.id))
+        return matches[:top_k]
+
+    async def delete(
+        self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False
+    ) -> None:
+        parse_delete_selector(ids, None, delete_all)
+        records = self._namespaces.get(namespace, {})
+        for record_id in list(records) if delete_all else ids or ():
+            records.pop(record_id, None)
+        if not records:
+            self._namespaces.pop(namespace, None)
+
+    async def list_ids(
+        self, namespace: str, *, prefix: str | None = None
+    ) -> AsyncIterator[list[str]]:
+        for page in id_pages(self._namespaces.get(namespace, {}), prefix):
+            yield page
+
+    async def count(self, namespace: str) -> int:
+        return len(self._namespaces.get(namespace, {}))

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from retrieval.domain.models import DENSE
+from retrieval.ports import Embedder, VectorIndex
+from retrieval.service.pipeline.stage import Candidate, PipelineState
+
+DENSE_SCORES_STAGE = "vectors"
+
+
+def unit(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
+
+
+class CompleteDenseScores:
+    """Gives every candidate its cosine similarity and vector when a threshold or MMR needs
+    them: the keyword search's finds that the dense search did not return are fetched from
+    the vector index. A candidate without a stored vector keeps no dense score."""
+
+    name = DENSE_SCORES_STAGE
+
+    def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
+        self._embedder = embedder
+        self._index = index
+
+    async def run(self, state: PipelineState) -> PipelineState:
+        if not (state.query.confidence_threshold > 0 or state.plan.diversifies):
+            return state
+        missing = [
+            c.chunk_id
+            for c in state.candidates
+            if DENSE not in c.scores or c.chunk_id not in state.vectors
+        ]
+        if not missing:
+            return state
+        query_vector = state.query_vector
+        if query_vector is None:
+            query_vector = await self._embedder.embed_query(state.text)
+        records = await self._index.fetch(missing, state.namespace)
+        vectors = dict(state.vectors)
+        vectors.update({id_: np.asarray(r.values, dtype=np.float32) for id_, r in records.items()})
+        query_unit = unit(np.asarray(query_vector, dtype=np.float32))
+        candidates = tuple(
+            with_dense(c, float(unit(vectors[c.chunk_id]) @ query_unit))
+            if DENSE not in c.scores and c.chunk_id in vectors
+            else c
+            for c in state.candidates
+        )
+        return replace(state, candidates=candidates, vectors=vectors, query_vector=query_vector)
+
+
+def with_dense(candidate: Candidate, cosine: float) -> Candidate:
+    return replace(candidate, scores={**candidate.scores, DENSE: cosine})

@@ -1,0 +1,47 @@
+"""The switches one retrieval runs with: the service's settings, overridden per request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from retrieval.domain.models import FusionMethod, RetrievalOptions, SearchMode
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    mode: SearchMode = SearchMode.HYBRID
+    fusion: FusionMethod = FusionMethod.DBSF
+    dense_weight: float = 1.0
+    keyword_weight: float = 1.0
+    fetch_k: int = 100
+    mmr_lambda: float = 1.0
+    max_per_document: int = 0
+    rrf_k: int = 60
+    query_max_words: int = 256
+
+    def resolve(self, options: RetrievalOptions) -> SearchPlan:
+        """These defaults with every switch the request sets."""
+        chosen = {
+            field.name: getattr(options, field.name)
+            for field in fields(self)
+            if getattr(options, field.name, None) is not None
+        }
+        return replace(self, **chosen)
+
+    @property
+    def uses_dense(self) -> bool:
+        return self.mode is not SearchMode.KEYWORD
+
+    @property
+    def uses_keyword(self) -> bool:
+        return self.mode is not SearchMode.DENSE
+
+    @property
+    def diversifies(self) -> bool:
+        return self.mmr_lambda < 1.0
+
+    def depth(self, top_k: int) -> int:
+        """Candidates each search returns: ``top_k`` when nothing reorders or removes them."""
+        if self.mode is SearchMode.HYBRID or self.diversifies or self.max_per_document:
+            return max(self.fetch_k, top_k)
+        return top_k

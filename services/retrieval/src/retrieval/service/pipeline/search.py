@@ -1,0 +1,123 @@
+"""The dense and the keyword search, run concurrently; when one fails the other answers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import structlog
+
+from retrieval.domain.models import DENSE, EMBED_STAGE, KEYWORD, SEARCH_STAGE
+from retrieval.errors import BackendError, BackendNotConfiguredError
+from retrieval.ports import Embedder, KeywordIndex, MetadataFilter, VectorIndex
+from retrieval.ports.embedder import Vector
+from retrieval.service.pipeline.stage import Candidate, PipelineState
+
+log = structlog.get_logger("retrieval")
+
+DEGRADABLE = (BackendError, BackendNotConfiguredError)
+"""Failures one search may have while the other still answers; any other error (a missing
+namespace, a bad filter) ends the retrieval."""
+
+
+def domain_filter(domains: Sequence[str]) -> MetadataFilter | None:
+    return {"domain": {"$in": sorted(set(domains))}} if domains else None
+
+
+@dataclass
+class Found:
+    candidates: tuple[Candidate, ...]
+    timings: dict[str, float]
+    query_vector: Vector | None = None
+    vectors: dict[str, Vector] = field(default_factory=dict)
+
+
+def elapsed_ms(begun: float) -> float:
+    return (time.perf_counter() - begun) * 1e3
+
+
+class Search:
+    """Runs the searches the mode asks for, each returning ``plan.depth(top_k)`` candidates."""
+
+    name = SEARCH_STAGE
+
+    def __init__(self, embedder: Embedder, index: VectorIndex, keywords: KeywordIndex) -> None:
+        self._embedder = embedder
+        self._index = index
+        self._keywords = keywords
+
+    async def run(self, state: PipelineState) -> PipelineState:
+        searches: dict[str, Awaitable[Found]] = {}
+        if state.plan.uses_dense:
+            searches[DENSE] = self._dense(state)
+        if state.plan.uses_keyword:
+            searches[KEYWORD] = self._keyword(state)
+        outcomes = await asyncio.gather(*searches.values(), return_exceptions=True)
+        found: dict[str, Found] = {}
+        failed: dict[str, BaseException] = {}
+        for source, outcome in zip(searches, outcomes, strict=True):
+            if isinstance(outcome, Found):
+                found[source] = outcome
+            else:
+                failed[source] = outcome
+        for source, error in failed.items():
+            if not found or not isinstance(error, DEGRADABLE):
+                raise error
+            log.warning("retrieve.source_failed", source=source, error=str(error))
+        dense = found.get(DENSE)
+        union = {c.chunk_id: c for item in reversed(found.values()) for c in item.candidates}
+        return replace(
+            state,
+            sources={source: item.candidates for source, item in found.items()},
+            candidates=tuple(union.values()),
+            counts={**state.counts, **{source: len(f.candidates) for source, f in found.items()}},
+            query_vector=dense.query_vector if dense else None,
+            vectors=dense.vectors if dense else {},
+            degraded=tuple(sorted(failed)),
+            timings={
+                **state.timings,
+                **{k: v for f in found.values() for k, v in f.timings.items()},
+            },
+        )
+
+    async def _dense(self, state: PipelineState) -> Found:
+        begun = time.perf_counter()
+        vector = await self._embedder.embed_query(state.text)
+        embedded = time.perf_counter()
+        matches = await self._index.query(
+            vector,
+            top_k=state.plan.depth(state.query.top_k),
+            namespace=state.namespace,
+            filter=domain_filter(state.query.domains),
+            include_values=state.plan.diversifies,
+        )
+        return Found(
+            candidates=tuple(
+                Candidate(chunk_id=m.id, score=m.score, scores={DENSE: m.score}) for m in matches
+            ),
+            timings={EMBED_STAGE: (embedded - begun) * 1e3, DENSE: elapsed_ms(embedded)},
+            query_vector=vector,
+            vectors={
+                m.id: np.asarray(m.values, dtype=np.float32)
+                for m in matches
+                if m.values is not None
+            },
+        )
+
+    async def _keyword(self, state: PipelineState) -> Found:
+        begun = time.perf_counter()
+        matches = await self._keywords.query(
+            state.text,
+            top_k=state.plan.depth(state.query.top_k),
+            namespace=state.namespace,
+            filter=domain_filter(state.query.domains),
+        )
+        return Found(
+            candidates=tuple(
+                Candidate(chunk_id=m.id, score=m.score, scores={KEYWORD: m.score}) for m in matches
+            ),
+            timings={KEYWORD: elapsed_ms(begun)},
+        )
