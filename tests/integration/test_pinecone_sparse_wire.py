@@ -17,7 +17,7 @@ from pinecone.errors import ApiError
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_errors import SDK_ATTEMPTS
 from retrieval.adapters.pinecone_limits import MAX_REQUEST_BYTES
-from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
+from retrieval.adapters.pinecone_sparse_keyword_index import TERMLESS, PineconeSparseKeywordIndex
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.errors import (
     BackendTimeoutError,
@@ -262,28 +262,31 @@ async def test_a_missing_index_is_not_an_empty_namespace(
         await index.query("blight", top_k=3, namespace=NS)
 
 
-async def test_a_text_without_terms_is_not_stored_and_replaces_what_was_there(
+async def test_a_text_without_terms_is_kept_but_never_found(
     index: PineconeSparseKeywordIndex, standin: PineconeStandIn
 ) -> None:
     await index.upsert([KeywordRecord(id="a", text="blister blight")], NS)
     written = await index.upsert(
-        [KeywordRecord(id="a", text="What is it?"), KeywordRecord(id="b", text="tea")], NS
+        [
+            KeywordRecord(id="a", text="What is it?"),
+            KeywordRecord(id="b", text="?!"),
+            KeywordRecord(id="c", text="tea"),
+        ],
+        NS,
     )
-    assert written == 1
-    assert [
-        record["id"] for record in standin.requests_to("/vectors/upsert")[-1].body["vectors"]
-    ] == ["b"]
-    assert standin.requests_to("/vectors/delete")[-1].body == {"ids": ["a"], "namespace": NS}
+    assert written == 3
+    sent = standin.requests_to("/vectors/upsert")[-1].body["vectors"]
+    assert [record["sparseValues"] for record in sent] == [
+        TERMLESS,
+        TERMLESS,
+        sparse({"tea": 1.0}),
+    ]
+    assert await index.count(NS) == 3
+    assert [page async for page in index.list_ids(NS)] == [["a", "b", "c"]]
+    assert await index.query("blister blight", top_k=3, namespace=NS) == []
+    assert [match.id for match in await index.query("tea", top_k=3, namespace=NS)] == ["c"]
+    await index.delete(namespace=NS, ids=["a", "b"])
     assert await index.count(NS) == 1
-    assert [page async for page in index.list_ids(NS)] == [["b"]]
-    assert await index.query("blight", top_k=3, namespace=NS) == []
-
-
-async def test_a_text_without_terms_in_a_new_namespace_writes_nothing(
-    index: PineconeSparseKeywordIndex,
-) -> None:
-    assert await index.upsert([KeywordRecord(id="a", text="of the")], "fresh") == 0
-    assert await index.count("fresh") == 0
 
 
 async def test_an_id_given_twice_is_written_once_with_its_last_text(

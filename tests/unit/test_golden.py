@@ -77,10 +77,16 @@ def test_a_negative_passes_only_when_nothing_reaches_its_threshold() -> None:
     negative = GoldenSample(
         id="n", query="q", relevant={}, confidence_threshold=0.8, kind="negative"
     )
-    below = grade(negative, [ReturnedDocument(document_id="d", domain="x", score=0.79)], 1.0)
-    at = grade(negative, [ReturnedDocument(document_id="d", domain="x", score=0.8)], 1.0)
+
+    def returned(cosine: float | None) -> list[ReturnedDocument]:
+        return [ReturnedDocument(document_id="d", domain="x", score=0.99, cosine=cosine)]
+
+    below = grade(negative, returned(0.79), 1.0)
+    at = grade(negative, returned(0.8), 1.0)
+    unknown = grade(negative, returned(None), 1.0)
     assert (below.passed, below.hit_at_5, below.ndcg_at_10) == (True, 1.0, None)
     assert (at.passed, at.hit_at_5) == (False, 0.0)
+    assert unknown.passed, "a threshold needs a known cosine, as the service applies it"
 
 
 def test_a_document_ranks_where_its_best_chunk_ranks() -> None:

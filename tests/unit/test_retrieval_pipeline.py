@@ -10,7 +10,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from retrieval.domain.keywords import KeywordRecord
-from retrieval.domain.models import RetrievalQuery, SearchMode
+from retrieval.domain.models import DENSE, RetrievalQuery, SearchMode
 from retrieval.domain.ranking.fusion import FusionMethod
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackendUnavailableError, InvalidFilterError, NamespaceNotFoundError
@@ -320,12 +320,33 @@ async def test_keyword_only_finds_get_their_cosine_when_a_threshold_needs_it() -
     assert index.fetched == [["c#0"]]
 
 
-async def test_dense_scores_are_not_fetched_when_nothing_needs_them() -> None:
+async def test_without_threshold_or_mmr_only_the_returned_candidates_get_their_cosine() -> None:
     index = Vectors()
-    found = (Candidate("c#0", 0.4, {"keyword": 3.0, "fused": 0.4}),)
-    after = await CompleteDenseScores(FixedEmbedder((1.0, 0.0)), index).run(state(candidates=found))
+    await seeded(index, InMemoryKeywordIndex())
+    found = (
+        Candidate("a#0", 0.9, {"dense": 1.0, "fused": 0.9}),
+        Candidate("c#0", 0.4, {"keyword": 3.0, "fused": 0.4}),
+        Candidate("b#0", 0.2, {"keyword": 1.0, "fused": 0.2}),
+    )
+    before = state(
+        query=RetrievalQuery(query="tea", top_k=2),
+        candidates=found,
+        query_vector=np.array([1.0, 0.0], np.float32),
+    )
+    after = await CompleteDenseScores(FixedEmbedder((1.0, 0.0)), index).run(before)
+    assert index.fetched == [["c#0"]]
+    assert [DENSE in c.scores for c in after.candidates] == [True, True, False]
+
+
+async def test_keyword_mode_embeds_nothing_when_nothing_needs_a_cosine() -> None:
+    index = Vectors()
+    embedder = FixedEmbedder((1.0, 0.0))
+    found = (Candidate("c#0", 3.0, {"keyword": 3.0}),)
+    plan = SearchPlan(mode=SearchMode.KEYWORD)
+    after = await CompleteDenseScores(embedder, index).run(state(plan=plan, candidates=found))
     assert after.candidates == found
     assert index.fetched == []
+    assert embedder.queries == []
 
 
 def ranked(*ids: str) -> tuple[Candidate, ...]:

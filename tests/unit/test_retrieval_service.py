@@ -266,7 +266,7 @@ async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> No
         "search": 3,
         "fuse": 3,
         "vectors": 3,
-        "threshold": 3,
+        "threshold": 2,
         "diversify": 2,
         "fetch": 2,
     }

@@ -13,22 +13,24 @@ records upserted as ``{"id", "sparse_values", "metadata"}``, both ``concurrency`
 at a time, within Pinecone's upsert limits (``pinecone_limits``); ids and metadata over a
 limit are refused before anything is sent. An id given twice is written once, with its
 last record. A text in which the model finds no term (an empty sparse vector, which
-Pinecone would refuse and no query could reach) is not stored, listed or counted, and
-``upsert`` does not count it as written; any record stored earlier under its id is
-deleted, so the upsert still overwrites it.
+Pinecone refuses) is stored with ``TERMLESS`` instead: a tiny weight at the last uint32
+index, where no query vector of the model is expected to carry weight. So the record is
+listed, counted, deleted and overwritten like any other, and the stores stay consistent
+(the BM25 index keeps such texts too), but no query finds it.
 
-Reads: an empty query vector finds nothing without asking the index; matches with a score
-that is not positive are dropped; ties are broken by id. Filters are validated locally
-(``InvalidFilterError``) and sent as written. A namespace without records finds nothing:
-Pinecone answers such a query with no matches, and should it answer 404 the adapter asks
-``describe_index_stats``, so a 404 for a missing index still raises ``IndexNotFoundError``.
-Deletes send at most 1000 ids a request; a delete where nothing is stored does nothing.
+Reads: a blank text or an empty query vector finds nothing without asking the index;
+matches with a score that is not positive are dropped (Pinecone does not document whether
+a sparse index returns records sharing no index with the query); ties are broken by id.
+Filters are validated locally (``InvalidFilterError``) and sent as written. A namespace
+without records finds nothing: Pinecone answers such a query with no matches, and should
+it answer 404 the adapter asks ``describe_index_stats``, so a 404 for a missing index
+still raises ``IndexNotFoundError``. Deletes send at most 1000 ids a request; a delete
+where nothing is stored does nothing.
 
 Worst-case time per port call, with C the bound of one SDK call (``pinecone_errors``):
 query 3 C; upsert of n texts in b requests (ceil(ceil(n / 96) / concurrency) +
-ceil(b / concurrency)) C, plus a delete when texts had no term; delete by n ids
-ceil(ceil(n / 1000) / concurrency) C, all C, each plus C when nothing is stored; count C;
-each page of a listing C.
+ceil(b / concurrency)) C; delete by n ids ceil(ceil(n / 1000) / concurrency) C, all C,
+each plus C when nothing is stored; count C; each page of a listing C.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ DEFAULT_MODEL = "pinecone-sparse-english-v0"
 
 SparseVector = dict[str, list]
 """``{"indices": [...], "values": [...]}``, as Pinecone takes a sparse vector."""
+
+TERMLESS: SparseVector = {"indices": [2**32 - 1], "values": [1e-6]}
+"""What a record whose text has no term is stored with: a vector no query shares."""
 
 
 class PineconeSparseKeywordIndex:
@@ -100,18 +105,14 @@ class PineconeSparseKeywordIndex:
             check_id(record.id)
         bare = [with_metadata({"id": record.id}, record.metadata) for record in latest]
         vectors = await self._embed_passages([record.text for record in latest])
-        wires, termless = [], []
-        for wire, vector in zip(bare, vectors, strict=True):
-            if vector["indices"]:
-                wires.append({**wire, "sparse_values": vector})
-            else:
-                termless.append(wire["id"])
+        wires = [
+            {**wire, "sparse_values": vector if vector["indices"] else TERMLESS}
+            for wire, vector in zip(bare, vectors, strict=True)
+        ]
         await gather_bounded(
             [self._upsert_call(batch, namespace) for batch in pack_requests(wires, namespace)],
             self._concurrency,
         )
-        if termless:
-            await self._delete_ids(termless, namespace)
         return len(wires)
 
     def _upsert_call(self, batch: list[dict[str, Any]], namespace: str) -> Callable[[], Awaitable]:
@@ -167,11 +168,8 @@ class PineconeSparseKeywordIndex:
         unique = list(dict.fromkeys(ids))
         for record_id in unique:
             check_id(record_id)
-        await self._delete_ids(unique, namespace)
-
-    async def _delete_ids(self, ids: Sequence[str], namespace: str) -> None:
         await gather_bounded(
-            [self._delete_call(batch, namespace) for batch in slices(ids, MAX_IDS_PER_REQUEST)],
+            [self._delete_call(batch, namespace) for batch in slices(unique, MAX_IDS_PER_REQUEST)],
             self._concurrency,
         )
 

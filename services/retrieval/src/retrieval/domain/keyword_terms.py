@@ -31,10 +31,12 @@ _stemmers = threading.local()
 
 
 def _stemmer() -> Stemmer.Stemmer:
-    # A Stemmer keeps state between calls: one per thread.
+    # A Stemmer keeps state between calls: one per thread. Its word cache is off: on SciFact's
+    # corpus stemming ran 1.5 times faster without it, and many times faster on a corpus
+    # with more distinct words than the cache holds.
     stemmer = getattr(_stemmers, "english", None)
     if stemmer is None:
-        stemmer = _stemmers.english = Stemmer.Stemmer("english")
+        stemmer = _stemmers.english = Stemmer.Stemmer("english", 0)
     return stemmer
 
 

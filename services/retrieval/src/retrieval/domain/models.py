@@ -119,6 +119,14 @@ FUSED = "fused"
 """Score name of the fusion of both sources."""
 
 
+def meets_threshold(cosine: float | None, confidence_threshold: float) -> bool:
+    """Whether a match with this cosine similarity (None: unknown) passes the threshold: a
+    positive threshold needs a known cosine at or above it."""
+    if cosine is None:
+        return confidence_threshold == 0
+    return cosine >= confidence_threshold
+
+
 class SearchMode(StrEnum):
     """Which searches a retrieval runs."""
 

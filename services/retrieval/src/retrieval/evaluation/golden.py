@@ -3,8 +3,9 @@
 The production code paths all the way: ``IngestionService.ingest`` chunks and embeds the
 seed documents with the configured embedder, ``RetrievalService.retrieve`` answers each
 sample with its domain filter. Retrieval runs without a confidence threshold so that the
-threshold report sees every score; the sample's threshold is then applied to the result
-exactly as the service applies it (a match is kept when its score is at or above it).
+threshold report sees every cosine; the sample's threshold is then applied to the result
+exactly as the service applies it (to the cosine similarity, ``scores['dense']``, which
+every match of a dense or hybrid retrieval carries).
 
 Matches are chunks and judgements are documents: a document ranks where its best chunk
 ranks and scores what that chunk scores; its later chunks are skipped. Ranking metrics
@@ -23,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 from pydantic import Field
 
-from retrieval.domain.models import Frozen, RetrievalMatch
+from retrieval.domain.models import DENSE, Frozen, RetrievalMatch, meets_threshold
 from retrieval.errors import IngestionError
 from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.metrics import (
@@ -58,7 +59,8 @@ def golden_namespace(suite: str) -> str:
 class ReturnedDocument(Frozen):
     document_id: str = Field(description="A document the query returned.")
     domain: str = Field(description="Its knowledge domain.")
-    score: float = Field(description="Score of its best chunk.")
+    score: float = Field(description="Ranking score of its best chunk.")
+    cosine: float | None = Field(description="Cosine similarity of that chunk to the query.")
 
 
 class SampleRow(Frozen):
@@ -139,13 +141,20 @@ def best_per_document(matches: Sequence[RetrievalMatch]) -> list[ReturnedDocumen
     for match in matches:
         if match.document_id not in seen:
             seen[match.document_id] = ReturnedDocument(
-                document_id=match.document_id, domain=match.domain, score=match.score
+                document_id=match.document_id,
+                domain=match.domain,
+                score=match.score,
+                cosine=match.scores.get(DENSE),
             )
     return list(seen.values())
 
 
 def grade(sample: GoldenSample, returned: list[ReturnedDocument], latency_ms: float) -> SampleRow:
-    ranking = [doc.document_id for doc in returned if doc.score >= sample.confidence_threshold]
+    ranking = [
+        doc.document_id
+        for doc in returned
+        if meets_threshold(doc.cosine, sample.confidence_threshold)
+    ]
     qrels = sample.relevant
     common = {
         "id": sample.id,
@@ -237,9 +246,10 @@ def summarise(
     overall = GroupFigures.of(rows)
     latency = latency_percentiles([row.latency_ms for row in rows])
     matches = [
-        ScoredMatch(doc.domain, doc.score, doc.document_id in row.expected)
+        ScoredMatch(doc.domain, doc.cosine, doc.document_id in row.expected)
         for row in rows
         for doc in row.returned
+        if doc.cosine is not None
     ]
     return GoldenReport(
         suite=suite.name,

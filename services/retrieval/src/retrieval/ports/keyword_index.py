@@ -29,14 +29,15 @@ class KeywordIndex(Protocol):
         filter: MetadataFilter | None = None,
     ) -> list[KeywordMatch]:
         """Up to ``top_k`` records sharing at least one term with ``text``, best first, ties
-        by id. A text with no searchable term, or an unknown namespace, finds nothing."""
+        by id. A text with no searchable term, or an unknown namespace, finds nothing.
+        Raises ``InvalidRequestError`` for a ``top_k`` below 1."""
         ...
 
     async def delete(
         self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False
     ) -> None:
-        """Delete by ids or everything in the namespace (exactly one of them); deleting what
-        does not exist is not an error."""
+        """Delete by ids or everything in the namespace (exactly one of them, else
+        ``InvalidRequestError``); deleting what does not exist is not an error."""
         ...
 
     def list_ids(self, namespace: str, *, prefix: str | None = None) -> AsyncIterator[list[str]]:
@@ -45,5 +46,5 @@ class KeywordIndex(Protocol):
         ...
 
     async def count(self, namespace: str) -> int:
-        """Records in the namespace."""
+        """Records in the namespace (0 for one never written)."""
         ...

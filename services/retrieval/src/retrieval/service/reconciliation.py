@@ -14,7 +14,6 @@ Per document, under its lease:
 
 from __future__ import annotations
 
-
 import structlog
 from pydantic import Field
 

@@ -17,9 +17,11 @@ def unit(vector: np.ndarray) -> np.ndarray:
 
 
 class CompleteDenseScores:
-    """Gives every candidate its cosine similarity and vector when a threshold or MMR needs
-    them: the keyword search's finds that the dense search did not return are fetched from
-    the vector index. A candidate without a stored vector keeps no dense score."""
+    """Gives candidates the keyword search found, and the dense search did not, their cosine
+    similarity (and vector) from the vector index, so that every match reports
+    ``scores['dense']``: all candidates when the threshold, MMR or the per-document cap will
+    look past the first ``top_k``, else just those. Keyword mode embeds the query only when
+    the threshold or MMR needs it. A candidate without a stored vector gets no dense score."""
 
     name = DENSE_SCORES_STAGE
 
@@ -28,12 +30,19 @@ class CompleteDenseScores:
         self._index = index
 
     async def run(self, state: PipelineState) -> PipelineState:
-        if not (state.query.confidence_threshold > 0 or state.plan.diversifies):
+        plan = state.plan
+        needed = state.query.confidence_threshold > 0 or plan.diversifies
+        if not (needed or plan.uses_dense):
             return state
+        looked_at = (
+            state.candidates
+            if needed or plan.max_per_document
+            else state.candidates[: state.query.top_k]
+        )
         missing = [
             c.chunk_id
-            for c in state.candidates
-            if DENSE not in c.scores or c.chunk_id not in state.vectors
+            for c in looked_at
+            if DENSE not in c.scores or (plan.diversifies and c.chunk_id not in state.vectors)
         ]
         if not missing:
             return state

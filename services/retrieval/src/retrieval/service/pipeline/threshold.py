@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from retrieval.domain.models import DENSE, THRESHOLD_STAGE
+from retrieval.domain.models import DENSE, THRESHOLD_STAGE, meets_threshold
 from retrieval.service.pipeline.stage import PipelineState
 
 
@@ -18,9 +18,5 @@ class ScoreThreshold:
 
     async def run(self, state: PipelineState) -> PipelineState:
         floor = state.query.confidence_threshold
-        kept = tuple(
-            c
-            for c in state.candidates
-            if c.scores.get(DENSE, floor if floor == 0 else float("-inf")) >= floor
-        )
+        kept = tuple(c for c in state.candidates if meets_threshold(c.scores.get(DENSE), floor))
         return replace(state, candidates=kept)
