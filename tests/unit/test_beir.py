@@ -12,9 +12,10 @@ import pytest
 import pytrec_eval
 
 from retrieval.container import Application
-from retrieval.domain.models import DEFAULT_DOMAINS, RagChunk
+from retrieval.domain.models import DEFAULT_DOMAINS, RagChunk, SearchMode
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import EmbeddingModelMismatchError, InvalidRequestError
+from retrieval.evaluation.ablation import DEFAULT_VARIANT, VARIANTS
 from retrieval.evaluation.beir import BeirReport, run_beir, write_corpus
 from retrieval.evaluation.beir_data import (
     BeirDataset,
@@ -154,7 +155,10 @@ async def test_a_checked_embeddings_file_is_indexed_and_scored(
     assert len(report.check.documents) == 16 == len(embedder.passages)
     assert report.check.min_cosine == pytest.approx(1.0)
     assert (report.queries, report.documents) == (4, 20)
-    assert len(embedder.queries) == 4
+    embedding_variants = [o for o in VARIANTS.values() if o.mode is not SearchMode.KEYWORD]
+    assert len(embedder.queries) == 4 * len(embedding_variants)
+    assert set(report.ablation) == set(VARIANTS)
+    assert report.ablation[DEFAULT_VARIANT].ndcg_at_10 == report.ndcg_at_10
     assert report.ndcg_at_10 > 0.5
     assert agrees_with_pytrec_eval(report)
     assert (await index.stats()).namespaces == {}

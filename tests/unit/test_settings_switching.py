@@ -98,23 +98,27 @@ async def test_pinecone_without_settings_gives_an_empty_result_and_a_warning(
 async def test_a_pinecone_deployment_answers_from_settings_alone(
     monkeypatch: pytest.MonkeyPatch, mongo_uri: str, standin: PineconeStandIn
 ) -> None:
-    settings = settings_from_environment(
-        monkeypatch,
-        index_backend="pinecone",
-        embedder_backend="pinecone",
-        pinecone_api_key=standin.api_key,
-        pinecone_index_host=standin.url,
-        pinecone_control_host=standin.url,
-        mongodb_uri=mongo_uri,
-        mongodb_database=f"t{uuid.uuid4().hex[:12]}",
-    )
-    async with running(settings) as app:
-        await app.ingestion.ingest([DOCUMENT], namespace="tea")
-        result = await app.retrieval.retrieve("blister blight fungus", namespace="tea")
+    with PineconeStandIn(vector_type="sparse", api_key=standin.api_key) as sparse:
+        settings = settings_from_environment(
+            monkeypatch,
+            index_backend="pinecone",
+            embedder_backend="pinecone",
+            pinecone_api_key=standin.api_key,
+            pinecone_index_host=standin.url,
+            pinecone_sparse_index_host=sparse.url,
+            pinecone_control_host=standin.url,
+            mongodb_uri=mongo_uri,
+            mongodb_database=f"t{uuid.uuid4().hex[:12]}",
+        )
+        async with running(settings) as app:
+            await app.ingestion.ingest([DOCUMENT], namespace="tea")
+            result = await app.retrieval.retrieve("blister blight fungus", namespace="tea")
     assert [match.document_id for match in result.matches] == ["blister-blight"]
     assert result.matches[0].content.endswith(DOCUMENT.content)
+    assert result.matches[0].scores.keys() == {"dense", "keyword", "fused"}
     assert {request.path for request in standin.requests} >= {
         "/embed",
         "/vectors/upsert",
         "/query",
     }
+    assert {request.path for request in sparse.requests} >= {"/vectors/upsert", "/query"}

