@@ -9,6 +9,7 @@ import pytest
 
 from retrieval.domain.models import DEFAULT_DOMAINS, RetrievalMatch
 from retrieval.errors import InvalidRequestError
+from retrieval.evaluation.ablation import DEFAULT_VARIANT, VARIANTS
 from retrieval.evaluation.golden import (
     ALL_DOMAINS,
     ReturnedDocument,
@@ -127,7 +128,12 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
     stages: list[tuple[str, int, int]] = []
 
     report = await run_golden(
-        suite, retrieval, ingestion, namespace="golden-tiny", progress=lambda *s: stages.append(s)
+        suite,
+        retrieval,
+        ingestion,
+        namespace="golden-tiny",
+        variants=VARIANTS,
+        progress=lambda *s: stages.append(s),
     )
 
     assert (report.samples, report.negatives, report.documents) == (4, 1, 3)
@@ -144,5 +150,13 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
     assert report.thresholds[ALL_DOMAINS].suggestion is not None
     assert stages[-1] == ("ask", 4, 4)
     assert ("seed", 3, 3) in stages
+    assert set(report.ablation) == set(VARIANTS)
+    default = report.ablation[DEFAULT_VARIANT]
+    assert (default.hit_at_5, default.mrr, default.ndcg_at_10) == (
+        report.hit_at_5,
+        report.mrr,
+        report.ndcg_at_10,
+    )
+    assert report.ablation["keyword only"].options == {"mode": "keyword"}
     assert await chunks.count("golden-tiny") == 0
     assert "golden-tiny" not in (await index.stats()).namespaces

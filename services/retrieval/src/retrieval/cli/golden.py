@@ -12,6 +12,13 @@ from retrieval.cli.runtime import console, run_with_application
 from retrieval.container import Application
 from retrieval.domain.models import MAX_TOP_K
 from retrieval.errors import InvalidRequestError
+from retrieval.evaluation.ablation import (
+    ABLATION_FILE,
+    VARIANTS,
+    ablation_table,
+    latency_ratio,
+    write_ablation,
+)
 from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_golden
 from retrieval.evaluation.golden_suite import load_suite
 from retrieval.evaluation.reports import figure, write_golden_reports
@@ -69,7 +76,10 @@ def run(
         golden = load_suite(suite, application.settings.allowed_domains)
         target = namespace or golden_namespace(golden.name)
         await check_unused(application, target)
-        labels = {"seed": f"seeding {len(golden.documents)} documents", "ask": "asking samples"}
+        labels = {
+            "seed": f"seeding {len(golden.documents)} documents",
+            "ask": f"asking samples under {len(VARIANTS)} variants",
+        }
         with stage_progress(labels) as progress:
             return await run_golden(
                 golden,
@@ -77,12 +87,17 @@ def run(
                 application.ingestion,
                 namespace=target,
                 top_k=top_k,
+                variants=VARIANTS,
                 progress=progress,
             )
 
     report = run_with_application(work)
     written = write_golden_reports(report, reports, min_hit_at_5)
+    write_ablation(reports / ABLATION_FILE, f"golden-{report.suite}", report.ablation)
+    written.append(reports / ABLATION_FILE)
     console.print(summary_table(report, min_hit_at_5))
+    console.print(ablation_table(f"golden-{report.suite}", report.ablation))
+    console.print(latency_ratio(report.ablation))
     for row in report.rows:
         if not row.passed:
             found = ", ".join(f"{d.document_id} {d.score:.3f}" for d in row.returned[:3])

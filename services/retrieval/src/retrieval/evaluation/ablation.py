@@ -25,6 +25,7 @@ from retrieval.domain.ranking.fusion import FusionMethod
 from retrieval.evaluation.metrics import latency_percentiles
 from retrieval.service.retrieval_service import RetrievalService
 
+ABLATION_FILE = "ablation.json"
 DEFAULT_VARIANT = "default"
 DENSE_VARIANT = "dense only"
 VARIANTS: dict[str, RetrievalOptions] = {

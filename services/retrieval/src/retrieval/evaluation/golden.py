@@ -20,12 +20,26 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import Field
 
-from retrieval.domain.models import DENSE, Frozen, RetrievalMatch, meets_threshold
+from retrieval.domain.models import (
+    DENSE,
+    Frozen,
+    RetrievalMatch,
+    RetrievalOptions,
+    RetrievalQuery,
+    RetrievalResult,
+    meets_threshold,
+)
 from retrieval.errors import IngestionError
+from retrieval.evaluation.ablation import (
+    DEFAULT_VARIANT,
+    VariantFigures,
+    ask_every_variant,
+    latency,
+)
 from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.metrics import (
     ScoredMatch,
@@ -45,6 +59,7 @@ from retrieval.service.ingestion_service import DocumentOutcome, IngestionServic
 from retrieval.service.retrieval_service import RetrievalService
 
 HIT_K = 5
+ONLY_DEFAULT = {DEFAULT_VARIANT: RetrievalOptions()}
 NDCG_K = 10
 ALL_DOMAINS = "all"
 Progress = Callable[[str, int, int], None]
@@ -134,6 +149,9 @@ class GoldenReport(Frozen):
         description=f"Per domain of the matched document, and under {ALL_DOMAINS!r}."
     )
     rows: tuple[SampleRow, ...]
+    ablation: dict[str, VariantFigures] = Field(
+        default_factory=dict, description="Figures of every variant asked besides the default."
+    )
 
 
 def best_per_document(matches: Sequence[RetrievalMatch]) -> list[ReturnedDocument]:
@@ -216,22 +234,55 @@ async def run_golden(
     *,
     namespace: str,
     top_k: int = 10,
+    variants: Mapping[str, RetrievalOptions] = ONLY_DEFAULT,
     progress: Progress | None = None,
 ) -> GoldenReport:
-    """Seed ``suite`` into ``namespace``, answer every sample, remove the namespace, report."""
-    rows: list[SampleRow] = []
+    """Seed ``suite`` into ``namespace``, answer every sample under each variant (the
+    report's figures are the default's), remove the namespace, report."""
+    requests = [
+        RetrievalQuery(query=s.query, domains=s.domains, top_k=top_k, namespace=namespace)
+        for s in suite.samples
+    ]
     try:
         started = time.perf_counter()
         chunks = await seed(ingestion, suite, namespace, progress)
         seed_ms = (time.perf_counter() - started) * 1e3
-        for sample in suite.samples:
-            result = await retrieval.retrieve(sample.query, sample.domains, top_k, 0.0, namespace)
-            rows.append(grade(sample, best_per_document(result.matches), result.timings.total_ms))
-            if progress is not None:
-                progress("ask", len(rows), len(suite.samples))
+        answers = await ask_every_variant(
+            retrieval,
+            requests,
+            variants,
+            None if progress is None else lambda done, total: progress("ask", done, total),
+        )
     finally:
         await ingestion.delete_namespace(namespace)
-    return summarise(suite, namespace, top_k, chunks, seed_ms, rows)
+    graded = {
+        name: [
+            grade(sample, best_per_document(result.matches), result.timings.total_ms)
+            for sample, result in zip(suite.samples, results, strict=True)
+        ]
+        for name, results in answers.items()
+    }
+    report = summarise(suite, namespace, top_k, chunks, seed_ms, graded[DEFAULT_VARIANT])
+    ablation = {
+        name: variant_figures(variants[name], rows, answers[name]) for name, rows in graded.items()
+    }
+    return report.model_copy(update={"ablation": ablation})
+
+
+def variant_figures(
+    options: RetrievalOptions, rows: Sequence[SampleRow], results: Sequence[RetrievalResult]
+) -> VariantFigures:
+    figures = GroupFigures.of(rows)
+    spread = latency(results)
+    return VariantFigures(
+        options=options.model_dump(mode="json", exclude_none=True),
+        ndcg_at_10=figures.ndcg_at_10,
+        recall_at_100=None,
+        hit_at_5=figures.hit_at_5,
+        mrr=figures.mrr,
+        p50_ms=spread["p50"],
+        p95_ms=spread["p95"],
+    )
 
 
 def summarise(

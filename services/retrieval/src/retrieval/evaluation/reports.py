@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from retrieval.evaluation.ablation import COLUMNS, ablation_rows
 from retrieval.evaluation.golden import ALL_DOMAINS, GoldenReport, GroupFigures
 from retrieval.evaluation.metrics import ScoreSummary, ThresholdFigures
 
@@ -80,9 +81,18 @@ def golden_markdown(report: GoldenReport, min_hit_at_5: float) -> str:
         "",
         *table(GROUP_COLUMNS.format("kind"), group_rows(report.by_kind)),
         "",
-        "## Scores and a suggested confidence threshold",
+        "## Each stage on and off",
         "",
-        "Best-chunk score of each returned document (count: min / p50 / max). The suggested",
+        "The same samples under the default settings, then one switch changed at a time.",
+        "",
+        *table(
+            "| variant | " + " | ".join(COLUMNS) + " |",
+            ablation_rows(report.ablation),
+        ),
+        "",
+        "## Cosines and a suggested confidence threshold",
+        "",
+        "Best-chunk cosine of each returned document (count: min / p50 / max). The suggested",
         "threshold maximises F1 at keeping relevant and dropping non-relevant documents.",
         "",
         *table(
