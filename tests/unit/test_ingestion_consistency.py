@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.ledger import DocumentState, fingerprint
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
@@ -329,3 +330,33 @@ async def test_a_renamed_or_relabelled_document_costs_no_model_time() -> None:
     assert [o.outcome for o in outcomes] == [Outcome.CREATED, Outcome.UPDATED]
     assert len(model.passages) == embedded
     await stores.check([renamed, relabelled])
+
+
+async def test_reconcile_rebuilds_a_lost_keyword_index_from_the_stored_texts() -> None:
+    stores = Stores()
+    model = HashEmbedder()
+    await stores.service(model)[0].ingest([doc("a"), doc("b")], NS)
+    embedded = len(model.passages)
+    stores.keywords = InMemoryKeywordIndex()
+    lost = await stores.audit()
+    assert lost.texts_without_keywords == set(lost.texts)
+    assert not lost.is_consistent
+
+    report = await stores.service(model)[0].reconcile(NS)
+
+    assert report.texts_without_keywords == len(lost.texts)
+    assert report.incomplete_documents == ()
+    await stores.check([doc("a"), doc("b")])
+    assert len(model.passages) == embedded, "keyword entries need no model time"
+    found = await stores.keywords.query("Pruning", top_k=10, namespace=NS)
+    assert {match.id for match in found} == set(lost.texts)
+
+
+async def test_reconcile_removes_keyword_entries_whose_text_is_gone() -> None:
+    stores = Stores()
+    await stores.service()[0].ingest([doc("a")], NS)
+    orphan = KeywordRecord(id="a#9999-0000000000000000", text="Pruning orphan")
+    await stores.keywords.upsert([orphan], NS)
+    assert (await stores.audit()).keywords_without_texts == {orphan.id}
+    await stores.service()[0].reconcile(NS)
+    await stores.check([doc("a")])

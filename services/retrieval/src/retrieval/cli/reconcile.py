@@ -13,8 +13,8 @@ def reconcile(
     dry_run: bool = typer.Option(False, "--dry-run", help="Report only; change nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Find and repair vectors without texts, texts without vectors, stale chunks and
-    half-ingested documents; the exit code is 1 if anything is left to repair."""
+    """Find and repair vectors or keyword entries without texts, texts without them, stale
+    chunks and half-ingested documents; the exit code is 1 if anything is left to repair."""
 
     async def work(app: Application) -> ReconcileReport:
         return await app.ingestion.reconcile(namespace, dry_run=dry_run)
