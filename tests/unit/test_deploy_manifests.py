@@ -31,6 +31,7 @@ PINECONE_REQUIRED = {
     "RETRIEVAL_EMBEDDER_BACKEND",
     "RETRIEVAL_PINECONE_API_KEY",
     "RETRIEVAL_PINECONE_INDEX_HOST",
+    "RETRIEVAL_PINECONE_SPARSE_INDEX_HOST",
     "RETRIEVAL_MONGODB_URI",
 }
 SECRETS = {"RETRIEVAL_PINECONE_API_KEY", "RETRIEVAL_MONGODB_URI"}
@@ -131,7 +132,10 @@ def test_env_example_makes_a_pinecone_deployment() -> None:
     active = dict(
         re.findall(r"^(RETRIEVAL_[A-Z0-9_]+)=(.*)$", read(ROOT / ".env.example"), re.MULTILINE)
     )
-    assert active.keys() == PINECONE_REQUIRED | {"RETRIEVAL_PINECONE_INDEX_NAME"}
+    assert active.keys() == PINECONE_REQUIRED | {
+        "RETRIEVAL_PINECONE_INDEX_NAME",
+        "RETRIEVAL_PINECONE_SPARSE_INDEX_NAME",
+    }
     check_pinecone_deployment(active | {"RETRIEVAL_PINECONE_API_KEY": "key"})
 
 
