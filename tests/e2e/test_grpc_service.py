@@ -25,7 +25,13 @@ from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.container import Application, Container, running
 from retrieval.domain.ledger import Lease
-from retrieval.domain.models import RagDocument, RetrievalQuery
+from retrieval.domain.models import (
+    FusionMethod,
+    RagDocument,
+    RetrievalOptions,
+    RetrievalQuery,
+    SearchMode,
+)
 from retrieval.errors import DocumentBusyError, InvalidRequestError, NotFoundError
 from retrieval.grpc import GrpcSettings, RetrievalClient, create_server
 from retrieval.grpc.conversions import result_from_proto
@@ -154,11 +160,40 @@ async def test_retrieve_gives_what_the_in_process_call_gives(
             (m.chunk_id, m.score) for m in local.matches
         ]
         assert remote.model_dump(exclude={"timings"}) == local.model_dump(exclude={"timings"})
-        assert all(m.scores == {"dense": m.score} for m in remote.matches)
+        assert all(m.scores["fused"] == m.score for m in remote.matches)
+        assert all("dense" in m.scores for m in remote.matches)
         assert remote.timings.stages.keys() == local.timings.stages.keys()
-        assert remote.timings.stages.keys() == {"embed", "search", "threshold", "fetch"}
+        assert {"embed", "dense", "keyword", "search", "fuse", "fetch"} <= set(
+            remote.timings.stages
+        )
         assert remote.timings.total_ms > 0
         assert remote.timings.embed_ms == remote.timings.stages["embed"] > 0
+
+
+async def test_options_travel_over_grpc(application: Application, client: RetrievalClient) -> None:
+    options = RetrievalOptions(
+        mode=SearchMode.HYBRID,
+        fusion=FusionMethod.RRF,
+        keyword_weight=0.5,
+        fetch_k=20,
+        mmr_lambda=0.6,
+        max_per_document=1,
+    )
+    asked = RetrievalQuery(query="blister blight", top_k=3, namespace=NAMESPACE, options=options)
+    local = await application.retrieval.retrieve_query(asked)
+    remote = await client.retrieve_query(asked)
+    assert remote.model_dump(exclude={"timings"}) == local.model_dump(exclude={"timings"})
+    assert len({m.document_id for m in remote.matches}) == len(remote.matches)
+    dense = await client.retrieve(
+        "blister blight", (), 3, None, NAMESPACE, RetrievalOptions(mode=SearchMode.DENSE)
+    )
+    assert all(m.scores == {"dense": m.score} for m in dense.matches)
+
+
+async def test_a_query_over_the_window_comes_back_truncated(client: RetrievalClient) -> None:
+    result = await client.retrieve("frost " * 1000, namespace=NAMESPACE)
+    assert result.query_truncated
+    assert result.degraded == ()
 
 
 async def test_retrieve_query_gives_what_the_in_process_call_gives(
@@ -202,7 +237,7 @@ async def test_a_client_that_predates_the_maps_reads_the_fixed_fields(
     assert "stage_ms" not in previous.DESCRIPTOR.fields_by_name
     old = previous.FromString(response.SerializeToString())
     assert [m.chunk_id for m in old.matches] == [m.chunk_id for m in response.matches]
-    assert [m.score for m in old.matches] == [m.scores["dense"] for m in response.matches]
+    assert [m.score for m in old.matches] == [m.score for m in response.matches]
     assert old.timings.embed_ms == response.stage_ms["embed"] > 0
     assert old.timings.search_ms == response.stage_ms["search"]
     assert old.timings.fetch_ms == response.stage_ms["fetch"]
@@ -327,7 +362,18 @@ def retrieve(**fields: object) -> pb.RetrieveRequest:
 @pytest.mark.parametrize(
     ("request_message", "field"),
     [
-        pytest.param(retrieve(query="tea " * 5000), "query", id="huge-query"),
+        pytest.param(retrieve(query="tea " * 9000), "query", id="huge-query"),
+        pytest.param(
+            retrieve(options=pb.RetrievalOptions(mode="semantic")), "options.mode", id="mode"
+        ),
+        pytest.param(
+            retrieve(options=pb.RetrievalOptions(fetch_k=0)), "options.fetch_k", id="fetch-k-0"
+        ),
+        pytest.param(
+            retrieve(options=pb.RetrievalOptions(mmr_lambda=float("nan"))),
+            "options.mmr_lambda",
+            id="mmr-nan",
+        ),
         pytest.param(retrieve(top_k=0), "top_k", id="top-k-0"),
         pytest.param(retrieve(top_k=10**6), "top_k", id="top-k-million"),
         pytest.param(retrieve(confidence_threshold=-1), "confidence_threshold", id="threshold-1"),
