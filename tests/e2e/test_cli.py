@@ -86,6 +86,21 @@ def test_ingest_query_stats_across_processes(workspace: Path) -> None:
     assert "e2e" in stats.stdout
 
 
+def test_query_options_choose_the_searches(workspace: Path) -> None:
+    assert run(workspace, "ingest", "docs", "--namespace", "e2e-modes").returncode == 0
+    asked = ("query", "frost on tea bushes", "-n", "e2e-modes", "--json")
+    keyword = run(workspace, *asked, "--mode", "keyword")
+    assert keyword.returncode == 0, keyword.stderr
+    matches = json.loads(keyword.stdout)["matches"]
+    assert matches[0]["document_id"] == "frost-protection"
+    assert all(match["scores"] == {"keyword": match["score"]} for match in matches)
+    hybrid = run(workspace, *asked, "--fusion", "rrf", "--max-per-document", "1")
+    assert hybrid.returncode == 0, hybrid.stderr
+    fused = json.loads(hybrid.stdout)["matches"]
+    assert {"dense", "fused"} <= fused[0]["scores"].keys()
+    assert len({match["document_id"] for match in fused}) == len(fused)
+
+
 def test_reingesting_reports_unchanged(workspace: Path) -> None:
     again = run(workspace, "ingest", "docs", "--namespace", "e2e-twice")
     assert again.returncode == 0, again.stderr
@@ -100,6 +115,7 @@ def test_reingesting_reports_unchanged(workspace: Path) -> None:
         (("query", "tea", "-d", "coffee"), "unknown domain"),
         (("query", "tea", "-n", "never-written"), "does not exist"),
         (("query", "tea", "-k", "0"), "top_k"),
+        (("query", "tea", "--mmr-lambda", "2"), "mmr_lambda"),
         (("ingest", "missing.md"), "no such file"),
     ],
 )
