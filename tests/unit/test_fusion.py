@@ -90,11 +90,12 @@ def test_dbsf_by_hand() -> None:
     )
 
 
-def test_dbsf_clips_an_outlier_beyond_three_deviations() -> None:
-    # Ten zeros and a one: mean 1/11, std sqrt(10)/11, so the one sits sqrt(10) > 3 deviations up.
+def test_dbsf_keeps_the_lead_of_an_outlier_beyond_three_deviations() -> None:
+    # Ten zeros and a one: mean 1/11, std sqrt(10)/11, so the one sits sqrt(10) > 3 deviations
+    # up and scores above 1; clipping it to 1 would tie it with everything past 3 deviations.
     ranked = [("z", 1.0)] + [(f"id{n}", 0.0) for n in range(10)]
     fused = {item.id: item.score for item in fuse({"dense": ranked}, FusionMethod.DBSF)}
-    assert fused["z"] == 1.0
+    assert fused["z"] == pytest.approx(0.5 + math.sqrt(10) / 6)
     assert fused["id0"] == pytest.approx(0.5 - 1 / (6 * math.sqrt(10)))
 
 

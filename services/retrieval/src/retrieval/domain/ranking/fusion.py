@@ -1,7 +1,8 @@
 """Fusion of the ranked lists several sources return for one query into one ranking.
 
 RRF reads ranks only: no calibration, safe when the sources' score scales cannot be compared.
-WEIGHTED (min-max) and DBSF (mean +- 3 std, clipped) read scores, so a clear lead counts more.
+WEIGHTED (min-max) and DBSF (mean +- 3 std) read scores, so a clear lead counts more; DBSF
+does not clip, so a score beyond three deviations keeps its lead (as Qdrant's does).
 """
 
 from __future__ import annotations
@@ -106,4 +107,4 @@ def _distribution(values: np.ndarray) -> np.ndarray:
     if spread == 0 or values.min() == values.max():
         return np.ones_like(values)
     low = values.mean() - 3 * spread
-    return np.clip((values - low) / (6 * spread), 0.0, 1.0)
+    return (values - low) / (6 * spread)
