@@ -22,7 +22,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from retrieval.adapters.directory_lock import DirectoryLock
+from retrieval.adapters.directory_lock import DirectoryLock, hold_and_load
 from retrieval.adapters.exact_vector_index import write_atomically
 from retrieval.domain.filters import Expression, parse_delete_selector, parse_filter
 from retrieval.domain.keyword_terms import ANALYSIS, terms
@@ -104,12 +104,7 @@ class Bm25KeywordIndex:
         self._closed = False
         self._directory: DirectoryLock | None = None
         if path is not None:
-            self._directory = DirectoryLock(path)
-            try:
-                self._load(path)
-            except BaseException:
-                self._directory.release()
-                raise
+            self._directory = hold_and_load(path, self._load)
 
     async def close(self) -> None:
         """Let a write in progress finish, then release the directory; later calls raise."""

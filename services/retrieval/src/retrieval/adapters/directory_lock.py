@@ -14,6 +14,7 @@ import os
 import shlex
 import sys
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -62,6 +63,17 @@ class DirectoryLock:
         traceback: TracebackType | None,
     ) -> None:
         self.release()
+
+
+def hold_and_load(directory: Path, load: Callable[[Path], None]) -> DirectoryLock:
+    """Hold ``directory``, then ``load`` what it keeps; released again if loading fails."""
+    held = DirectoryLock(directory)
+    try:
+        load(directory)
+    except BaseException:
+        held.release()
+        raise
+    return held
 
 
 def recorded_holder(descriptor: int) -> tuple[int | None, str | None]:

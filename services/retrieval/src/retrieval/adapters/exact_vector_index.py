@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from retrieval.adapters.directory_lock import DirectoryLock
+from retrieval.adapters.directory_lock import DirectoryLock, hold_and_load
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.metadata_columns import MetadataColumns
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
@@ -78,12 +78,7 @@ class ExactVectorIndex:
         self._closed = False
         self._directory: DirectoryLock | None = None
         if path is not None:
-            self._directory = DirectoryLock(path)
-            try:
-                self._load(path)
-            except BaseException:
-                self._directory.release()
-                raise
+            self._directory = hold_and_load(path, self._load)
 
     async def close(self) -> None:
         """Let a write in progress finish, then release the directory; later calls raise."""
