@@ -17,7 +17,9 @@ from typing import Any, Generic, TypeVar
 from pinecone import AsyncIndex, AsyncPinecone, ListResponse
 from pinecone.errors import PineconeError
 
+from retrieval.adapters.batching import slices
 from retrieval.adapters.pinecone_errors import bounded
+from retrieval.adapters.pinecone_limits import MAX_IDS_PER_REQUEST, check_id
 from retrieval.errors import BackendNotConfiguredError, IndexNotFoundError
 from retrieval.ports.vector_index import LIST_PAGE_SIZE
 
@@ -158,6 +160,19 @@ class IndexCalls:
         except IndexNotFoundError:
             if namespace in await self.namespace_counts():
                 raise
+
+    async def delete_ids(self, namespace: str, ids: Sequence[str], concurrency: int) -> None:
+        """Every id checked first, then deleted ``MAX_IDS_PER_REQUEST`` at a time."""
+        unique = list(dict.fromkeys(ids))
+        for record_id in unique:
+            check_id(record_id)
+        await gather_bounded(
+            [self._delete_call(namespace, batch) for batch in slices(unique, MAX_IDS_PER_REQUEST)],
+            concurrency,
+        )
+
+    def _delete_call(self, namespace: str, ids: Sequence[str]) -> Callable[[], Awaitable[None]]:
+        return lambda: self.delete(namespace, ids=ids)
 
     async def list_ids(self, namespace: str, prefix: str | None) -> AsyncIterator[list[str]]:
         """Pages of ``LIST_PAGE_SIZE`` ids, one request each, following Pinecone's token; a

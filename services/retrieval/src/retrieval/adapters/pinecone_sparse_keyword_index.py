@@ -49,7 +49,6 @@ from retrieval.adapters.pinecone_clients import (
 )
 from retrieval.adapters.pinecone_errors import bounded
 from retrieval.adapters.pinecone_limits import (
-    MAX_IDS_PER_REQUEST,
     MAX_TOP_K,
     check_id,
     pack_requests,
@@ -161,16 +160,7 @@ class PineconeSparseKeywordIndex:
         if ids is None:
             await self._index.delete(namespace, delete_all=True)
             return
-        unique = list(dict.fromkeys(ids))
-        for record_id in unique:
-            check_id(record_id)
-        await gather_bounded(
-            [self._delete_call(batch, namespace) for batch in slices(unique, MAX_IDS_PER_REQUEST)],
-            self._concurrency,
-        )
-
-    def _delete_call(self, ids: Sequence[str], namespace: str) -> Callable[[], Awaitable]:
-        return lambda: self._index.delete(namespace, ids=ids)
+        await self._index.delete_ids(namespace, ids, self._concurrency)
 
     def list_ids(self, namespace: str, *, prefix: str | None = None) -> AsyncIterator[list[str]]:
         return self._index.list_ids(namespace, prefix)

@@ -38,7 +38,6 @@ from urllib.parse import quote
 
 from pinecone import AsyncIndex, Vector
 
-from retrieval.adapters.batching import slices
 from retrieval.adapters.pinecone_clients import (
     DEFAULT_NAMESPACE,
     IndexCalls,
@@ -46,7 +45,6 @@ from retrieval.adapters.pinecone_clients import (
     gather_bounded,
 )
 from retrieval.adapters.pinecone_limits import (
-    MAX_IDS_PER_REQUEST,
     MAX_TOP_K_WITH_METADATA,
     check_id,
     upsert_batches,
@@ -192,16 +190,7 @@ class PineconeVectorIndex:
         if ids is None:
             await self._index.delete(namespace, filter=filter, delete_all=delete_all)
             return
-        unique = list(dict.fromkeys(ids))
-        for record_id in unique:
-            check_id(record_id)
-        await gather_bounded(
-            [self._delete_call(batch, namespace) for batch in slices(unique, MAX_IDS_PER_REQUEST)],
-            self._concurrency,
-        )
-
-    def _delete_call(self, ids: Sequence[str], namespace: str) -> Callable[[], Awaitable]:
-        return lambda: self._index.delete(namespace, ids=ids)
+        await self._index.delete_ids(namespace, ids, self._concurrency)
 
     async def stats(self) -> IndexStats:
         response = await self._call(
