@@ -346,3 +346,58 @@ def test_bad_options_name_their_field(options: dict, field: str) -> None:
     with pytest.raises(InvalidRequestError) as raised:
         validated(RetrievalQuery, query="tea", options=options)
     assert raised.value.field == field
+
+
+async def test_each_source_score_stays_with_its_chunk_after_fusion(stores: Stores) -> None:
+    question = "wet monsoon weather on tea leaves"
+    hybrid = await stores.retrieval.retrieve(question, top_k=3)
+    dense = await stores.retrieval.retrieve(question, top_k=3, options=DENSE_ONLY)
+    keyword = await stores.retrieval.retrieve(
+        question, top_k=3, options=RetrievalOptions(mode=SearchMode.KEYWORD)
+    )
+    cosine = {m.chunk_id: m.score for m in dense.matches}
+    bm25 = {m.chunk_id: m.score for m in keyword.matches}
+    assert len(hybrid.matches) == 3
+    for match in hybrid.matches:
+        assert match.scores["dense"] == pytest.approx(cosine[match.chunk_id])
+        if "keyword" in match.scores:
+            assert match.scores["keyword"] == pytest.approx(bm25[match.chunk_id])
+
+
+async def test_a_keyword_threshold_reads_the_cosine_not_bm25(stores: Stores) -> None:
+    question = "blister blight fungus"
+    keyword = RetrievalOptions(mode=SearchMode.KEYWORD)
+    everything = await stores.retrieval.retrieve(question, top_k=3, options=keyword)
+    assert max(m.score for m in everything.matches) > 1, "BM25 is not on the cosine's scale"
+    kept = await stores.retrieval.retrieve(
+        question, top_k=3, confidence_threshold=0.99, options=keyword
+    )
+    assert kept.matches == ()
+    cosines = await stores.retrieval.retrieve(
+        question, top_k=3, confidence_threshold=0.01, options=keyword
+    )
+    assert all(m.scores["dense"] >= 0.01 for m in cosines.matches)
+    assert stores.embedder.queries, "the cosine needs the query's vector"
+
+
+async def test_no_namespace_means_the_configured_default_for_both_searches(
+    stores: Stores,
+) -> None:
+    result = await stores.retrieval.retrieve("blister blight", namespace=None)
+    assert result.namespace == NS
+    assert {"dense", "keyword"} <= result.matches[0].scores.keys()
+
+
+async def test_top_k_is_what_returns_and_fetch_k_what_each_search_gives(stores: Stores) -> None:
+    asked: list[int] = []
+    search = stores.keywords.query
+
+    async def recording(text: str, *, top_k: int, **kwargs: object) -> list:
+        asked.append(top_k)
+        return await search(text, top_k=top_k, **kwargs)
+
+    stores.keywords.query = recording  # type: ignore[method-assign]
+    options = RetrievalOptions(fetch_k=7)
+    result = await stores.retrieval.retrieve("tea", top_k=1, options=options)
+    assert len(result.matches) == 1
+    assert asked == [7]
