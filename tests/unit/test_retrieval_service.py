@@ -401,3 +401,12 @@ async def test_top_k_is_what_returns_and_fetch_k_what_each_search_gives(stores: 
     result = await stores.retrieval.retrieve("tea", top_k=1, options=options)
     assert len(result.matches) == 1
     assert asked == [7]
+
+
+async def test_hybrid_with_both_weights_zero_is_refused(stores: Stores) -> None:
+    zero = RetrievalOptions(dense_weight=0, keyword_weight=0)
+    with pytest.raises(InvalidRequestError) as raised:
+        await stores.retrieval.retrieve("tea", options=zero)
+    assert raised.value.field == "options.keyword_weight"
+    dense = zero.model_copy(update={"mode": SearchMode.DENSE})
+    assert (await stores.retrieval.retrieve("tea", options=dense)).matches

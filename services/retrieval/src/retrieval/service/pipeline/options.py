@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from retrieval.domain.models import FusionMethod, RetrievalOptions, SearchMode
+from retrieval.errors import InvalidRequestError
 
 
 @dataclass(frozen=True)
@@ -20,13 +21,20 @@ class SearchPlan:
     query_max_words: int = 256
 
     def resolve(self, options: RetrievalOptions) -> SearchPlan:
-        """These defaults with every switch the request sets."""
+        """These defaults with every switch the request sets; ``InvalidRequestError`` when a
+        hybrid search would weigh both searches 0."""
         chosen = {
             field.name: getattr(options, field.name)
             for field in fields(self)
             if getattr(options, field.name, None) is not None
         }
-        return replace(self, **chosen)
+        plan = replace(self, **chosen)
+        if plan.mode is SearchMode.HYBRID and plan.dense_weight == plan.keyword_weight == 0:
+            raise InvalidRequestError(
+                "dense_weight and keyword_weight cannot both be 0 in hybrid mode",
+                field="options.keyword_weight",
+            )
+        return plan
 
     @property
     def uses_dense(self) -> bool:
