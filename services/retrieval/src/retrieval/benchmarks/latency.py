@@ -114,7 +114,7 @@ def figures(rows: list) -> dict:
         name: [getattr(t, f"{name}_ms") for t, _ in rows]
         for name in ("embed", "search", "fetch", "total")
     }
-    ratios = [t.total_ms / (t.embed_ms + t.search_ms + t.fetch_ms) for t, _ in rows]
+    ratios = [t.total_ms / (t.search_ms + t.fetch_ms) for t, _ in rows]
     filtered = [t.search_ms for t, scoped in rows if scoped]
     unfiltered = [t.search_ms for t, scoped in rows if not scoped]
     return {
