@@ -7,6 +7,7 @@ from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.ports.keyword_index import KeywordIndex
 from retrieval_testkit.contracts import KeywordIndexContract
+from retrieval_testkit.contracts import keyword_index as contract
 from retrieval_testkit.in_memory_keyword_index import InMemoryKeywordIndex
 
 
@@ -90,3 +91,14 @@ async def test_words_are_found_by_their_stem(index: KeywordIndex) -> None:
     await index.upsert(CORPUS, namespace="ns")
     found = await index.query("plucked leaf", top_k=3, namespace="ns")
     assert [m.id for m in found] == ["p4"]
+
+
+@pytest.mark.parametrize("bm25", [InMemoryKeywordIndex, Bm25KeywordIndex])
+async def test_bm25_ranks_a_rarer_shared_word_higher(bm25: type) -> None:
+    """Inverse document frequency: a learned sparse model need not do this, so it is not
+    part of the contract every keyword index meets."""
+    index = bm25()
+    await index.upsert(contract.CORPUS, contract.NS)
+    found = await contract.ids(index, "tea copper")
+    assert found[0] == "d"
+    assert sorted(found) == ["a", "b", "c", "d", "e"]
