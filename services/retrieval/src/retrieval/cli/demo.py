@@ -21,9 +21,12 @@ def demo(
             outcomes = await app.ingestion.ingest(documents, namespace)
         chunks = sum(outcome.chunks for outcome in outcomes)
         console.print(f"[bold]{len(documents)} documents, {chunks} chunks in {namespace!r}[/bold]")
-        for question, domains in EXAMPLE_QUERIES:
-            result = await app.retrieval.retrieve(question, domains, top_k, 0.0, namespace)
-            scope = ", ".join(domains) if domains else "all domains"
-            console.print(result_table(result, f"“{question}” ({scope})"))
+        for question, domains, options in EXAMPLE_QUERIES:
+            result = await app.retrieval.retrieve(question, domains, top_k, 0.0, namespace, options)
+            scope = [", ".join(domains) if domains else "all domains"]
+            scope += [
+                f"{name} {value}" for name, value in options.model_dump(exclude_none=True).items()
+            ]
+            console.print(result_table(result, f"“{question}” ({'; '.join(scope)})"))
 
     run_with_application(work)

@@ -3,13 +3,22 @@
 from importlib.resources import files
 from pathlib import Path
 
+from retrieval.domain.models import RetrievalOptions
+
 KNOWLEDGE_DIR = Path(str(files(__name__) / "knowledge"))
 NAMESPACE = "demo"
 
-EXAMPLE_QUERIES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("How do I recognise and control blister blight?", ()),
-    ("What does frost do to tea bushes and how can growers protect them?", ()),
-    ("When should tea bushes be pruned?", ("tea_cultivation",)),
-    ("What makes a good quality cup of black tea?", ("quality_standards", "regional_context")),
-    ("monsoon rainfall and disease outbreaks", ("weather_patterns",)),
+DEFAULTS = RetrievalOptions()
+EXAMPLE_QUERIES: tuple[tuple[str, tuple[str, ...], RetrievalOptions], ...] = (
+    ("How do I recognise and control blister blight?", (), DEFAULTS),
+    ("How do I recognise and control blister blight?", (), RetrievalOptions(max_per_document=1)),
+    ("What does frost do to tea bushes and how can growers protect them?", (), DEFAULTS),
+    ("When should tea bushes be pruned?", ("tea_cultivation",), DEFAULTS),
+    (
+        "What makes a good quality cup of black tea?",
+        ("quality_standards", "regional_context"),
+        DEFAULTS,
+    ),
+    ("monsoon rainfall and disease outbreaks", ("weather_patterns",), DEFAULTS),
 )
+"""Questions, their domains, and the switches they are asked with."""
