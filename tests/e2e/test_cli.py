@@ -126,3 +126,11 @@ def test_bad_input_is_a_clear_error_not_a_traceback(
     assert result.returncode == 1
     assert message in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_the_demo_ingests_the_knowledge_base_and_answers(workspace: Path) -> None:
+    shown = run(workspace, "demo", "--namespace", "e2e-demo")
+    assert shown.returncode == 0, shown.stderr
+    assert "6 documents" in shown.stdout
+    assert "blister-blight-management" in shown.stdout
+    assert "max_per_document 1" in shown.stdout
