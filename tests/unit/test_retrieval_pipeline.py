@@ -383,3 +383,13 @@ async def test_mmr_passes_over_a_near_copy_of_what_it_already_picked() -> None:
     )
     after = await Diversify().run(before)
     assert [c.chunk_id for c in after.candidates] == ["a#0", "b#0"]
+
+
+async def test_a_failed_dense_search_is_not_retried_to_complete_the_scores() -> None:
+    index = Vectors(error=BackendUnavailableError("index down"))
+    found = (Candidate("c#0", 3.0, {"keyword": 3.0}),)
+    query = RetrievalQuery(query="tea", confidence_threshold=0.5)
+    before = state(query=query, candidates=found, degraded=("dense",))
+    after = await CompleteDenseScores(FixedEmbedder((1.0, 0.0)), index).run(before)
+    assert after == before
+    assert index.fetched == []

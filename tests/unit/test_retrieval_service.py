@@ -17,6 +17,7 @@ from retrieval.domain.models import (
 )
 from retrieval.errors import (
     BackendNotConfiguredError,
+    BackendUnavailableError,
     InvalidFilterError,
     InvalidRequestError,
     NamespaceNotFoundError,
@@ -410,3 +411,16 @@ async def test_hybrid_with_both_weights_zero_is_refused(stores: Stores) -> None:
     assert raised.value.field == "options.keyword_weight"
     dense = zero.model_copy(update={"mode": SearchMode.DENSE})
     assert (await stores.retrieval.retrieve("tea", options=dense)).matches
+
+
+async def test_a_failed_search_leaves_the_other_answering_and_flags_the_result(
+    stores: Stores,
+) -> None:
+    async def down(*args: object, **kwargs: object) -> list:
+        raise BackendUnavailableError("keyword index down")
+
+    stores.keywords.query = down  # type: ignore[method-assign]
+    result = await stores.retrieval.retrieve("blister blight fungus", top_k=2)
+    assert result.degraded == ("keyword",)
+    assert result.matches[0].document_id == "blister-blight"
+    assert all(m.scores == {"dense": m.score} for m in result.matches)

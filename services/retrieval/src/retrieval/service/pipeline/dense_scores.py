@@ -21,7 +21,8 @@ class CompleteDenseScores:
     similarity (and vector) from the vector index, so that every match reports
     ``scores['dense']``: all candidates when the threshold, MMR or the per-document cap will
     look past the first ``top_k``, else just those. Keyword mode embeds the query only when
-    the threshold or MMR needs it. A candidate without a stored vector gets no dense score."""
+    the threshold or MMR needs it. A candidate without a stored vector, or any candidate once
+    the dense search has failed, gets no dense score."""
 
     name = DENSE_SCORES_STAGE
 
@@ -32,7 +33,7 @@ class CompleteDenseScores:
     async def run(self, state: PipelineState) -> PipelineState:
         plan = state.plan
         needed = state.query.confidence_threshold > 0 or plan.diversifies
-        if not (needed or plan.uses_dense):
+        if DENSE in state.degraded or not (needed or plan.uses_dense):
             return state
         looked_at = (
             state.candidates
