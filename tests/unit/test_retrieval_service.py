@@ -7,6 +7,7 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
+from retrieval.adapters.no_reranker import NoReranker
 from retrieval.domain.models import (
     DEFAULT_DOMAINS,
     RagDocument,
@@ -78,7 +79,9 @@ class Stores:
     def service(
         self, embedder=None, allowed_domains=DEFAULT_DOMAINS, plan=SearchPlan()
     ) -> RetrievalService:
-        stages = retrieval_stages(embedder or self.embedder, self.index, self.keywords, self.chunks)
+        stages = retrieval_stages(
+            embedder or self.embedder, self.index, self.keywords, self.chunks, NoReranker()
+        )
         return RetrievalService(stages, allowed_domains, NS, plan)
 
 
@@ -214,6 +217,7 @@ async def test_timings_cover_every_stage(stores: Stores) -> None:
         "fuse",
         "vectors",
         "threshold",
+        "rerank",
         "diversify",
         "fetch",
     }
@@ -268,6 +272,7 @@ async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> No
         "fuse": 3,
         "vectors": 3,
         "threshold": 2,
+        "rerank": 2,
         "diversify": 2,
         "fetch": 2,
     }

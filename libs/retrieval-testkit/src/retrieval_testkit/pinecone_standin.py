@@ -2,8 +2,8 @@
 
 A real HTTP server on a loopback address (port 0) in a background thread, answering the REST
 shapes the SDK sends and parses: ``/vectors/upsert``, ``/query``, ``/vectors/fetch``,
-``/vectors/delete``, ``/describe_index_stats``, ``/vectors/list`` and ``/embed``. Point both
-the index host and the control-plane host at :attr:`PineconeStandIn.url`.
+``/vectors/delete``, ``/describe_index_stats``, ``/vectors/list``, ``/embed`` and ``/rerank``.
+Point both the index host and the control-plane host at :attr:`PineconeStandIn.url`.
 
 It behaves like a serverless index, dense with ``metric=cosine`` (exact cosine scores) or,
 made with ``vector_type="sparse"``, sparse with ``metric=dotproduct``: records carry
@@ -20,7 +20,8 @@ fetch, 100 ids per list page, 96 inputs per embed, ``top_k``) and a wrong ``Api-
 (401). Dense embeddings are hashed bags of words (``HashEmbedder``) with the ``input_type``
 as part of the input, so a query and a passage of the same text differ. The sparse model
 ``pinecone-sparse-english-v0`` is always served, as :func:`sparse_weights` describes, in
-the shape of Pinecone's embed response. Every request is logged;
+the shape of Pinecone's embed response. The rerank models of :data:`RERANK_MODELS` are
+served as :meth:`PineconeStandIn._rerank` describes. Every request is logged;
 :meth:`PineconeStandIn.inject` makes the next requests fail or stall.
 """
 
@@ -67,6 +68,27 @@ STOPWORDS = frozenset({
     "how", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was",
     "were", "what", "when", "where", "which", "who", "why", "will", "with",
 })  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RerankModel:
+    """What Pinecone documents of a rerank model: documents per request, tokens of the query
+    alone (``None``: no cap) and of a query with one document, the default of ``truncate``
+    (``"END"`` for a model that cuts long documents itself) and the parameters it takes."""
+
+    documents: int
+    query_tokens: int | None
+    pair_tokens: int
+    truncate: str
+    parameters: frozenset[str]
+
+
+RERANK_MODELS = {
+    "bge-reranker-v2-m3": RerankModel(100, 256, 1024, "NONE", frozenset({"truncate"})),
+    "pinecone-rerank-v0": RerankModel(100, None, 512, "END", frozenset({"truncate"})),
+    "cohere-rerank-3.5": RerankModel(200, None, 40_000, "END", frozenset({"max_chunks_per_doc"})),
+    "cohere-rerank-4-fast": RerankModel(250, None, 8192, "END", frozenset({"max_tokens_per_doc"})),
+}
 
 
 @dataclass(frozen=True)
@@ -510,6 +532,74 @@ class PineconeStandIn:
             "usage": {"total_tokens": tokens},
         }
 
+    def _rerank(self, params: dict, body: Any, size: int) -> dict:
+        """Pinecone's rerank, scoring a document by the share of the query's distinct words
+        (lowercased, stopwords dropped) it contains, 0 to 1 (0 for a query of stopwords
+        only), best first, ties by index. Words count as tokens: a query over the model's
+        query cap is refused, and a document past the pair's budget is cut at its end or,
+        with ``truncate="NONE"``, refused. Takes one rank field; refuses more documents than
+        the model's cap, an unknown model (404) and parameters the model does not take."""
+        name = body.get("model")
+        model = RERANK_MODELS.get(name)
+        if model is None:
+            raise RefusedError(404, f"Model {name!r} not found")
+        query = body.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise RefusedError(400, "query must be a non-empty string")
+        documents = body.get("documents") or []
+        if not 1 <= len(documents) <= model.documents:
+            raise RefusedError(400, f"between 1 and {model.documents} documents for {name}")
+        truncate = self._rerank_truncate(name, model, body.get("parameters") or {})
+        query_words = WORD.findall(query.lower())
+        if model.query_tokens is not None and len(query_words) > model.query_tokens:
+            raise RefusedError(400, f"the query exceeds {model.query_tokens} tokens")
+        top_n = body.get("top_n", len(documents))
+        if not isinstance(top_n, int) or top_n < 1:
+            raise RefusedError(400, "top_n must be a positive integer")
+        field = self._rank_field(body.get("rank_fields") or ["text"])
+        wanted = set(query_words) - STOPWORDS
+        budget = max(model.pair_tokens - len(query_words), 0)
+        scored = []
+        for index, document in enumerate(documents):
+            text = document.get(field) if isinstance(document, dict) else None
+            if not isinstance(text, str):
+                raise RefusedError(400, f"document {index} has no {field!r} text")
+            words = WORD.findall(text.lower())
+            if len(words) > budget and truncate == "NONE":
+                raise RefusedError(
+                    400, f"the query and document {index} exceed {model.pair_tokens} tokens"
+                )
+            found = wanted & set(words[:budget])
+            scored.append((len(found) / len(wanted) if wanted else 0.0, index))
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        data = []
+        for score, index in scored[:top_n]:
+            ranked: dict[str, Any] = {"index": index, "score": score}
+            if body.get("return_documents", True):
+                ranked["document"] = documents[index]
+            data.append(ranked)
+        return {"model": name, "data": data, "usage": {"rerank_units": 1}}
+
+    @staticmethod
+    def _rerank_truncate(name: str, model: RerankModel, parameters: dict) -> str:
+        unknown = set(parameters) - model.parameters
+        if unknown:
+            raise RefusedError(400, f"{name} does not take the parameters {sorted(unknown)}")
+        truncate = parameters.get("truncate", model.truncate)
+        if truncate not in {"END", "NONE"}:
+            raise RefusedError(400, "parameters.truncate must be 'END' or 'NONE'")
+        return truncate
+
+    @staticmethod
+    def _rank_field(rank_fields: Any) -> str:
+        if (
+            not isinstance(rank_fields, list)
+            or len(rank_fields) != 1
+            or not isinstance(rank_fields[0], str)
+        ):
+            raise RefusedError(400, "rank_fields must name exactly one field")
+        return rank_fields[0]
+
 
 ROUTES = {
     ("POST", "/vectors/upsert"): PineconeStandIn._upsert,
@@ -519,6 +609,7 @@ ROUTES = {
     ("POST", "/describe_index_stats"): PineconeStandIn._stats,
     ("GET", "/vectors/list"): PineconeStandIn._list,
     ("POST", "/embed"): PineconeStandIn._embed,
+    ("POST", "/rerank"): PineconeStandIn._rerank,
 }
 
 ERROR_CODES = {
@@ -676,4 +767,11 @@ def records_in(requests: list[LoggedRequest]) -> list[int]:
     return [len(request.body["vectors"]) for request in requests]
 
 
-__all__ = ["SPARSE_EMBED_MODEL", "Fault", "LoggedRequest", "PineconeStandIn", "records_in"]
+__all__ = [
+    "RERANK_MODELS",
+    "SPARSE_EMBED_MODEL",
+    "Fault",
+    "LoggedRequest",
+    "PineconeStandIn",
+    "records_in",
+]

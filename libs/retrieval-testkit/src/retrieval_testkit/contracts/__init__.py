@@ -3,11 +3,15 @@
 from retrieval_testkit.contracts.chunk_repository import ChunkRepositoryContract
 from retrieval_testkit.contracts.embedder import EmbedderContract
 from retrieval_testkit.contracts.keyword_index import KeywordIndexContract
+from retrieval_testkit.contracts.llm import LlmContract
+from retrieval_testkit.contracts.reranker import RerankerContract
 from retrieval_testkit.contracts.vector_index import VectorIndexContract
 
 __all__ = [
     "ChunkRepositoryContract",
     "EmbedderContract",
     "KeywordIndexContract",
+    "LlmContract",
+    "RerankerContract",
     "VectorIndexContract",
 ]

@@ -28,6 +28,9 @@ def query(
     max_per_document: int | None = typer.Option(
         None, help="Most chunks of one document, 0 no cap [settings]."
     ),
+    rerank: bool | None = typer.Option(
+        None, "--rerank/--no-rerank", help="Reorder with the reranking model [settings]."
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the RetrievalResult as JSON, and nothing else, on stdout."
     ),
@@ -45,6 +48,7 @@ def query(
                 fetch_k=fetch_k,
                 mmr_lambda=mmr_lambda,
                 max_per_document=max_per_document,
+                rerank=rerank,
             )
             result = await app.retrieval.retrieve(
                 text, domain, top_k, threshold, namespace, options

@@ -108,6 +108,7 @@ EMBED_STAGE = "embed"
 SEARCH_STAGE = "search"
 FUSE_STAGE = "fuse"
 THRESHOLD_STAGE = "threshold"
+RERANK_STAGE = "rerank"
 DIVERSIFY_STAGE = "diversify"
 FETCH_STAGE = "fetch"
 
@@ -117,6 +118,8 @@ KEYWORD = "keyword"
 """Source name of the keyword search; its score is BM25 (or the sparse index's dot product)."""
 FUSED = "fused"
 """Score name of the fusion of both sources."""
+RERANK = "rerank"
+"""Score name of the reranker (0 to 1)."""
 
 
 def meets_threshold(cosine: float | None, confidence_threshold: float) -> bool:
@@ -182,6 +185,9 @@ class RetrievalOptions(Frozen):
     )
     max_per_document: int | None = Field(
         default=None, ge=0, le=MAX_TOP_K, description="Most chunks of one document; 0: no cap."
+    )
+    rerank: bool | None = Field(
+        default=None, description="Reorder the best candidates with the reranking model."
     )
 
 

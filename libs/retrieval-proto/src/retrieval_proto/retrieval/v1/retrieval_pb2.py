@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n,retrieval_proto/retrieval/v1/retrieval.proto\x12\x0cretrieval.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xcf\x01\n\x0fRetrieveRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0f\n\x07\x64omains\x18\x02 \x03(\t\x12\x12\n\x05top_k\x18\x03 \x01(\x05H\x00\x88\x01\x01\x12!\n\x14\x63onfidence_threshold\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\x11\n\tnamespace\x18\x05 \x01(\t\x12/\n\x07options\x18\x06 \x01(\x0b\x32\x1e.retrieval.v1.RetrievalOptionsB\x08\n\x06_top_kB\x17\n\x15_confidence_threshold\"\xa8\x02\n\x10RetrievalOptions\x12\x11\n\x04mode\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x13\n\x06\x66usion\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x19\n\x0c\x64\x65nse_weight\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x1b\n\x0ekeyword_weight\x18\x04 \x01(\x01H\x03\x88\x01\x01\x12\x14\n\x07\x66\x65tch_k\x18\x05 \x01(\x05H\x04\x88\x01\x01\x12\x17\n\nmmr_lambda\x18\x06 \x01(\x01H\x05\x88\x01\x01\x12\x1d\n\x10max_per_document\x18\x07 \x01(\x05H\x06\x88\x01\x01\x42\x07\n\x05_modeB\t\n\x07_fusionB\x0f\n\r_dense_weightB\x11\n\x0f_keyword_weightB\n\n\x08_fetch_kB\r\n\x0b_mmr_lambdaB\x13\n\x11_max_per_document\"\xc1\x02\n\x10RetrieveResponse\x12-\n\x07matches\x18\x01 \x03(\x0b\x32\x1c.retrieval.v1.RetrievalMatch\x12\r\n\x05query\x18\x02 \x01(\t\x12\x11\n\tnamespace\x18\x03 \x01(\t\x12\x15\n\rtotal_matches\x18\x04 \x01(\x05\x12+\n\x07timings\x18\x05 \x01(\x0b\x32\x1a.retrieval.v1.StageTimings\x12=\n\x08stage_ms\x18\x06 \x03(\x0b\x32+.retrieval.v1.RetrieveResponse.StageMsEntry\x12\x17\n\x0fquery_truncated\x18\x07 \x01(\x08\x12\x10\n\x08\x64\x65graded\x18\x08 \x03(\t\x1a.\n\x0cStageMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x8a\x02\n\x0eRetrievalMatch\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x13\n\x0b\x64ocument_id\x18\x04 \x01(\t\x12\r\n\x05title\x18\x05 \x01(\t\x12\x0e\n\x06\x64omain\x18\x06 \x01(\t\x12)\n\x08metadata\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x38\n\x06scores\x18\x08 \x03(\x0b\x32(.retrieval.v1.RetrievalMatch.ScoresEntry\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"W\n\x0cStageTimings\x12\x10\n\x08\x65mbed_ms\x18\x01 \x01(\x01\x12\x11\n\tsearch_ms\x18\x02 \x01(\x01\x12\x10\n\x08\x66\x65tch_ms\x18\x03 \x01(\x01\x12\x10\n\x08total_ms\x18\x04 \x01(\x01\"z\n\x08\x44ocument\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0e\n\x06\x64omain\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12)\n\x08metadata\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\"V\n\x16IngestDocumentsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12)\n\tdocuments\x18\x02 \x03(\x0b\x32\x16.retrieval.v1.Document\"J\n\x17IngestDocumentsResponse\x12/\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1d.retrieval.v1.DocumentOutcome\"|\n\x0f\x44ocumentOutcome\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12&\n\x07outcome\x18\x02 \x01(\x0e\x32\x15.retrieval.v1.Outcome\x12\x0e\n\x06\x63hunks\x18\x03 \x01(\x05\x12\x12\n\x05\x65rror\x18\x04 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_error\"?\n\x15\x44\x65leteDocumentRequest\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\"0\n\x16\x44\x65leteDocumentResponse\x12\x16\n\x0e\x64\x65leted_chunks\x18\x01 \x01(\x05\"+\n\x16\x44\x65leteNamespaceRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\"1\n\x17\x44\x65leteNamespaceResponse\x12\x16\n\x0e\x64\x65leted_chunks\x18\x01 \x01(\x05\"\x11\n\x0fGetStatsRequest\"\x86\x01\n\x10GetStatsResponse\x12\x16\n\tdimension\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1a\n\x12total_vector_count\x18\x02 \x01(\x03\x12\x30\n\nnamespaces\x18\x03 \x03(\x0b\x32\x1c.retrieval.v1.NamespaceStatsB\x0c\n\n_dimension\"N\n\x0eNamespaceStats\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x14\n\x0cvector_count\x18\x02 \x01(\x03\x12\x13\n\x0b\x63hunk_count\x18\x03 \x01(\x03*w\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n\x0fOUTCOME_CREATED\x10\x01\x12\x13\n\x0fOUTCOME_UPDATED\x10\x02\x12\x15\n\x11OUTCOME_UNCHANGED\x10\x03\x12\x12\n\x0eOUTCOME_FAILED\x10\x04\x32\xc5\x03\n\x10RetrievalService\x12I\n\x08Retrieve\x12\x1d.retrieval.v1.RetrieveRequest\x1a\x1e.retrieval.v1.RetrieveResponse\x12^\n\x0fIngestDocuments\x12$.retrieval.v1.IngestDocumentsRequest\x1a%.retrieval.v1.IngestDocumentsResponse\x12[\n\x0e\x44\x65leteDocument\x12#.retrieval.v1.DeleteDocumentRequest\x1a$.retrieval.v1.DeleteDocumentResponse\x12^\n\x0f\x44\x65leteNamespace\x12$.retrieval.v1.DeleteNamespaceRequest\x1a%.retrieval.v1.DeleteNamespaceResponse\x12I\n\x08GetStats\x12\x1d.retrieval.v1.GetStatsRequest\x1a\x1e.retrieval.v1.GetStatsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n,retrieval_proto/retrieval/v1/retrieval.proto\x12\x0cretrieval.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xcf\x01\n\x0fRetrieveRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0f\n\x07\x64omains\x18\x02 \x03(\t\x12\x12\n\x05top_k\x18\x03 \x01(\x05H\x00\x88\x01\x01\x12!\n\x14\x63onfidence_threshold\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\x11\n\tnamespace\x18\x05 \x01(\t\x12/\n\x07options\x18\x06 \x01(\x0b\x32\x1e.retrieval.v1.RetrievalOptionsB\x08\n\x06_top_kB\x17\n\x15_confidence_threshold\"\xc8\x02\n\x10RetrievalOptions\x12\x11\n\x04mode\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x13\n\x06\x66usion\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x19\n\x0c\x64\x65nse_weight\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x1b\n\x0ekeyword_weight\x18\x04 \x01(\x01H\x03\x88\x01\x01\x12\x14\n\x07\x66\x65tch_k\x18\x05 \x01(\x05H\x04\x88\x01\x01\x12\x17\n\nmmr_lambda\x18\x06 \x01(\x01H\x05\x88\x01\x01\x12\x1d\n\x10max_per_document\x18\x07 \x01(\x05H\x06\x88\x01\x01\x12\x13\n\x06rerank\x18\x08 \x01(\x08H\x07\x88\x01\x01\x42\x07\n\x05_modeB\t\n\x07_fusionB\x0f\n\r_dense_weightB\x11\n\x0f_keyword_weightB\n\n\x08_fetch_kB\r\n\x0b_mmr_lambdaB\x13\n\x11_max_per_documentB\t\n\x07_rerank\"\xc1\x02\n\x10RetrieveResponse\x12-\n\x07matches\x18\x01 \x03(\x0b\x32\x1c.retrieval.v1.RetrievalMatch\x12\r\n\x05query\x18\x02 \x01(\t\x12\x11\n\tnamespace\x18\x03 \x01(\t\x12\x15\n\rtotal_matches\x18\x04 \x01(\x05\x12+\n\x07timings\x18\x05 \x01(\x0b\x32\x1a.retrieval.v1.StageTimings\x12=\n\x08stage_ms\x18\x06 \x03(\x0b\x32+.retrieval.v1.RetrieveResponse.StageMsEntry\x12\x17\n\x0fquery_truncated\x18\x07 \x01(\x08\x12\x10\n\x08\x64\x65graded\x18\x08 \x03(\t\x1a.\n\x0cStageMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x8a\x02\n\x0eRetrievalMatch\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x13\n\x0b\x64ocument_id\x18\x04 \x01(\t\x12\r\n\x05title\x18\x05 \x01(\t\x12\x0e\n\x06\x64omain\x18\x06 \x01(\t\x12)\n\x08metadata\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x38\n\x06scores\x18\x08 \x03(\x0b\x32(.retrieval.v1.RetrievalMatch.ScoresEntry\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"W\n\x0cStageTimings\x12\x10\n\x08\x65mbed_ms\x18\x01 \x01(\x01\x12\x11\n\tsearch_ms\x18\x02 \x01(\x01\x12\x10\n\x08\x66\x65tch_ms\x18\x03 \x01(\x01\x12\x10\n\x08total_ms\x18\x04 \x01(\x01\"z\n\x08\x44ocument\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0e\n\x06\x64omain\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12)\n\x08metadata\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\"V\n\x16IngestDocumentsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12)\n\tdocuments\x18\x02 \x03(\x0b\x32\x16.retrieval.v1.Document\"J\n\x17IngestDocumentsResponse\x12/\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1d.retrieval.v1.DocumentOutcome\"|\n\x0f\x44ocumentOutcome\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12&\n\x07outcome\x18\x02 \x01(\x0e\x32\x15.retrieval.v1.Outcome\x12\x0e\n\x06\x63hunks\x18\x03 \x01(\x05\x12\x12\n\x05\x65rror\x18\x04 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_error\"?\n\x15\x44\x65leteDocumentRequest\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\"0\n\x16\x44\x65leteDocumentResponse\x12\x16\n\x0e\x64\x65leted_chunks\x18\x01 \x01(\x05\"+\n\x16\x44\x65leteNamespaceRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\"1\n\x17\x44\x65leteNamespaceResponse\x12\x16\n\x0e\x64\x65leted_chunks\x18\x01 \x01(\x05\"\x11\n\x0fGetStatsRequest\"\x86\x01\n\x10GetStatsResponse\x12\x16\n\tdimension\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1a\n\x12total_vector_count\x18\x02 \x01(\x03\x12\x30\n\nnamespaces\x18\x03 \x03(\x0b\x32\x1c.retrieval.v1.NamespaceStatsB\x0c\n\n_dimension\"N\n\x0eNamespaceStats\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x14\n\x0cvector_count\x18\x02 \x01(\x03\x12\x13\n\x0b\x63hunk_count\x18\x03 \x01(\x03*w\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n\x0fOUTCOME_CREATED\x10\x01\x12\x13\n\x0fOUTCOME_UPDATED\x10\x02\x12\x15\n\x11OUTCOME_UNCHANGED\x10\x03\x12\x12\n\x0eOUTCOME_FAILED\x10\x04\x32\xc5\x03\n\x10RetrievalService\x12I\n\x08Retrieve\x12\x1d.retrieval.v1.RetrieveRequest\x1a\x1e.retrieval.v1.RetrieveResponse\x12^\n\x0fIngestDocuments\x12$.retrieval.v1.IngestDocumentsRequest\x1a%.retrieval.v1.IngestDocumentsResponse\x12[\n\x0e\x44\x65leteDocument\x12#.retrieval.v1.DeleteDocumentRequest\x1a$.retrieval.v1.DeleteDocumentResponse\x12^\n\x0f\x44\x65leteNamespace\x12$.retrieval.v1.DeleteNamespaceRequest\x1a%.retrieval.v1.DeleteNamespaceResponse\x12I\n\x08GetStats\x12\x1d.retrieval.v1.GetStatsRequest\x1a\x1e.retrieval.v1.GetStatsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,44 +36,44 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RETRIEVERESPONSE_STAGEMSENTRY']._serialized_options = b'8\001'
   _globals['_RETRIEVALMATCH_SCORESENTRY']._loaded_options = None
   _globals['_RETRIEVALMATCH_SCORESENTRY']._serialized_options = b'8\001'
-  _globals['_OUTCOME']._serialized_start=2144
-  _globals['_OUTCOME']._serialized_end=2263
+  _globals['_OUTCOME']._serialized_start=2176
+  _globals['_OUTCOME']._serialized_end=2295
   _globals['_RETRIEVEREQUEST']._serialized_start=93
   _globals['_RETRIEVEREQUEST']._serialized_end=300
   _globals['_RETRIEVALOPTIONS']._serialized_start=303
-  _globals['_RETRIEVALOPTIONS']._serialized_end=599
-  _globals['_RETRIEVERESPONSE']._serialized_start=602
-  _globals['_RETRIEVERESPONSE']._serialized_end=923
-  _globals['_RETRIEVERESPONSE_STAGEMSENTRY']._serialized_start=877
-  _globals['_RETRIEVERESPONSE_STAGEMSENTRY']._serialized_end=923
-  _globals['_RETRIEVALMATCH']._serialized_start=926
-  _globals['_RETRIEVALMATCH']._serialized_end=1192
-  _globals['_RETRIEVALMATCH_SCORESENTRY']._serialized_start=1147
-  _globals['_RETRIEVALMATCH_SCORESENTRY']._serialized_end=1192
-  _globals['_STAGETIMINGS']._serialized_start=1194
-  _globals['_STAGETIMINGS']._serialized_end=1281
-  _globals['_DOCUMENT']._serialized_start=1283
-  _globals['_DOCUMENT']._serialized_end=1405
-  _globals['_INGESTDOCUMENTSREQUEST']._serialized_start=1407
-  _globals['_INGESTDOCUMENTSREQUEST']._serialized_end=1493
-  _globals['_INGESTDOCUMENTSRESPONSE']._serialized_start=1495
-  _globals['_INGESTDOCUMENTSRESPONSE']._serialized_end=1569
-  _globals['_DOCUMENTOUTCOME']._serialized_start=1571
-  _globals['_DOCUMENTOUTCOME']._serialized_end=1695
-  _globals['_DELETEDOCUMENTREQUEST']._serialized_start=1697
-  _globals['_DELETEDOCUMENTREQUEST']._serialized_end=1760
-  _globals['_DELETEDOCUMENTRESPONSE']._serialized_start=1762
-  _globals['_DELETEDOCUMENTRESPONSE']._serialized_end=1810
-  _globals['_DELETENAMESPACEREQUEST']._serialized_start=1812
-  _globals['_DELETENAMESPACEREQUEST']._serialized_end=1855
-  _globals['_DELETENAMESPACERESPONSE']._serialized_start=1857
-  _globals['_DELETENAMESPACERESPONSE']._serialized_end=1906
-  _globals['_GETSTATSREQUEST']._serialized_start=1908
-  _globals['_GETSTATSREQUEST']._serialized_end=1925
-  _globals['_GETSTATSRESPONSE']._serialized_start=1928
-  _globals['_GETSTATSRESPONSE']._serialized_end=2062
-  _globals['_NAMESPACESTATS']._serialized_start=2064
-  _globals['_NAMESPACESTATS']._serialized_end=2142
-  _globals['_RETRIEVALSERVICE']._serialized_start=2266
-  _globals['_RETRIEVALSERVICE']._serialized_end=2719
+  _globals['_RETRIEVALOPTIONS']._serialized_end=631
+  _globals['_RETRIEVERESPONSE']._serialized_start=634
+  _globals['_RETRIEVERESPONSE']._serialized_end=955
+  _globals['_RETRIEVERESPONSE_STAGEMSENTRY']._serialized_start=909
+  _globals['_RETRIEVERESPONSE_STAGEMSENTRY']._serialized_end=955
+  _globals['_RETRIEVALMATCH']._serialized_start=958
+  _globals['_RETRIEVALMATCH']._serialized_end=1224
+  _globals['_RETRIEVALMATCH_SCORESENTRY']._serialized_start=1179
+  _globals['_RETRIEVALMATCH_SCORESENTRY']._serialized_end=1224
+  _globals['_STAGETIMINGS']._serialized_start=1226
+  _globals['_STAGETIMINGS']._serialized_end=1313
+  _globals['_DOCUMENT']._serialized_start=1315
+  _globals['_DOCUMENT']._serialized_end=1437
+  _globals['_INGESTDOCUMENTSREQUEST']._serialized_start=1439
+  _globals['_INGESTDOCUMENTSREQUEST']._serialized_end=1525
+  _globals['_INGESTDOCUMENTSRESPONSE']._serialized_start=1527
+  _globals['_INGESTDOCUMENTSRESPONSE']._serialized_end=1601
+  _globals['_DOCUMENTOUTCOME']._serialized_start=1603
+  _globals['_DOCUMENTOUTCOME']._serialized_end=1727
+  _globals['_DELETEDOCUMENTREQUEST']._serialized_start=1729
+  _globals['_DELETEDOCUMENTREQUEST']._serialized_end=1792
+  _globals['_DELETEDOCUMENTRESPONSE']._serialized_start=1794
+  _globals['_DELETEDOCUMENTRESPONSE']._serialized_end=1842
+  _globals['_DELETENAMESPACEREQUEST']._serialized_start=1844
+  _globals['_DELETENAMESPACEREQUEST']._serialized_end=1887
+  _globals['_DELETENAMESPACERESPONSE']._serialized_start=1889
+  _globals['_DELETENAMESPACERESPONSE']._serialized_end=1938
+  _globals['_GETSTATSREQUEST']._serialized_start=1940
+  _globals['_GETSTATSREQUEST']._serialized_end=1957
+  _globals['_GETSTATSRESPONSE']._serialized_start=1960
+  _globals['_GETSTATSRESPONSE']._serialized_end=2094
+  _globals['_NAMESPACESTATS']._serialized_start=2096
+  _globals['_NAMESPACESTATS']._serialized_end=2174
+  _globals['_RETRIEVALSERVICE']._serialized_start=2298
+  _globals['_RETRIEVALSERVICE']._serialized_end=2751
 # @@protoc_insertion_point(module_scope)

@@ -38,7 +38,7 @@ class RetrieveRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ..., options: _Optional[_Union[RetrievalOptions, _Mapping]] = ...) -> None: ...
 
 class RetrievalOptions(_message.Message):
-    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document")
+    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document", "rerank")
     MODE_FIELD_NUMBER: _ClassVar[int]
     FUSION_FIELD_NUMBER: _ClassVar[int]
     DENSE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -46,6 +46,7 @@ class RetrievalOptions(_message.Message):
     FETCH_K_FIELD_NUMBER: _ClassVar[int]
     MMR_LAMBDA_FIELD_NUMBER: _ClassVar[int]
     MAX_PER_DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    RERANK_FIELD_NUMBER: _ClassVar[int]
     mode: str
     fusion: str
     dense_weight: float
@@ -53,7 +54,8 @@ class RetrievalOptions(_message.Message):
     fetch_k: int
     mmr_lambda: float
     max_per_document: int
-    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ...) -> None: ...
+    rerank: bool
+    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
     __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded")

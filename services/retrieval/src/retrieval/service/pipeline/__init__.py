@@ -1,28 +1,35 @@
 """Retrieval as a list of stages over one state; the container composes the list."""
 
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
+from retrieval.ports.reranker import Reranker
 from retrieval.service.pipeline.dense_scores import CompleteDenseScores
 from retrieval.service.pipeline.diversify import Diversify
 from retrieval.service.pipeline.fuse import Fuse
 from retrieval.service.pipeline.hydrate import Hydrate
 from retrieval.service.pipeline.options import SearchPlan
 from retrieval.service.pipeline.query import FitQuery
+from retrieval.service.pipeline.rerank import Rerank
 from retrieval.service.pipeline.search import Search
 from retrieval.service.pipeline.stage import Candidate, Pipeline, PipelineState, Stage
 from retrieval.service.pipeline.threshold import ScoreThreshold
 
 
 def retrieval_stages(
-    embedder: Embedder, index: VectorIndex, keywords: KeywordIndex, chunks: ChunkRepository
+    embedder: Embedder,
+    index: VectorIndex,
+    keywords: KeywordIndex,
+    chunks: ChunkRepository,
+    reranker: Reranker,
 ) -> tuple[Stage, ...]:
     """Fit the query to the model, search (dense and keyword at once), fuse, complete the
-    dense scores a threshold or MMR needs, apply the threshold, diversify, fetch the texts."""
+    dense scores, apply the threshold, rerank, diversify, fetch the texts."""
     return (
         FitQuery(),
         Search(embedder, index, keywords),
         Fuse(),
         CompleteDenseScores(embedder, index),
         ScoreThreshold(),
+        Rerank(reranker, chunks),
         Diversify(),
         Hydrate(chunks),
     )

@@ -19,10 +19,10 @@ def unit(vector: np.ndarray) -> np.ndarray:
 class CompleteDenseScores:
     """Gives candidates the keyword search found, and the dense search did not, their cosine
     similarity (and vector) from the vector index, so that every match reports
-    ``scores['dense']``: all candidates when the threshold, MMR or the per-document cap will
-    look past the first ``top_k``, else just those. Keyword mode embeds the query only when
-    the threshold or MMR needs it. A candidate without a stored vector, or any candidate once
-    the dense search has failed, gets no dense score."""
+    ``scores['dense']``: all candidates when the threshold, MMR, the per-document cap or the
+    reranker will look past the first ``top_k``, else just those. Keyword mode embeds the
+    query only when the threshold or MMR needs it. A candidate without a stored vector, or
+    any candidate once the dense search has failed, gets no dense score."""
 
     name = DENSE_SCORES_STAGE
 
@@ -37,7 +37,7 @@ class CompleteDenseScores:
             return state
         looked_at = (
             state.candidates
-            if needed or plan.max_per_document
+            if needed or plan.max_per_document or plan.rerank
             else state.candidates[: state.query.top_k]
         )
         missing = [

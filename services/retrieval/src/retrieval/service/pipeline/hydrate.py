@@ -12,7 +12,8 @@ log = structlog.get_logger("retrieval")
 
 
 class Hydrate:
-    """Fetches every candidate's text in one round trip; a chunk without text is skipped."""
+    """Fetches every candidate's text (those an earlier stage has not) in one round trip; a
+    chunk without text is skipped."""
 
     name = FETCH_STAGE
 
@@ -21,7 +22,11 @@ class Hydrate:
 
     async def run(self, state: PipelineState) -> PipelineState:
         namespace = state.namespace
-        texts = await self._chunks.get_many([c.chunk_id for c in state.candidates], namespace)
+        missing = [c.chunk_id for c in state.candidates if c.chunk_id not in state.chunks]
+        texts = {
+            **state.chunks,
+            **(await self._chunks.get_many(missing, namespace) if missing else {}),
+        }
         matches = []
         for candidate in state.candidates:
             chunk = texts.get(candidate.chunk_id)

@@ -17,6 +17,8 @@ class SearchPlan:
     fetch_k: int = 100
     mmr_lambda: float = 1.0
     max_per_document: int = 0
+    rerank: bool = False
+    rerank_depth: int = 50
     rrf_k: int = 60
     query_max_words: int = 256
 
@@ -50,6 +52,11 @@ class SearchPlan:
 
     def depth(self, top_k: int) -> int:
         """Candidates each search returns: ``top_k`` when nothing reorders or removes them."""
-        if self.mode is SearchMode.HYBRID or self.diversifies or self.max_per_document:
+        if (
+            self.mode is SearchMode.HYBRID
+            or self.diversifies
+            or self.max_per_document
+            or self.rerank
+        ):
             return max(self.fetch_k, top_k)
         return top_k

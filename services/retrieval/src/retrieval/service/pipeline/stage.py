@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from retrieval.domain.models import RetrievalMatch, RetrievalQuery
+from retrieval.domain.models import RagChunk, RetrievalMatch, RetrievalQuery
 from retrieval.domain.query_text import normalise
 from retrieval.ports.embedder import Vector
 from retrieval.service.pipeline.options import SearchPlan
@@ -46,6 +46,8 @@ class PipelineState:
     vectors: Mapping[str, Vector] = field(default_factory=dict, compare=False)
     """Candidates' stored vectors, when a stage needs them."""
     degraded: tuple[str, ...] = ()
+    chunks: Mapping[str, RagChunk] = field(default_factory=dict, compare=False)
+    """Candidates' stored texts, once a stage has fetched them."""
     matches: tuple[RetrievalMatch, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
     timings: Mapping[str, float] = field(default_factory=dict)

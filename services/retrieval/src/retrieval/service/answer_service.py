@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+import structlog
+
+from retrieval.domain.answers import Answer, ContextResult
+from retrieval.domain.chat import ChatMessage
+from retrieval.domain.context import (
+    BuiltContext,
+    build_context,
+    citation_coverage,
+    parse_citations,
+)
+from retrieval.domain.models import RetrievalQuery, RetrievalResult
+from retrieval.domain.query_text import normalise
+from retrieval.errors import InvalidRequestError
+from retrieval.logging import correlation_scope
+from retrieval.ports.llm import Llm
+from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.timing import StageClock
+
+log = structlog.get_logger("retrieval")
+
+GENERATE_STAGE = "generate"
+
+SYSTEM_PROMPT = (
+    "You answer questions using only the numbered context passages you are given, never "
+    "other knowledge. Cite every claim with the number of the passage it comes from in "
+    "square brackets, such as [1], or [1][2] for several. If the context does not contain "
+    "the answer, say that you do not know."
+)
+
+
+def answer_messages(context: BuiltContext, question: str) -> list[ChatMessage]:
+    """The conversation asking the model to answer ``question`` from ``context``."""
+    return [
+        ChatMessage(role="system", content=SYSTEM_PROMPT),
+        ChatMessage(role="user", content=f"Context:\n\n{context.text}\n\nQuestion: {question}"),
+    ]
+
+
+class AnswerService:
+    """Answers a question from the chunks retrieval finds, citing them as [n]: the
+    context holds at most ``budget_tokens`` (approximate) tokens, the answer at most
+    ``max_answer_tokens``."""
+
+    def __init__(
+        self,
+        retrieval: RetrievalService,
+        llm: Llm,
+        *,
+        budget_tokens: int = 3000,
+        max_answer_tokens: int = 512,
+    ) -> None:
+        if budget_tokens < 1:
+            raise InvalidRequestError("must be at least 1", field="budget_tokens")
+        if max_answer_tokens < 1:
+            raise InvalidRequestError("must be at least 1", field="max_answer_tokens")
+        self._retrieval = retrieval
+        self._llm = llm
+        self._budget_tokens = budget_tokens
+        self._max_answer_tokens = max_answer_tokens
+
+    async def build_context(self, query: RetrievalQuery) -> ContextResult:
+        """Retrieve for ``query`` and number the matches that fit the budget. Raises what
+        ``RetrievalService.retrieve_query`` raises."""
+        result = await self._retrieval.retrieve_query(query)
+        context = build_context(result.matches, budget_tokens=self._budget_tokens)
+        return ContextResult(retrieval=result, context=context)
+
+    async def answer(self, query: RetrievalQuery) -> Answer:
+        """The model's answer to the query from the retrieved context, with the passages
+        it cites. Without context (no matches, or none fits the budget) the model is not
+        asked and the answer has ``answered=False``.
+
+        Raises what ``RetrievalService.retrieve_query`` raises, and what the model raises:
+        ``BackendNotConfiguredError`` without model settings, ``BackendError`` when it fails.
+        """
+        with correlation_scope():
+            found = await self.build_context(query)
+            if not found.context.citations:
+                log.info("answer.no_context", dropped=len(found.context.dropped))
+                return _unanswered(found)
+            return await self._generate(found)
+
+    async def _generate(self, found: ContextResult) -> Answer:
+        messages = answer_messages(found.context, normalise(found.retrieval.query))
+        clock = StageClock()
+        with clock.stage(GENERATE_STAGE):
+            completion = await self._llm.complete(
+                messages, max_tokens=self._max_answer_tokens, temperature=0.0
+            )
+        cited, unknown = parse_citations(completion.text, found.context.citations)
+        answer = Answer(
+            answered=True,
+            text=completion.text,
+            citations=tuple(cited),
+            unknown_citations=tuple(unknown),
+            confidence=citation_coverage(completion.text, citations=found.context.citations),
+            context=found.context,
+            model=completion.model,
+            finish_reason=completion.finish_reason,
+            generation_ms=clock.stages[GENERATE_STAGE],
+            **_retrieval_fields(found.retrieval),
+        )
+        log.info(
+            "answer.done",
+            model=answer.model,
+            passages=len(found.context.citations),
+            dropped=len(found.context.dropped),
+            cited=len(answer.citations),
+            unknown_citations=list(answer.unknown_citations),
+            confidence=round(answer.confidence, 3),
+            finish_reason=answer.finish_reason,
+            generation_ms=answer.generation_ms,
+        )
+        return answer
+
+
+def _unanswered(found: ContextResult) -> Answer:
+    return Answer(
+        answered=False,
+        text="",
+        confidence=0.0,
+        context=found.context,
+        model=None,
+        **_retrieval_fields(found.retrieval),
+    )
+
+
+def _retrieval_fields(result: RetrievalResult) -> dict[str, object]:
+    return {
+        "query": result.query,
+        "namespace": result.namespace,
+        "retrieval_timings": result.timings,
+        "query_truncated": result.query_truncated,
+        "degraded": result.degraded,
+    }
