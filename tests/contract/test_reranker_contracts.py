@@ -1,4 +1,5 @@
-"""The word-overlap fake and the Pinecone adapter (real SDK over HTTP) honour the Reranker contract."""
+"""The word-overlap fake and the Pinecone adapter, through the real SDK over HTTP, honour the
+Reranker contract."""
 
 from collections.abc import AsyncIterator, Iterator
 

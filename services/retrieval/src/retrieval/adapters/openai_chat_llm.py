@@ -126,7 +126,7 @@ class OpenAiChatLlm:
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         what = f"chat model {self._model!r} at {self._base_url}"
-        url = f"{self._base_url}/chat/completions"
+        url = chat_completions_url(self._base_url)
         try:
             async with asyncio.timeout(self._call_timeout_s):
                 payload = await self._post(url, body, what)
@@ -165,6 +165,20 @@ class OpenAiChatLlm:
                 raise failure from cause
             log.info("llm.retry", attempt=attempt, error=str(failure), pause_s=round(pause, 3))
             await asyncio.sleep(pause)
+
+
+def chat_completions_url(base_url: str) -> str:
+    """Where to post; ``BackendNotConfiguredError`` unless ``base_url`` is an http(s) URL."""
+    try:
+        parsed = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        parsed = None
+    if parsed is None or parsed.scheme not in {"http", "https"} or not parsed.host:
+        raise BackendNotConfiguredError(
+            f"RETRIEVAL_LLM_BASE_URL must be an http(s) URL such as http://localhost:8000/v1, "
+            f"not {base_url!r}"
+        )
+    return f"{base_url}/chat/completions"
 
 
 def pause_before_retry(failure: RetrievalError, attempt: int) -> float:

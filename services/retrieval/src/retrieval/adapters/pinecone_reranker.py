@@ -164,7 +164,8 @@ class PineconeReranker:
         except (IndexNotFoundError, InvalidRequestError) as error:
             raise BackendError(str(error)) from error
         indices = [item.index for item in response.data]
-        if len(set(indices)) != wanted or not all(0 <= i < len(passages) for i in indices):
+        in_range = all(0 <= index < len(passages) for index in indices)
+        if not in_range or len(indices) != wanted or len(set(indices)) != wanted:
             raise BackendError(
                 f"{what} answered indices {indices} for the best {wanted} of {len(passages)}"
             )

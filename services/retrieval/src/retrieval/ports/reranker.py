@@ -20,6 +20,7 @@ class Reranker(Protocol):
     ) -> list[RerankedPassage]:
         """The ``top_n`` most relevant passages (all of them when fewer), best first, ties by
         index; every index appears at most once. An adapter whose backend caps a call splits
-        the passages or truncates them to fit, as its documentation says; an empty input
-        gives ``[]``. Raises ``BackendError`` when the model cannot answer."""
+        the passages or truncates them to fit, as its documentation says. No passages give
+        ``[]`` whatever the other arguments; otherwise ``top_n`` < 1 or a blank query raises
+        ``InvalidRequestError``. Raises ``BackendError`` when the model cannot answer."""
         ...
