@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_testkit import ChatRequest, OpenAiStandIn
+
 CLI = Path(sys.executable).with_name("retrieval")
 
 FROST = """---
@@ -47,11 +49,14 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(
+    workspace: Path, *args: str, environment: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = os.environ | {
         "RETRIEVAL_DATA_DIR": str(workspace / "data"),
         "RETRIEVAL_LOG_FORMAT": "json",
         "COLUMNS": "200",
+        **(environment or {}),
     }
     env.pop("RETRIEVAL_MONGODB_URI", None)
     return subprocess.run(
@@ -134,3 +139,41 @@ def test_the_demo_ingests_the_knowledge_base_and_answers(workspace: Path) -> Non
     assert "6 documents" in shown.stdout
     assert "blister-blight-management" in shown.stdout
     assert "max_per_document 1" in shown.stdout
+
+
+def answer_from_the_first_passage(request: ChatRequest) -> str:
+    context = request.messages[-1].content
+    assert "Question: How do I protect bushes from frost?" in context
+    return "Cover young bushes with grass thatch [1]."
+
+
+def test_ask_answers_from_the_context_with_citations(workspace: Path) -> None:
+    assert run(workspace, "ingest", "docs", "--namespace", "e2e-ask").returncode == 0
+    with OpenAiStandIn(model="tea-model", reply=answer_from_the_first_passage) as llm:
+        answered = run(
+            workspace,
+            "ask",
+            "How do I protect bushes from frost?",
+            "-n",
+            "e2e-ask",
+            "--json",
+            environment={
+                "RETRIEVAL_LLM_BASE_URL": llm.base_url,
+                "RETRIEVAL_LLM_MODEL": "tea-model",
+            },
+        )
+    assert answered.returncode == 0, answered.stderr
+    answer = json.loads(answered.stdout)
+    assert answer["answer"] == "Cover young bushes with grass thatch [1]."
+    assert answer["confidence"] == 1.0
+    [citation] = answer["citations"]
+    assert (citation["number"], citation["document_id"]) == (1, "frost-protection")
+    assert citation["chunk_id"].startswith("frost-protection#")
+
+
+def test_ask_without_a_language_model_says_what_to_set(workspace: Path) -> None:
+    assert run(workspace, "ingest", "docs", "--namespace", "e2e-ask").returncode == 0
+    refused = run(workspace, "ask", "frost", "-n", "e2e-ask")
+    assert refused.returncode == 1
+    assert "RETRIEVAL_LLM_BASE_URL" in refused.stdout
+    assert "Traceback" not in refused.stdout + refused.stderr

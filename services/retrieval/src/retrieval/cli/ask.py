@@ -1,0 +1,82 @@
+"""``retrieval ask``: an answer written by the configured language model from retrieved
+context, with its citations."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.markup import escape
+
+from retrieval.cli.runtime import console, run_with_application
+from retrieval.container import Application
+from retrieval.domain.answers import Answer
+from retrieval.domain.models import RetrievalQuery, validated
+from retrieval.errors import RetrievalError
+
+
+def citations_json(answer: Answer) -> dict:
+    return {
+        "answer": answer.text,
+        "answered": answer.answered,
+        "confidence": answer.confidence,
+        "model": answer.model,
+        "citations": [
+            {
+                "number": c.number,
+                "chunk_id": c.chunk_id,
+                "document_id": c.document_id,
+                "title": c.title,
+            }
+            for c in answer.citations
+        ],
+        "unknown_citations": list(answer.unknown_citations),
+    }
+
+
+def ask(
+    question: str = typer.Argument(..., help="The question."),
+    domain: list[str] = typer.Option([], "--domain", "-d", help="Restrict to a domain (repeat)."),
+    top_k: int = typer.Option(8, "--top-k", "-k", help="Chunks retrieved for the context."),
+    namespace: str | None = typer.Option(None, "--namespace", "-n", help="Namespace to search."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print answer and citations as JSON, and nothing else, on stdout."
+    ),
+) -> None:
+    """Answer a question from the knowledge base with the configured language model
+    (RETRIEVAL_LLM_*), citing the chunks it used."""
+
+    async def work(app: Application) -> Answer:
+        try:
+            query = validated(
+                RetrievalQuery,
+                query=question,
+                domains=tuple(domain),
+                top_k=top_k,
+                namespace=namespace,
+            )
+            return await app.answers.answer(query)
+        except RetrievalError as error:
+            if not as_json:
+                raise
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(code=1) from error
+
+    answer = run_with_application(work)
+    if as_json:
+        typer.echo(json.dumps(citations_json(answer)))
+        return
+    if not answer.answered:
+        console.print("[yellow]no context found for this question: the model was not asked[/]")
+        raise typer.Exit(code=1)
+    console.print(escape(answer.text))
+    console.print()
+    for citation in answer.citations:
+        console.print(f"[{citation.number}] {escape(citation.title)} ({citation.chunk_id})")
+    if answer.unknown_citations:
+        unknown = ", ".join(str(number) for number in answer.unknown_citations)
+        console.print(f"[red]cited but not in the context: {unknown}[/red]")
+    console.print(
+        f"confidence {answer.confidence:.2f} · {answer.model} · "
+        f"generation {answer.generation_ms:.0f} ms"
+    )
