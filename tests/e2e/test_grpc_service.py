@@ -32,7 +32,12 @@ from retrieval.domain.models import (
     RetrievalQuery,
     SearchMode,
 )
-from retrieval.errors import DocumentBusyError, InvalidRequestError, NotFoundError
+from retrieval.errors import (
+    BackendNotConfiguredError,
+    DocumentBusyError,
+    InvalidRequestError,
+    NotFoundError,
+)
 from retrieval.grpc import GrpcSettings, RetrievalClient, create_server
 from retrieval.grpc.conversions import result_from_proto
 from retrieval.grpc.server import SERVICE_NAME
@@ -41,7 +46,7 @@ from retrieval.service.ingestion_service import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
-from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache
+from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache, ScriptedLlm
 
 NAMESPACE = "grpc-e2e"
 MAX_MESSAGE_BYTES = 256 * 1024
@@ -87,8 +92,16 @@ QUESTIONS = [
 
 
 @pytest.fixture
+def llm() -> ScriptedLlm:
+    return ScriptedLlm(lambda request: "Blister blight needs shade control [1].")
+
+
+@pytest.fixture
 async def application(
-    tmp_path: Path, mongo_repository: MongoChunkRepository, mongo_ledger: MongoDocumentLedger
+    tmp_path: Path,
+    mongo_repository: MongoChunkRepository,
+    mongo_ledger: MongoDocumentLedger,
+    llm: ScriptedLlm,
 ) -> AsyncIterator[Application]:
     settings = Settings(data_dir=tmp_path, ingest_lease_wait_s=0.2)
     container = Container(settings=settings)
@@ -99,6 +112,7 @@ async def application(
         mongo_uri=providers.Object(None),
         mongo_client=providers.Object(None),
         chunk_repository=providers.Object(mongo_repository),
+        llm=providers.Object(llm),
     )
     async with running(settings, container) as app:
         await app.ingestion.ingest(DOCUMENTS, NAMESPACE)
@@ -188,6 +202,49 @@ async def test_options_travel_over_grpc(application: Application, client: Retrie
         "blister blight", (), 3, None, NAMESPACE, RetrievalOptions(mode=SearchMode.DENSE)
     )
     assert all(m.scores == {"dense": m.score} for m in dense.matches)
+
+
+async def test_build_context_gives_what_the_in_process_call_gives(
+    application: Application, client: RetrievalClient
+) -> None:
+    asked = RetrievalQuery(query="blister blight", top_k=3, namespace=NAMESPACE)
+    local = await application.answers.build_context(asked)
+    remote = await client.build_context(asked)
+    assert remote.context == local.context
+    assert [c.number for c in remote.context.citations] == [1, 2, 3]
+    assert remote.retrieval.model_dump(exclude={"timings"}) == local.retrieval.model_dump(
+        exclude={"timings"}
+    )
+
+
+async def test_answer_comes_back_with_its_citations(
+    application: Application, client: RetrievalClient, llm: ScriptedLlm
+) -> None:
+    asked = RetrievalQuery(query="blister blight", top_k=3, namespace=NAMESPACE)
+    remote = await client.answer(asked)
+    local = await application.answers.answer(asked)
+    assert remote.text == "Blister blight needs shade control [1]."
+    assert remote.citations == local.citations == (local.context.citations[0],)
+    assert remote.confidence == 1.0
+    assert remote.namespace == NAMESPACE
+    assert remote.model_dump(exclude={"retrieval_timings", "generation_ms"}) == local.model_dump(
+        exclude={"retrieval_timings", "generation_ms"}
+    )
+    assert "Question: blister blight" in llm.calls[0].messages[-1].content
+
+
+async def test_answer_without_a_model_is_a_failed_precondition(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub, llm: ScriptedLlm
+) -> None:
+    def unconfigured(request: object) -> str:
+        raise BackendNotConfiguredError("set RETRIEVAL_LLM_BASE_URL and RETRIEVAL_LLM_MODEL")
+
+    llm.reply = unconfigured
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await stub.Answer(pb.RetrieveRequest(query="blister blight", namespace=NAMESPACE))
+    assert raised.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+    assert "RETRIEVAL_LLM_BASE_URL" in raised.value.details()
+    await still_serving(stub)
 
 
 async def test_a_query_over_the_window_comes_back_truncated(client: RetrievalClient) -> None:

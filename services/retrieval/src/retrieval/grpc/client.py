@@ -22,6 +22,7 @@ import structlog
 from google.protobuf.message import Message
 from pydantic import SecretStr
 
+from retrieval.domain.answers import Answer, ContextResult
 from retrieval.domain.models import (
     RagDocument,
     RetrievalOptions,
@@ -30,8 +31,11 @@ from retrieval.domain.models import (
 )
 from retrieval.errors import BackendTimeoutError
 from retrieval.grpc.conversions import (
+    answer_from_proto,
+    context_result_from_proto,
     document_to_proto,
     outcomes_from_proto,
+    query_request,
     result_from_proto,
     retrieve_request,
     stats_from_proto,
@@ -146,15 +150,20 @@ class RetrievalClient:
         self, query: RetrievalQuery, *, timeout: float | None = None
     ) -> RetrievalResult:
         """As ``RetrievalService.retrieve_query``."""
-        request = retrieve_request(
-            query.query,
-            query.domains,
-            query.top_k,
-            query.confidence_threshold,
-            query.namespace,
-            query.options,
-        )
+        request = query_request(query)
         return result_from_proto(await self._call(self._stub.Retrieve, request, timeout))
+
+    async def build_context(
+        self, query: RetrievalQuery, *, timeout: float | None = None
+    ) -> ContextResult:
+        """As ``AnswerService.build_context``."""
+        response = await self._call(self._stub.BuildContext, query_request(query), timeout)
+        return context_result_from_proto(response)
+
+    async def answer(self, query: RetrievalQuery, *, timeout: float | None = None) -> Answer:
+        """As ``AnswerService.answer``; the retrieval's stage timings are not sent back."""
+        response = await self._call(self._stub.Answer, query_request(query), timeout)
+        return answer_from_proto(response, query.query)
 
     async def ingest(
         self,

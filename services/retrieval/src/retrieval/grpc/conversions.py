@@ -12,6 +12,8 @@ from typing import Any
 from google.protobuf.struct_pb2 import Struct, Value
 from pydantic import ValidationError
 
+from retrieval.domain.answers import Answer, ContextResult
+from retrieval.domain.context import BuiltContext, Citation
 from retrieval.domain.models import (
     EMBED_STAGE,
     FETCH_STAGE,
@@ -83,6 +85,17 @@ def retrieve_request(
     if options is not None:
         set_present(request.options, options.model_dump(mode="json"), prefix="options.")
     return request
+
+
+def query_request(query: RetrievalQuery) -> pb.RetrieveRequest:
+    return retrieve_request(
+        query.query,
+        query.domains,
+        query.top_k,
+        query.confidence_threshold,
+        query.namespace,
+        query.options,
+    )
 
 
 def set_present(message: Any, values: Mapping[str, Any], prefix: str = "") -> None:
@@ -258,4 +271,90 @@ def stats_from_proto(response: pb.GetStatsResponse) -> ServiceStats:
             )
             for summary in response.namespaces
         ),
+    )
+
+
+def citation_to_proto(citation: Citation) -> pb.Citation:
+    return pb.Citation(**citation.model_dump())
+
+
+def citation_from_proto(citation: pb.Citation) -> Citation:
+    return Citation(
+        number=citation.number,
+        chunk_id=citation.chunk_id,
+        document_id=citation.document_id,
+        title=citation.title,
+        domain=citation.domain,
+    )
+
+
+def built_context_to_proto(context: BuiltContext) -> pb.Context:
+    return pb.Context(
+        text=context.text,
+        citations=[citation_to_proto(c) for c in context.citations],
+        tokens=context.tokens,
+        dropped=context.dropped,
+        truncated=context.truncated,
+    )
+
+
+def built_context_from_proto(context: pb.Context) -> BuiltContext:
+    return BuiltContext(
+        text=context.text,
+        citations=tuple(citation_from_proto(c) for c in context.citations),
+        tokens=context.tokens,
+        dropped=tuple(context.dropped),
+        truncated=context.truncated,
+    )
+
+
+def context_result_to_proto(result: ContextResult) -> pb.BuildContextResponse:
+    return pb.BuildContextResponse(
+        context=built_context_to_proto(result.context),
+        retrieval=result_to_proto(result.retrieval),
+    )
+
+
+def context_result_from_proto(response: pb.BuildContextResponse) -> ContextResult:
+    return ContextResult(
+        context=built_context_from_proto(response.context),
+        retrieval=result_from_proto(response.retrieval),
+    )
+
+
+def answer_to_proto(answer: Answer) -> pb.AnswerResponse:
+    return pb.AnswerResponse(
+        answered=answer.answered,
+        text=answer.text,
+        citations=[citation_to_proto(c) for c in answer.citations],
+        unknown_citations=answer.unknown_citations,
+        confidence=answer.confidence,
+        model=answer.model,
+        finish_reason=answer.finish_reason,
+        context=built_context_to_proto(answer.context),
+        generation_ms=answer.generation_ms,
+        query_truncated=answer.query_truncated,
+        degraded=answer.degraded,
+        namespace=answer.namespace,
+    )
+
+
+def answer_from_proto(response: pb.AnswerResponse, query: str) -> Answer:
+    """The answer to ``query``; the retrieval's timings stay on the server (its log line
+    has them)."""
+    return Answer(
+        answered=response.answered,
+        text=response.text,
+        citations=tuple(citation_from_proto(c) for c in response.citations),
+        unknown_citations=tuple(response.unknown_citations),
+        confidence=response.confidence,
+        context=built_context_from_proto(response.context),
+        model=response.model if response.HasField("model") else None,
+        finish_reason=response.finish_reason if response.HasField("finish_reason") else None,
+        query=query,
+        namespace=response.namespace,
+        retrieval_timings=StageTimings(),
+        generation_ms=response.generation_ms,
+        query_truncated=response.query_truncated,
+        degraded=tuple(response.degraded),
     )

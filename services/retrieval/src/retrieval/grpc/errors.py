@@ -8,6 +8,7 @@ NotFoundError                   NOT_FOUND              NotFoundError
 BackendTimeoutError             DEADLINE_EXCEEDED      BackendTimeoutError
 BackendUnavailableError         UNAVAILABLE            BackendUnavailableError
 DocumentBusyError               ABORTED                DocumentBusyError (same text)
+BackendNotConfiguredError       FAILED_PRECONDITION    BackendNotConfiguredError (same)
 anything else                   INTERNAL               BackendError
 (bearer token refused)          UNAUTHENTICATED        NotAuthorisedError
 (message over the size limit)   RESOURCE_EXHAUSTED     PayloadTooLargeError
@@ -29,6 +30,7 @@ import structlog
 
 from retrieval.errors import (
     BackendError,
+    BackendNotConfiguredError,
     BackendTimeoutError,
     BackendUnavailableError,
     DocumentBusyError,
@@ -65,6 +67,8 @@ def status_of(error: Exception) -> tuple[grpc.StatusCode, str, tuple[tuple[str, 
         return grpc.StatusCode.UNAVAILABLE, UNAVAILABLE_MESSAGE, ()
     if isinstance(error, DocumentBusyError):
         return grpc.StatusCode.ABORTED, str(error), ()
+    if isinstance(error, BackendNotConfiguredError):
+        return grpc.StatusCode.FAILED_PRECONDITION, str(error), ()
     return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE, ()
 
 
@@ -111,6 +115,8 @@ def error_from_rpc(error: grpc.aio.AioRpcError) -> RetrievalError:
         return BackendUnavailableError(details)
     if code is grpc.StatusCode.ABORTED:
         return DocumentBusyError(details)
+    if code is grpc.StatusCode.FAILED_PRECONDITION:
+        return BackendNotConfiguredError(details)
     if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
         return NotAuthorisedError(details)
     if code is grpc.StatusCode.RESOURCE_EXHAUSTED:

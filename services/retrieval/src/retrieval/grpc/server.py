@@ -64,7 +64,9 @@ async def create_server(
         options=[*message_size_options(settings.max_message_bytes), ("grpc.so_reuseport", 0)],
     )
     retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(
-        RetrievalServicer(application.retrieval, application.ingestion, application.stats),
+        RetrievalServicer(
+            application.retrieval, application.ingestion, application.stats, application.answers
+        ),
         server,
     )
     health_servicer = health.aio.HealthServicer()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import grpc
 
 from retrieval.grpc.conversions import (
+    answer_to_proto,
+    context_result_to_proto,
     documents_from_proto,
     optional_namespace,
     outcomes_to_proto,
@@ -13,6 +15,7 @@ from retrieval.grpc.conversions import (
     stats_to_proto,
 )
 from retrieval.grpc.errors import translate_errors
+from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import IngestionService
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
@@ -26,10 +29,12 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         retrieval: RetrievalService,
         ingestion: IngestionService,
         stats: StatsService,
+        answers: AnswerService,
     ) -> None:
         self._retrieval = retrieval
         self._ingestion = ingestion
         self._stats = stats
+        self._answers = answers
 
     @translate_errors
     async def Retrieve(
@@ -66,3 +71,16 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStatsResponse:
         return stats_to_proto(await self._stats.collect())
+
+    @translate_errors
+    async def BuildContext(
+        self, request: pb.RetrieveRequest, context: grpc.aio.ServicerContext
+    ) -> pb.BuildContextResponse:
+        built = await self._answers.build_context(query_from_proto(request))
+        return context_result_to_proto(built)
+
+    @translate_errors
+    async def Answer(
+        self, request: pb.RetrieveRequest, context: grpc.aio.ServicerContext
+    ) -> pb.AnswerResponse:
+        return answer_to_proto(await self._answers.answer(query_from_proto(request)))

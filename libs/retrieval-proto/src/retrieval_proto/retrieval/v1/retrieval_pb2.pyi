@@ -21,6 +21,70 @@ OUTCOME_UPDATED: Outcome
 OUTCOME_UNCHANGED: Outcome
 OUTCOME_FAILED: Outcome
 
+class Citation(_message.Message):
+    __slots__ = ("number", "chunk_id", "document_id", "title", "domain")
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    chunk_id: str
+    document_id: str
+    title: str
+    domain: str
+    def __init__(self, number: _Optional[int] = ..., chunk_id: _Optional[str] = ..., document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ...) -> None: ...
+
+class Context(_message.Message):
+    __slots__ = ("text", "citations", "tokens", "dropped", "truncated")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    citations: _containers.RepeatedCompositeFieldContainer[Citation]
+    tokens: int
+    dropped: _containers.RepeatedScalarFieldContainer[str]
+    truncated: bool
+    def __init__(self, text: _Optional[str] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., tokens: _Optional[int] = ..., dropped: _Optional[_Iterable[str]] = ..., truncated: _Optional[bool] = ...) -> None: ...
+
+class BuildContextResponse(_message.Message):
+    __slots__ = ("context", "retrieval")
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
+    context: Context
+    retrieval: RetrieveResponse
+    def __init__(self, context: _Optional[_Union[Context, _Mapping]] = ..., retrieval: _Optional[_Union[RetrieveResponse, _Mapping]] = ...) -> None: ...
+
+class AnswerResponse(_message.Message):
+    __slots__ = ("answered", "text", "citations", "unknown_citations", "confidence", "model", "finish_reason", "context", "generation_ms", "query_truncated", "degraded", "namespace")
+    ANSWERED_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    UNKNOWN_CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_MS_FIELD_NUMBER: _ClassVar[int]
+    QUERY_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    answered: bool
+    text: str
+    citations: _containers.RepeatedCompositeFieldContainer[Citation]
+    unknown_citations: _containers.RepeatedScalarFieldContainer[int]
+    confidence: float
+    model: str
+    finish_reason: str
+    context: Context
+    generation_ms: float
+    query_truncated: bool
+    degraded: _containers.RepeatedScalarFieldContainer[str]
+    namespace: str
+    def __init__(self, answered: _Optional[bool] = ..., text: _Optional[str] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., unknown_citations: _Optional[_Iterable[int]] = ..., confidence: _Optional[float] = ..., model: _Optional[str] = ..., finish_reason: _Optional[str] = ..., context: _Optional[_Union[Context, _Mapping]] = ..., generation_ms: _Optional[float] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ..., namespace: _Optional[str] = ...) -> None: ...
+
 class RetrieveRequest(_message.Message):
     __slots__ = ("query", "domains", "top_k", "confidence_threshold", "namespace", "options")
     QUERY_FIELD_NUMBER: _ClassVar[int]

@@ -60,6 +60,16 @@ class RetrievalServiceStub:
                 request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.GetStatsRequest.SerializeToString,
                 response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.GetStatsResponse.FromString,
                 _registered_method=True)
+        self.BuildContext = channel.unary_unary(
+                '/retrieval.v1.RetrievalService/BuildContext',
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.SerializeToString,
+                response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BuildContextResponse.FromString,
+                _registered_method=True)
+        self.Answer = channel.unary_unary(
+                '/retrieval.v1.RetrievalService/Answer',
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.SerializeToString,
+                response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerResponse.FromString,
+                _registered_method=True)
 
 
 class RetrievalServiceServicer:
@@ -102,6 +112,22 @@ class RetrievalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BuildContext(self, request, context):
+        """Retrieves as Retrieve does, then numbers the matches that fit the context's token budget:
+        the context a language model would read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Answer(self, request, context):
+        """Answers from that context with the configured language model, citing passages as [n].
+        FAILED_PRECONDITION when no model is configured.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RetrievalServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -129,6 +155,16 @@ def add_RetrievalServiceServicer_to_server(servicer, server):
                     servicer.GetStats,
                     request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.GetStatsRequest.FromString,
                     response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.GetStatsResponse.SerializeToString,
+            ),
+            'BuildContext': grpc.unary_unary_rpc_method_handler(
+                    servicer.BuildContext,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.FromString,
+                    response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BuildContextResponse.SerializeToString,
+            ),
+            'Answer': grpc.unary_unary_rpc_method_handler(
+                    servicer.Answer,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.FromString,
+                    response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -267,6 +303,60 @@ class RetrievalService:
             '/retrieval.v1.RetrievalService/GetStats',
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.GetStatsRequest.SerializeToString,
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.GetStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BuildContext(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/retrieval.v1.RetrievalService/BuildContext',
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BuildContextResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Answer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/retrieval.v1.RetrievalService/Answer',
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerResponse.FromString,
             options,
             channel_credentials,
             insecure,
