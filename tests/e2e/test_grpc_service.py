@@ -241,7 +241,11 @@ async def test_answer_without_a_model_is_a_failed_precondition(
 
     llm.reply = unconfigured
     with pytest.raises(grpc.aio.AioRpcError) as raised:
-        await stub.Answer(pb.RetrieveRequest(query="blister blight", namespace=NAMESPACE))
+        await stub.Answer(
+            pb.AnswerRequest(
+                retrieval=pb.RetrieveRequest(query="blister blight", namespace=NAMESPACE)
+            )
+        )
     assert raised.value.code() is grpc.StatusCode.FAILED_PRECONDITION
     assert "RETRIEVAL_LLM_BASE_URL" in raised.value.details()
     await still_serving(stub)

@@ -157,12 +157,14 @@ class RetrievalClient:
         self, query: RetrievalQuery, *, timeout: float | None = None
     ) -> ContextResult:
         """As ``AnswerService.build_context``."""
-        response = await self._call(self._stub.BuildContext, query_request(query), timeout)
+        request = pb.BuildContextRequest(retrieval=query_request(query))
+        response = await self._call(self._stub.BuildContext, request, timeout)
         return context_result_from_proto(response)
 
     async def answer(self, query: RetrievalQuery, *, timeout: float | None = None) -> Answer:
         """As ``AnswerService.answer``; the retrieval's stage timings are not sent back."""
-        response = await self._call(self._stub.Answer, query_request(query), timeout)
+        request = pb.AnswerRequest(retrieval=query_request(query))
+        response = await self._call(self._stub.Answer, request, timeout)
         return answer_from_proto(response, query.query)
 
     async def ingest(

@@ -74,13 +74,13 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
 
     @translate_errors
     async def BuildContext(
-        self, request: pb.RetrieveRequest, context: grpc.aio.ServicerContext
+        self, request: pb.BuildContextRequest, context: grpc.aio.ServicerContext
     ) -> pb.BuildContextResponse:
-        built = await self._answers.build_context(query_from_proto(request))
+        built = await self._answers.build_context(query_from_proto(request.retrieval))
         return context_result_to_proto(built)
 
     @translate_errors
     async def Answer(
-        self, request: pb.RetrieveRequest, context: grpc.aio.ServicerContext
+        self, request: pb.AnswerRequest, context: grpc.aio.ServicerContext
     ) -> pb.AnswerResponse:
-        return answer_to_proto(await self._answers.answer(query_from_proto(request)))
+        return answer_to_proto(await self._answers.answer(query_from_proto(request.retrieval)))

@@ -21,6 +21,18 @@ OUTCOME_UPDATED: Outcome
 OUTCOME_UNCHANGED: Outcome
 OUTCOME_FAILED: Outcome
 
+class BuildContextRequest(_message.Message):
+    __slots__ = ("retrieval",)
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
+    retrieval: RetrieveRequest
+    def __init__(self, retrieval: _Optional[_Union[RetrieveRequest, _Mapping]] = ...) -> None: ...
+
+class AnswerRequest(_message.Message):
+    __slots__ = ("retrieval",)
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
+    retrieval: RetrieveRequest
+    def __init__(self, retrieval: _Optional[_Union[RetrieveRequest, _Mapping]] = ...) -> None: ...
+
 class Citation(_message.Message):
     __slots__ = ("number", "chunk_id", "document_id", "title", "domain")
     NUMBER_FIELD_NUMBER: _ClassVar[int]

@@ -62,12 +62,12 @@ class RetrievalServiceStub:
                 _registered_method=True)
         self.BuildContext = channel.unary_unary(
                 '/retrieval.v1.RetrievalService/BuildContext',
-                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.SerializeToString,
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BuildContextRequest.SerializeToString,
                 response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BuildContextResponse.FromString,
                 _registered_method=True)
         self.Answer = channel.unary_unary(
                 '/retrieval.v1.RetrievalService/Answer',
-                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.SerializeToString,
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerRequest.SerializeToString,
                 response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerResponse.FromString,
                 _registered_method=True)
 
@@ -158,12 +158,12 @@ def add_RetrievalServiceServicer_to_server(servicer, server):
             ),
             'BuildContext': grpc.unary_unary_rpc_method_handler(
                     servicer.BuildContext,
-                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.FromString,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BuildContextRequest.FromString,
                     response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BuildContextResponse.SerializeToString,
             ),
             'Answer': grpc.unary_unary_rpc_method_handler(
                     servicer.Answer,
-                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.FromString,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerRequest.FromString,
                     response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerResponse.SerializeToString,
             ),
     }
@@ -328,7 +328,7 @@ class RetrievalService:
             request,
             target,
             '/retrieval.v1.RetrievalService/BuildContext',
-            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BuildContextRequest.SerializeToString,
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BuildContextResponse.FromString,
             options,
             channel_credentials,
@@ -355,7 +355,7 @@ class RetrievalService:
             request,
             target,
             '/retrieval.v1.RetrievalService/Answer',
-            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RetrieveRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerRequest.SerializeToString,
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerResponse.FromString,
             options,
             channel_credentials,
