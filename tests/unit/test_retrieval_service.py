@@ -32,6 +32,7 @@ from retrieval_testkit import (
     InMemoryDocumentLedger,
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
+    WordOverlapReranker,
 )
 
 NS = "unit"
@@ -77,10 +78,14 @@ class Stores:
         )
 
     def service(
-        self, embedder=None, allowed_domains=DEFAULT_DOMAINS, plan=SearchPlan()
+        self, embedder=None, allowed_domains=DEFAULT_DOMAINS, plan=SearchPlan(), reranker=None
     ) -> RetrievalService:
         stages = retrieval_stages(
-            embedder or self.embedder, self.index, self.keywords, self.chunks, NoReranker()
+            embedder or self.embedder,
+            self.index,
+            self.keywords,
+            self.chunks,
+            reranker or NoReranker(),
         )
         return RetrievalService(stages, allowed_domains, NS, plan)
 
@@ -429,3 +434,38 @@ async def test_a_failed_search_leaves_the_other_answering_and_flags_the_result(
     assert result.degraded == ("keyword",)
     assert result.matches[0].document_id == "blister-blight"
     assert all(m.scores == {"dense": m.score} for m in result.matches)
+
+
+RERANK = RetrievalOptions(rerank=True)
+
+
+async def test_the_reranker_orders_the_best_candidates_and_their_texts_are_fetched_once(
+    stores: Stores,
+) -> None:
+    reranker = WordOverlapReranker()
+    service = stores.service(reranker=reranker)
+    before = stores.chunks.get_many_calls
+    result = await service.retrieve("monsoon weather", top_k=2, options=RERANK)
+    assert stores.chunks.get_many_calls == before + 1
+    [call] = reranker.calls
+    assert call.query == "monsoon weather"
+    assert result.matches[0].document_id == "monsoon"
+    assert [m.score for m in result.matches] == [m.scores["rerank"] for m in result.matches]
+    assert result.matches[0].scores["rerank"] == 1.0
+    assert {"dense", "fused"} <= result.matches[0].scores.keys()
+
+
+async def test_without_a_reranker_the_fused_order_stays_and_says_so(stores: Stores) -> None:
+    plain = await stores.retrieval.retrieve("monsoon weather", top_k=3)
+    asked = await stores.retrieval.retrieve("monsoon weather", top_k=3, options=RERANK)
+    assert asked.degraded == ("rerank",)
+    assert [m.chunk_id for m in asked.matches] == [m.chunk_id for m in plain.matches]
+    assert all("rerank" not in m.scores for m in asked.matches)
+
+
+async def test_the_reranker_sees_only_the_first_rerank_depth_candidates(stores: Stores) -> None:
+    reranker = WordOverlapReranker()
+    service = stores.service(reranker=reranker, plan=SearchPlan(rerank=True, rerank_depth=2))
+    result = await service.retrieve("tea", top_k=3)
+    assert len(reranker.calls[0].passages) == 2
+    assert len(result.matches) == 2
