@@ -159,5 +159,13 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
         report.ndcg_at_10,
     )
     assert report.ablation["keyword only"].options == {"mode": "keyword"}
+    graded = [row for row in report.rows if row.expected]
+    found = [{d.document_id for d in row.returned} & row.expected.keys() for row in graded]
+    assert report.context_recall == pytest.approx(
+        sum(len(f) / len(row.expected) for f, row in zip(found, graded, strict=True)) / len(graded)
+    ), "every returned chunk fits the budget, so the context holds every returned document"
+    assert report.context_precision == pytest.approx(
+        sum(len(f) / len(row.returned) for f, row in zip(found, graded, strict=True)) / len(graded)
+    ), "one chunk per document here, so chunks and documents count alike"
     assert await chunks.count("golden-tiny") == 0
     assert "golden-tiny" not in (await index.stats()).namespaces

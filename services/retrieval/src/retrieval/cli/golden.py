@@ -48,6 +48,8 @@ def summary_table(report: GoldenReport, min_hit_at_5: float) -> Table:
     for name, value in [("recall@5", report.recall_at_5), ("precision@5", report.precision_at_5),
                         ("MRR", report.mrr), ("nDCG@10", report.ndcg_at_10)]:  # fmt: skip
         table.add_row(name, figure(value), "")
+    table.add_row("context precision", figure(report.context_precision), "")
+    table.add_row("context recall", figure(report.context_recall), "")
     table.add_row("retrieve() p50 / p95 ms", f"{report.p50_ms:.1f} / {report.p95_ms:.1f}", "")
     for kind, group in report.by_kind.items():
         table.add_row(f"hit@5 of {kind} ({group.samples})", figure(group.hit_at_5), "")
@@ -88,6 +90,7 @@ def run(
                 namespace=target,
                 top_k=top_k,
                 variants=VARIANTS,
+                context_tokens=application.settings.answer_context_tokens,
                 progress=progress,
             )
 

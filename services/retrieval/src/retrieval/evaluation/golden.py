@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import Field
 
+from retrieval.domain.context import build_context
 from retrieval.domain.models import (
     DENSE,
     Frozen,
@@ -152,6 +153,16 @@ class GoldenReport(Frozen):
     ablation: dict[str, VariantFigures] = Field(
         default_factory=dict, description="Figures of every variant asked besides the default."
     )
+    context_precision: float | None = Field(
+        default=None,
+        description="Of the chunks an answer's context would hold (the default's matches "
+        "within the context budget), the share from relevant documents; mean over the "
+        "samples that have relevant documents.",
+    )
+    context_recall: float | None = Field(
+        default=None,
+        description="Of the relevant documents, the share with a chunk in that context.",
+    )
 
 
 def best_per_document(matches: Sequence[RetrievalMatch]) -> list[ReturnedDocument]:
@@ -235,6 +246,7 @@ async def run_golden(
     namespace: str,
     top_k: int = 10,
     variants: Mapping[str, RetrievalOptions] = ONLY_DEFAULT,
+    context_tokens: int = 3000,
     progress: Progress | None = None,
 ) -> GoldenReport:
     """Seed ``suite`` into ``namespace``, answer every sample under each variant (the
@@ -266,7 +278,26 @@ async def run_golden(
     ablation = {
         name: variant_figures(variants[name], rows, answers[name]) for name, rows in graded.items()
     }
-    return report.model_copy(update={"ablation": ablation})
+    precision, recall = context_figures(suite, answers[DEFAULT_VARIANT], context_tokens)
+    return report.model_copy(
+        update={"ablation": ablation, "context_precision": precision, "context_recall": recall}
+    )
+
+
+def context_figures(
+    suite: GoldenSuite, results: Sequence[RetrievalResult], budget_tokens: int
+) -> tuple[float | None, float | None]:
+    """Mean context precision and recall over the samples that have relevant documents."""
+    precisions, recalls = [], []
+    for sample, result in zip(suite.samples, results, strict=True):
+        if sample.is_negative:
+            continue
+        context = build_context(result.matches, budget_tokens=budget_tokens)
+        documents = [citation.document_id for citation in context.citations]
+        relevant = [document for document in documents if document in sample.relevant]
+        precisions.append(len(relevant) / len(documents) if documents else 0.0)
+        recalls.append(len(set(relevant)) / len(sample.relevant))
+    return mean(precisions), mean(recalls)
 
 
 def variant_figures(

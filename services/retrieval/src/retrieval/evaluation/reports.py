@@ -69,6 +69,10 @@ def golden_markdown(report: GoldenReport, min_hit_at_5: float) -> str:
                 ["precision@5", figure(report.precision_at_5)],
                 ["MRR", figure(report.mrr)],
                 ["nDCG@10", figure(report.ndcg_at_10)],
+                [
+                    "context precision / recall",
+                    f"{figure(report.context_precision)} / {figure(report.context_recall)}",
+                ],
                 ["retrieve() p50 / p95", f"{report.p50_ms:.1f} / {report.p95_ms:.1f} ms"],
             ],
         ),
