@@ -10,7 +10,12 @@ import pytest
 from retrieval.adapters.no_reranker import NoReranker
 from retrieval.domain.models import DEFAULT_DOMAINS, RetrievalMatch
 from retrieval.errors import InvalidRequestError
-from retrieval.evaluation.ablation import DEFAULT_VARIANT, VARIANTS
+from retrieval.evaluation.ablation import (
+    DEFAULT_VARIANT,
+    RERANK_VARIANT,
+    VARIANTS,
+    ablation_variants,
+)
 from retrieval.evaluation.golden import (
     ALL_DOMAINS,
     ReturnedDocument,
@@ -169,3 +174,10 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
     ), "one chunk per document here, so chunks and documents count alike"
     assert await chunks.count("golden-tiny") == 0
     assert "golden-tiny" not in (await index.stats()).namespaces
+
+
+def test_a_rerank_row_joins_the_ablation_only_with_a_reranker() -> None:
+    assert RERANK_VARIANT not in ablation_variants(reranker_configured=False)
+    with_reranker = ablation_variants(reranker_configured=True)
+    assert with_reranker[RERANK_VARIANT].rerank is True
+    assert with_reranker.keys() - {RERANK_VARIANT} == VARIANTS.keys()

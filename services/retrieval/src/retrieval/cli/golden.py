@@ -14,14 +14,15 @@ from retrieval.domain.models import MAX_TOP_K
 from retrieval.errors import InvalidRequestError
 from retrieval.evaluation.ablation import (
     ABLATION_FILE,
-    VARIANTS,
     ablation_table,
+    ablation_variants,
     latency_ratio,
     write_ablation,
 )
 from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_golden
 from retrieval.evaluation.golden_suite import load_suite
 from retrieval.evaluation.reports import figure, write_golden_reports
+from retrieval.settings import RerankBackend
 
 app = typer.Typer(no_args_is_help=True, help="Golden accuracy runs: a seeded suite, graded.")
 
@@ -80,7 +81,7 @@ def run(
         await check_unused(application, target)
         labels = {
             "seed": f"seeding {len(golden.documents)} documents",
-            "ask": f"asking samples under {len(VARIANTS)} variants",
+            "ask": "asking samples under every variant",
         }
         with stage_progress(labels) as progress:
             return await run_golden(
@@ -89,7 +90,9 @@ def run(
                 application.ingestion,
                 namespace=target,
                 top_k=top_k,
-                variants=VARIANTS,
+                variants=ablation_variants(
+                    application.settings.rerank_backend is not RerankBackend.NONE
+                ),
                 context_tokens=application.settings.answer_context_tokens,
                 progress=progress,
             )

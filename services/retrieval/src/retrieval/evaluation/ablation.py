@@ -39,6 +39,16 @@ VARIANTS: dict[str, RetrievalOptions] = {
     "one chunk per document": RetrievalOptions(max_per_document=1),
 }
 """The settings' defaults, then one switch changed at a time."""
+RERANK_VARIANT = "rerank"
+
+
+def ablation_variants(reranker_configured: bool) -> dict[str, RetrievalOptions]:
+    """``VARIANTS``, and reranking when a reranker is configured (without one the row would
+    only repeat the default, flagged degraded)."""
+    if not reranker_configured:
+        return dict(VARIANTS)
+    return {**VARIANTS, RERANK_VARIANT: RetrievalOptions(rerank=True)}
+
 
 Progress = Callable[[int, int], None]
 
