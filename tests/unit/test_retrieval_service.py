@@ -223,8 +223,10 @@ async def test_timings_cover_every_stage(stores: Stores) -> None:
         "vectors",
         "threshold",
         "rerank",
+        "compress",
         "diversify",
         "fetch",
+        "widen",
     }
     assert timings.stages["embed"] == timings.embed_ms
 
@@ -278,8 +280,10 @@ async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> No
         "vectors": 3,
         "threshold": 2,
         "rerank": 2,
+        "compress": 2,
         "diversify": 2,
         "fetch": 2,
+        "widen": 2,
     }
     assert done["returned"] == result.total_matches == 2
     stage_keys = {"embed_ms", "dense_ms", "keyword_ms", "search_ms", "fetch_ms", "total_ms"}

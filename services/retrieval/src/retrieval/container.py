@@ -136,6 +136,8 @@ def search_plan(settings: Settings) -> SearchPlan:
         fetch_k=settings.search_fetch_k,
         mmr_lambda=settings.search_mmr_lambda,
         max_per_document=settings.search_max_per_document,
+        redundancy_threshold=settings.search_redundancy_threshold,
+        neighbours=settings.search_neighbours,
         rerank=settings.search_rerank,
         rerank_depth=settings.search_rerank_depth,
         rrf_k=settings.search_rrf_k,

@@ -170,6 +170,15 @@ class Settings(BaseSettings):
     search_max_per_document: int = Field(
         default=0, ge=0, le=MAX_TOP_K, description="Most chunks of one document; 0: no cap."
     )
+    search_redundancy_threshold: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Drop a chunk this close (cosine) to a better one; 1 keeps all.",
+    )
+    search_neighbours: int = Field(
+        default=0, ge=0, le=10, description="Widen each match to this many chunks each side."
+    )
     search_rerank: bool = Field(
         default=False, description="Reorder the best candidates with the reranking model."
     )

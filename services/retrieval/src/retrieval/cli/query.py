@@ -31,6 +31,12 @@ def query(
     rerank: bool | None = typer.Option(
         None, "--rerank/--no-rerank", help="Reorder with the reranking model [settings]."
     ),
+    redundancy_threshold: float | None = typer.Option(
+        None, help="Drop a chunk this close (cosine) to a better one, 1 keeps all [settings]."
+    ),
+    neighbours: int | None = typer.Option(
+        None, help="Widen each match to this many chunks either side, 0 off [settings]."
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the RetrievalResult as JSON, and nothing else, on stdout."
     ),
@@ -49,6 +55,8 @@ def query(
                 mmr_lambda=mmr_lambda,
                 max_per_document=max_per_document,
                 rerank=rerank,
+                redundancy_threshold=redundancy_threshold,
+                neighbours=neighbours,
             )
             result = await app.retrieval.retrieve(
                 text, domain, top_k, threshold, namespace, options

@@ -189,6 +189,20 @@ class RetrievalOptions(Frozen):
     rerank: bool | None = Field(
         default=None, description="Reorder the best candidates with the reranking model."
     )
+    redundancy_threshold: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Drop a candidate whose vector's cosine similarity to a better-ranked "
+        "candidate kept is at least this; 1 keeps all.",
+    )
+    neighbours: int | None = Field(
+        default=None,
+        ge=0,
+        le=10,
+        description="Widen each match to the chunks up to this many positions either side of "
+        "it in its document, as one text; 0: the match alone.",
+    )
 
 
 class RetrievalQuery(Frozen):
@@ -247,4 +261,9 @@ class RetrievalResult(Frozen):
     )
     degraded: tuple[str, ...] = Field(
         default=(), description="Sources that failed; the others answered alone."
+    )
+    cached: bool = Field(
+        default=False,
+        description="Served from the result cache: computed for an identical earlier request, "
+        "and no write to the namespace has completed since that computation began.",
     )

@@ -37,6 +37,7 @@ VARIANTS: dict[str, RetrievalOptions] = {
     "hybrid, dbsf": RetrievalOptions(mode=SearchMode.HYBRID, fusion=FusionMethod.DBSF),
     "mmr 0.7": RetrievalOptions(mmr_lambda=0.7),
     "one chunk per document": RetrievalOptions(max_per_document=1),
+    "no near-duplicates (0.95)": RetrievalOptions(redundancy_threshold=0.95),
 }
 """The settings' defaults, then one switch changed at a time."""
 RERANK_VARIANT = "rerank"

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n,retrieval_proto/retrieval/v1/retrieval.proto\x12\x0cretrieval.v1\x1a\x1cgoogle/protobuf/struct.proto\"G\n\x13\x42uildContextRequest\x12\x30\n\tretrieval\x18\x01 \x01(\x0b\x32\x1d.retrieval.v1.RetrieveRequest\"A\n\rAnswerRequest\x12\x30\n\tretrieval\x18\x01 \x01(\x0b\x32\x1d.retrieval.v1.RetrieveRequest\"`\n\x08\x43itation\x12\x0e\n\x06number\x18\x01 \x01(\x05\x12\x10\n\x08\x63hunk_id\x18\x02 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0e\n\x06\x64omain\x18\x05 \x01(\t\"v\n\x07\x43ontext\x12\x0c\n\x04text\x18\x01 \x01(\t\x12)\n\tcitations\x18\x02 \x03(\x0b\x32\x16.retrieval.v1.Citation\x12\x0e\n\x06tokens\x18\x03 \x01(\x05\x12\x0f\n\x07\x64ropped\x18\x04 \x03(\t\x12\x11\n\ttruncated\x18\x05 \x01(\x08\"q\n\x14\x42uildContextResponse\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.retrieval.v1.Context\x12\x31\n\tretrieval\x18\x02 \x01(\x0b\x32\x1e.retrieval.v1.RetrieveResponse\"\xd3\x02\n\x0e\x41nswerResponse\x12\x10\n\x08\x61nswered\x18\x01 \x01(\x08\x12\x0c\n\x04text\x18\x02 \x01(\t\x12)\n\tcitations\x18\x03 \x03(\x0b\x32\x16.retrieval.v1.Citation\x12\x19\n\x11unknown_citations\x18\x04 \x03(\x05\x12\x12\n\nconfidence\x18\x05 \x01(\x01\x12\x12\n\x05model\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x1a\n\rfinish_reason\x18\x07 \x01(\tH\x01\x88\x01\x01\x12&\n\x07\x63ontext\x18\x08 \x01(\x0b\x32\x15.retrieval.v1.Context\x12\x15\n\rgeneration_ms\x18\t \x01(\x01\x12\x17\n\x0fquery_truncated\x18\n \x01(\x08\x12\x10\n\x08\x64\x65graded\x18\x0b \x03(\t\x12\x11\n\tnamespace\x18\x0c \x01(\tB\x08\n\x06_modelB\x10\n\x0e_finish_reason\"\xcf\x01\n\x0fRetrieveRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0f\n\x07\x64omains\x18\x02 \x03(\t\x12\x12\n\x05top_k\x18\x03 \x01(\x05H\x00\x88\x01\x01\x12!\n\x14\x63onfidence_threshold\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\x11\n\tnamespace\x18\x05 \x01(\t\x12/\n\x07options\x18\x06 \x01(\x0b\x32\x1e.retrieval.v1.RetrievalOptionsB\x08\n\x06_top_kB\x17\n\x15_confidence_threshold\"\xc8\x02\n\x10RetrievalOptions\x12\x11\n\x04mode\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x13\n\x06\x66usion\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x19\n\x0c\x64\x65nse_weight\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x1b\n\x0ekeyword_weight\x18\x04 \x01(\x01H\x03\x88\x01\x01\x12\x14\n\x07\x66\x65tch_k\x18\x05 \x01(\x05H\x04\x88\x01\x01\x12\x17\n\nmmr_lambda\x18\x06 \x01(\x01H\x05\x88\x01\x01\x12\x1d\n\x10max_per_document\x18\x07 \x01(\x05H\x06\x88\x01\x01\x12\x13\n\x06rerank\x18\x08 \x01(\x08H\x07\x88\x01\x01\x42\x07\n\x05_modeB\t\n\x07_fusionB\x0f\n\r_dense_weightB\x11\n\x0f_keyword_weightB\n\n\x08_fetch_kB\r\n\x0b_mmr_lambdaB\x13\n\x11_max_per_documentB\t\n\x07_rerank\"\xc1\x02\n\x10RetrieveResponse\x12-\n\x07matches\x18\x01 \x03(\x0b\x32\x1c.retrieval.v1.RetrievalMatch\x12\r\n\x05query\x18\x02 \x01(\t\x12\x11\n\tnamespace\x18\x03 \x01(\t\x12\x15\n\rtotal_matches\x18\x04 \x01(\x05\x12+\n\x07timings\x18\x05 \x01(\x0b\x32\x1a.retrieval.v1.StageTimings\x12=\n\x08stage_ms\x18\x06 \x03(\x0b\x32+.retrieval.v1.RetrieveResponse.StageMsEntry\x12\x17\n\x0fquery_truncated\x18\x07 \x01(\x08\x12\x10\n\x08\x64\x65graded\x18\x08 \x03(\t\x1a.\n\x0cStageMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x8a\x02\n\x0eRetrievalMatch\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x13\n\x0b\x64ocument_id\x18\x04 \x01(\t\x12\r\n\x05title\x18\x05 \x01(\t\x12\x0e\n\x06\x64omain\x18\x06 \x01(\t\x12)\n\x08metadata\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x38\n\x06scores\x18\x08 \x03(\x0b\x32(.retrieval.v1.RetrievalMatch.ScoresEntry\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"W\n\x0cStageTimings\x12\x10\n\x08\x65mbed_ms\x18\x01 \x01(\x01\x12\x11\n\tsearch_ms\x18\x02 \x01(\x01\x12\x10\n\x08\x66\x65tch_ms\x18\x03 \x01(\x01\x12\x10\n\x08total_ms\x18\x04 \x01(\x01\"z\n\x08\x44ocument\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0e\n\x06\x64omain\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12)\n\x08metadata\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\"V\n\x16IngestDocumentsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12)\n\tdocuments\x18\x02 \x03(\x0b\x32\x16.retrieval.v1.Document\"J\n\x17IngestDocumentsResponse\x12/\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1d.retrieval.v1.DocumentOutcome\"|\n\x0f\x44ocumentOutcome\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12&\n\x07outcome\x18\x02 \x01(\x0e\x32\x15.retrieval.v1.Outcome\x12\x0e\n\x06\x63hunks\x18\x03 \x01(\x05\x12\x12\n\x05\x65rror\x18\x04 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_error\"?\n\x15\x44\x65leteDocumentRequest\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\"0\n\x16\x44\x65leteDocumentResponse\x12\x16\n\x0e\x64\x65leted_chunks\x18\x01 \x01(\x05\"+\n\x16\x44\x65leteNamespaceRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\"1\n\x17\x44\x65leteNamespaceResponse\x12\x16\n\x0e\x64\x65leted_chunks\x18\x01 \x01(\x05\"\x11\n\x0fGetStatsRequest\"\x86\x01\n\x10GetStatsResponse\x12\x16\n\tdimension\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1a\n\x12total_vector_count\x18\x02 \x01(\x03\x12\x30\n\nnamespaces\x18\x03 \x03(\x0b\x32\x1c.retrieval.v1.NamespaceStatsB\x0c\n\n_dimension\"N\n\x0eNamespaceStats\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x14\n\x0cvector_count\x18\x02 \x01(\x03\x12\x13\n\x0b\x63hunk_count\x18\x03 \x01(\x03*w\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n\x0fOUTCOME_CREATED\x10\x01\x12\x13\n\x0fOUTCOME_UPDATED\x10\x02\x12\x15\n\x11OUTCOME_UNCHANGED\x10\x03\x12\x12\n\x0eOUTCOME_FAILED\x10\x04\x32\xe1\x04\n\x10RetrievalService\x12I\n\x08Retrieve\x12\x1d.retrieval.v1.RetrieveRequest\x1a\x1e.retrieval.v1.RetrieveResponse\x12^\n\x0fIngestDocuments\x12$.retrieval.v1.IngestDocumentsRequest\x1a%.retrieval.v1.IngestDocumentsResponse\x12[\n\x0e\x44\x65leteDocument\x12#.retrieval.v1.DeleteDocumentRequest\x1a$.retrieval.v1.DeleteDocumentResponse\x12^\n\x0f\x44\x65leteNamespace\x12$.retrieval.v1.DeleteNamespaceRequest\x1a%.retrieval.v1.DeleteNamespaceResponse\x12I\n\x08GetStats\x12\x1d.retrieval.v1.GetStatsRequest\x1a\x1e.retrieval.v1.GetStatsResponse\x12U\n\x0c\x42uildContext\x12!.retrieval.v1.BuildContextRequest\x1a\".retrieval.v1.BuildContextResponse\x12\x43\n\x06\x41nswer\x12\x1b.retrieval.v1.AnswerRequest\x1a\x1c.retrieval.v1.AnswerResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n,retrieval_proto/retrieval/v1/retrieval.proto\x12\x0cretrieval.v1\x1a\x1cgoogle/protobuf/struct.proto\"G\n\x13\x42uildContextRequest\x12\x30\n\tretrieval\x18\x01 \x01(\x0b\x32\x1d.retrieval.v1.RetrieveRequest\"A\n\rAnswerRequest\x12\x30\n\tretrieval\x18\x01 \x01(\x0b\x32\x1d.retrieval.v1.RetrieveRequest\"`\n\x08\x43itation\x12\x0e\n\x06number\x18\x01 \x01(\x05\x12\x10\n\x08\x63hunk_id\x18\x02 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0e\n\x06\x64omain\x18\x05 \x01(\t\"v\n\x07\x43ontext\x12\x0c\n\x04text\x18\x01 \x01(\t\x12)\n\tcitations\x18\x02 \x03(\x0b\x32\x16.retrieval.v1.Citation\x12\x0e\n\x06tokens\x18\x03 \x01(\x05\x12\x0f\n\x07\x64ropped\x18\x04 \x03(\t\x12\x11\n\ttruncated\x18\x05 \x01(\x08\"q\n\x14\x42uildContextResponse\x12&\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x15.retrieval.v1.Context\x12\x31\n\tretrieval\x18\x02 \x01(\x0b\x32\x1e.retrieval.v1.RetrieveResponse\"\xd3\x02\n\x0e\x41nswerResponse\x12\x10\n\x08\x61nswered\x18\x01 \x01(\x08\x12\x0c\n\x04text\x18\x02 \x01(\t\x12)\n\tcitations\x18\x03 \x03(\x0b\x32\x16.retrieval.v1.Citation\x12\x19\n\x11unknown_citations\x18\x04 \x03(\x05\x12\x12\n\nconfidence\x18\x05 \x01(\x01\x12\x12\n\x05model\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x1a\n\rfinish_reason\x18\x07 \x01(\tH\x01\x88\x01\x01\x12&\n\x07\x63ontext\x18\x08 \x01(\x0b\x32\x15.retrieval.v1.Context\x12\x15\n\rgeneration_ms\x18\t \x01(\x01\x12\x17\n\x0fquery_truncated\x18\n \x01(\x08\x12\x10\n\x08\x64\x65graded\x18\x0b \x03(\t\x12\x11\n\tnamespace\x18\x0c \x01(\tB\x08\n\x06_modelB\x10\n\x0e_finish_reason\"\xcf\x01\n\x0fRetrieveRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0f\n\x07\x64omains\x18\x02 \x03(\t\x12\x12\n\x05top_k\x18\x03 \x01(\x05H\x00\x88\x01\x01\x12!\n\x14\x63onfidence_threshold\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\x11\n\tnamespace\x18\x05 \x01(\t\x12/\n\x07options\x18\x06 \x01(\x0b\x32\x1e.retrieval.v1.RetrievalOptionsB\x08\n\x06_top_kB\x17\n\x15_confidence_threshold\"\xac\x03\n\x10RetrievalOptions\x12\x11\n\x04mode\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x13\n\x06\x66usion\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x19\n\x0c\x64\x65nse_weight\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x1b\n\x0ekeyword_weight\x18\x04 \x01(\x01H\x03\x88\x01\x01\x12\x14\n\x07\x66\x65tch_k\x18\x05 \x01(\x05H\x04\x88\x01\x01\x12\x17\n\nmmr_lambda\x18\x06 \x01(\x01H\x05\x88\x01\x01\x12\x1d\n\x10max_per_document\x18\x07 \x01(\x05H\x06\x88\x01\x01\x12\x13\n\x06rerank\x18\x08 \x01(\x08H\x07\x88\x01\x01\x12!\n\x14redundancy_threshold\x18\t \x01(\x01H\x08\x88\x01\x01\x12\x17\n\nneighbours\x18\n \x01(\x05H\t\x88\x01\x01\x42\x07\n\x05_modeB\t\n\x07_fusionB\x0f\n\r_dense_weightB\x11\n\x0f_keyword_weightB\n\n\x08_fetch_kB\r\n\x0b_mmr_lambdaB\x13\n\x11_max_per_documentB\t\n\x07_rerankB\x17\n\x15_redundancy_thresholdB\r\n\x0b_neighbours\"\xc1\x02\n\x10RetrieveResponse\x12-\n\x07matches\x18\x01 \x03(\x0b\x32\x1c.retrieval.v1.RetrievalMatch\x12\r\n\x05query\x18\x02 \x01(\t\x12\x11\n\tnamespace\x18\x03 \x01(\t\x12\x15\n\rtotal_matches\x18\x04 \x01(\x05\x12+\n\x07timings\x18\x05 \x01(\x0b\x32\x1a.retrieval.v1.StageTimings\x12=\n\x08stage_ms\x18\x06 \x03(\x0b\x32+.retrieval.v1.RetrieveResponse.StageMsEntry\x12\x17\n\x0fquery_truncated\x18\x07 \x01(\x08\x12\x10\n\x08\x64\x65graded\x18\x08 \x03(\t\x1a.\n\x0cStageMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x8a\x02\n\x0eRetrievalMatch\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x13\n\x0b\x64ocument_id\x18\x04 \x01(\t\x12\r\n\x05title\x18\x05 \x01(\t\x12\x0e\n\x06\x64omain\x18\x06 \x01(\t\x12)\n\x08metadata\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x38\n\x06scores\x18\x08 \x03(\x0b\x32(.retrieval.v1.RetrievalMatch.ScoresEntry\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"W\n\x0cStageTimings\x12\x10\n\x08\x65mbed_ms\x18\x01 \x01(\x01\x12\x11\n\tsearch_ms\x18\x02 \x01(\x01\x12\x10\n\x08\x66\x65tch_ms\x18\x03 \x01(\x01\x12\x10\n\x08total_ms\x18\x04 \x01(\x01\"z\n\x08\x44ocument\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0e\n\x06\x64omain\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12)\n\x08metadata\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\"V\n\x16IngestDocumentsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12)\n\tdocuments\x18\x02 \x03(\x0b\x32\x16.retrieval.v1.Document\"J\n\x17IngestDocumentsResponse\x12/\n\x08outcomes\x18\x01 \x03(\x0b\x32\x1d.retrieval.v1.DocumentOutcome\"|\n\x0f\x44ocumentOutcome\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12&\n\x07outcome\x18\x02 \x01(\x0e\x32\x15.retrieval.v1.Outcome\x12\x0e\n\x06\x63hunks\x18\x03 \x01(\x05\x12\x12\n\x05\x65rror\x18\x04 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_error\"?\n\x15\x44\x65leteDocumentRequest\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\"0\n\x16\x44\x65leteDocumentResponse\x12\x16\n\x0e\x64\x65leted_chunks\x18\x01 \x01(\x05\"+\n\x16\x44\x65leteNamespaceRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\"1\n\x17\x44\x65leteNamespaceResponse\x12\x16\n\x0e\x64\x65leted_chunks\x18\x01 \x01(\x05\"\x11\n\x0fGetStatsRequest\"\x86\x01\n\x10GetStatsResponse\x12\x16\n\tdimension\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1a\n\x12total_vector_count\x18\x02 \x01(\x03\x12\x30\n\nnamespaces\x18\x03 \x03(\x0b\x32\x1c.retrieval.v1.NamespaceStatsB\x0c\n\n_dimension\"N\n\x0eNamespaceStats\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x14\n\x0cvector_count\x18\x02 \x01(\x03\x12\x13\n\x0b\x63hunk_count\x18\x03 \x01(\x03*w\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n\x0fOUTCOME_CREATED\x10\x01\x12\x13\n\x0fOUTCOME_UPDATED\x10\x02\x12\x15\n\x11OUTCOME_UNCHANGED\x10\x03\x12\x12\n\x0eOUTCOME_FAILED\x10\x04\x32\xe1\x04\n\x10RetrievalService\x12I\n\x08Retrieve\x12\x1d.retrieval.v1.RetrieveRequest\x1a\x1e.retrieval.v1.RetrieveResponse\x12^\n\x0fIngestDocuments\x12$.retrieval.v1.IngestDocumentsRequest\x1a%.retrieval.v1.IngestDocumentsResponse\x12[\n\x0e\x44\x65leteDocument\x12#.retrieval.v1.DeleteDocumentRequest\x1a$.retrieval.v1.DeleteDocumentResponse\x12^\n\x0f\x44\x65leteNamespace\x12$.retrieval.v1.DeleteNamespaceRequest\x1a%.retrieval.v1.DeleteNamespaceResponse\x12I\n\x08GetStats\x12\x1d.retrieval.v1.GetStatsRequest\x1a\x1e.retrieval.v1.GetStatsResponse\x12U\n\x0c\x42uildContext\x12!.retrieval.v1.BuildContextRequest\x1a\".retrieval.v1.BuildContextResponse\x12\x43\n\x06\x41nswer\x12\x1b.retrieval.v1.AnswerRequest\x1a\x1c.retrieval.v1.AnswerResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,8 +36,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RETRIEVERESPONSE_STAGEMSENTRY']._serialized_options = b'8\001'
   _globals['_RETRIEVALMATCH_SCORESENTRY']._loaded_options = None
   _globals['_RETRIEVALMATCH_SCORESENTRY']._serialized_options = b'8\001'
-  _globals['_OUTCOME']._serialized_start=2991
-  _globals['_OUTCOME']._serialized_end=3110
+  _globals['_OUTCOME']._serialized_start=3091
+  _globals['_OUTCOME']._serialized_end=3210
   _globals['_BUILDCONTEXTREQUEST']._serialized_start=92
   _globals['_BUILDCONTEXTREQUEST']._serialized_end=163
   _globals['_ANSWERREQUEST']._serialized_start=165
@@ -53,39 +53,39 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RETRIEVEREQUEST']._serialized_start=908
   _globals['_RETRIEVEREQUEST']._serialized_end=1115
   _globals['_RETRIEVALOPTIONS']._serialized_start=1118
-  _globals['_RETRIEVALOPTIONS']._serialized_end=1446
-  _globals['_RETRIEVERESPONSE']._serialized_start=1449
-  _globals['_RETRIEVERESPONSE']._serialized_end=1770
-  _globals['_RETRIEVERESPONSE_STAGEMSENTRY']._serialized_start=1724
-  _globals['_RETRIEVERESPONSE_STAGEMSENTRY']._serialized_end=1770
-  _globals['_RETRIEVALMATCH']._serialized_start=1773
-  _globals['_RETRIEVALMATCH']._serialized_end=2039
-  _globals['_RETRIEVALMATCH_SCORESENTRY']._serialized_start=1994
-  _globals['_RETRIEVALMATCH_SCORESENTRY']._serialized_end=2039
-  _globals['_STAGETIMINGS']._serialized_start=2041
-  _globals['_STAGETIMINGS']._serialized_end=2128
-  _globals['_DOCUMENT']._serialized_start=2130
-  _globals['_DOCUMENT']._serialized_end=2252
-  _globals['_INGESTDOCUMENTSREQUEST']._serialized_start=2254
-  _globals['_INGESTDOCUMENTSREQUEST']._serialized_end=2340
-  _globals['_INGESTDOCUMENTSRESPONSE']._serialized_start=2342
-  _globals['_INGESTDOCUMENTSRESPONSE']._serialized_end=2416
-  _globals['_DOCUMENTOUTCOME']._serialized_start=2418
-  _globals['_DOCUMENTOUTCOME']._serialized_end=2542
-  _globals['_DELETEDOCUMENTREQUEST']._serialized_start=2544
-  _globals['_DELETEDOCUMENTREQUEST']._serialized_end=2607
-  _globals['_DELETEDOCUMENTRESPONSE']._serialized_start=2609
-  _globals['_DELETEDOCUMENTRESPONSE']._serialized_end=2657
-  _globals['_DELETENAMESPACEREQUEST']._serialized_start=2659
-  _globals['_DELETENAMESPACEREQUEST']._serialized_end=2702
-  _globals['_DELETENAMESPACERESPONSE']._serialized_start=2704
-  _globals['_DELETENAMESPACERESPONSE']._serialized_end=2753
-  _globals['_GETSTATSREQUEST']._serialized_start=2755
-  _globals['_GETSTATSREQUEST']._serialized_end=2772
-  _globals['_GETSTATSRESPONSE']._serialized_start=2775
-  _globals['_GETSTATSRESPONSE']._serialized_end=2909
-  _globals['_NAMESPACESTATS']._serialized_start=2911
-  _globals['_NAMESPACESTATS']._serialized_end=2989
-  _globals['_RETRIEVALSERVICE']._serialized_start=3113
-  _globals['_RETRIEVALSERVICE']._serialized_end=3722
+  _globals['_RETRIEVALOPTIONS']._serialized_end=1546
+  _globals['_RETRIEVERESPONSE']._serialized_start=1549
+  _globals['_RETRIEVERESPONSE']._serialized_end=1870
+  _globals['_RETRIEVERESPONSE_STAGEMSENTRY']._serialized_start=1824
+  _globals['_RETRIEVERESPONSE_STAGEMSENTRY']._serialized_end=1870
+  _globals['_RETRIEVALMATCH']._serialized_start=1873
+  _globals['_RETRIEVALMATCH']._serialized_end=2139
+  _globals['_RETRIEVALMATCH_SCORESENTRY']._serialized_start=2094
+  _globals['_RETRIEVALMATCH_SCORESENTRY']._serialized_end=2139
+  _globals['_STAGETIMINGS']._serialized_start=2141
+  _globals['_STAGETIMINGS']._serialized_end=2228
+  _globals['_DOCUMENT']._serialized_start=2230
+  _globals['_DOCUMENT']._serialized_end=2352
+  _globals['_INGESTDOCUMENTSREQUEST']._serialized_start=2354
+  _globals['_INGESTDOCUMENTSREQUEST']._serialized_end=2440
+  _globals['_INGESTDOCUMENTSRESPONSE']._serialized_start=2442
+  _globals['_INGESTDOCUMENTSRESPONSE']._serialized_end=2516
+  _globals['_DOCUMENTOUTCOME']._serialized_start=2518
+  _globals['_DOCUMENTOUTCOME']._serialized_end=2642
+  _globals['_DELETEDOCUMENTREQUEST']._serialized_start=2644
+  _globals['_DELETEDOCUMENTREQUEST']._serialized_end=2707
+  _globals['_DELETEDOCUMENTRESPONSE']._serialized_start=2709
+  _globals['_DELETEDOCUMENTRESPONSE']._serialized_end=2757
+  _globals['_DELETENAMESPACEREQUEST']._serialized_start=2759
+  _globals['_DELETENAMESPACEREQUEST']._serialized_end=2802
+  _globals['_DELETENAMESPACERESPONSE']._serialized_start=2804
+  _globals['_DELETENAMESPACERESPONSE']._serialized_end=2853
+  _globals['_GETSTATSREQUEST']._serialized_start=2855
+  _globals['_GETSTATSREQUEST']._serialized_end=2872
+  _globals['_GETSTATSRESPONSE']._serialized_start=2875
+  _globals['_GETSTATSRESPONSE']._serialized_end=3009
+  _globals['_NAMESPACESTATS']._serialized_start=3011
+  _globals['_NAMESPACESTATS']._serialized_end=3089
+  _globals['_RETRIEVALSERVICE']._serialized_start=3213
+  _globals['_RETRIEVALSERVICE']._serialized_end=3822
 # @@protoc_insertion_point(module_scope)

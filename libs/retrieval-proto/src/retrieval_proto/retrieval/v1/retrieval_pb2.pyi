@@ -114,7 +114,7 @@ class RetrieveRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ..., options: _Optional[_Union[RetrievalOptions, _Mapping]] = ...) -> None: ...
 
 class RetrievalOptions(_message.Message):
-    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document", "rerank")
+    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document", "rerank", "redundancy_threshold", "neighbours")
     MODE_FIELD_NUMBER: _ClassVar[int]
     FUSION_FIELD_NUMBER: _ClassVar[int]
     DENSE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -123,6 +123,8 @@ class RetrievalOptions(_message.Message):
     MMR_LAMBDA_FIELD_NUMBER: _ClassVar[int]
     MAX_PER_DOCUMENT_FIELD_NUMBER: _ClassVar[int]
     RERANK_FIELD_NUMBER: _ClassVar[int]
+    REDUNDANCY_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    NEIGHBOURS_FIELD_NUMBER: _ClassVar[int]
     mode: str
     fusion: str
     dense_weight: float
@@ -131,7 +133,9 @@ class RetrievalOptions(_message.Message):
     mmr_lambda: float
     max_per_document: int
     rerank: bool
-    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ...) -> None: ...
+    redundancy_threshold: float
+    neighbours: int
+    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ..., redundancy_threshold: _Optional[float] = ..., neighbours: _Optional[int] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
     __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded")

@@ -2,6 +2,7 @@
 
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.reranker import Reranker
+from retrieval.service.pipeline.compress import Compress
 from retrieval.service.pipeline.dense_scores import CompleteDenseScores
 from retrieval.service.pipeline.diversify import Diversify
 from retrieval.service.pipeline.fuse import Fuse
@@ -12,6 +13,7 @@ from retrieval.service.pipeline.rerank import Rerank
 from retrieval.service.pipeline.search import Search
 from retrieval.service.pipeline.stage import Candidate, Pipeline, PipelineState, Stage
 from retrieval.service.pipeline.threshold import ScoreThreshold
+from retrieval.service.pipeline.widen import Widen
 
 
 def retrieval_stages(
@@ -22,7 +24,8 @@ def retrieval_stages(
     reranker: Reranker,
 ) -> tuple[Stage, ...]:
     """Fit the query to the model, search (dense and keyword at once), fuse, complete the
-    dense scores, apply the threshold, rerank, diversify, fetch the texts."""
+    dense scores, apply the threshold, rerank, drop near-copies, diversify, fetch the texts,
+    widen them to their neighbouring chunks."""
     return (
         FitQuery(),
         Search(embedder, index, keywords),
@@ -30,8 +33,10 @@ def retrieval_stages(
         CompleteDenseScores(embedder, index),
         ScoreThreshold(),
         Rerank(reranker, chunks),
+        Compress(),
         Diversify(),
         Hydrate(chunks),
+        Widen(chunks),
     )
 
 

@@ -19,10 +19,12 @@ def unit(vector: np.ndarray) -> np.ndarray:
 class CompleteDenseScores:
     """Gives candidates the keyword search found, and the dense search did not, their cosine
     similarity (and vector) from the vector index, so that every match reports
-    ``scores['dense']``: all candidates when the threshold, MMR, the per-document cap or the
-    reranker will look past the first ``top_k``, else just those. Keyword mode embeds the
-    query only when the threshold or MMR needs it. A candidate without a stored vector, or
-    any candidate once the dense search has failed, gets no dense score."""
+    ``scores['dense']``: all candidates when the threshold, MMR, the redundancy filter, the
+    per-document cap or the reranker will look past the first ``top_k``, else just those;
+    MMR and the redundancy filter also get the vectors the search did not return. Keyword
+    mode embeds the query only when the threshold, MMR or the redundancy filter needs it. A
+    candidate without a stored vector, or any candidate once the dense search has failed,
+    gets no dense score."""
 
     name = DENSE_SCORES_STAGE
 
@@ -32,7 +34,7 @@ class CompleteDenseScores:
 
     async def run(self, state: PipelineState) -> PipelineState:
         plan = state.plan
-        needed = state.query.confidence_threshold > 0 or plan.diversifies
+        needed = state.query.confidence_threshold > 0 or plan.compares_vectors
         if DENSE in state.degraded or not (needed or plan.uses_dense):
             return state
         looked_at = (
@@ -43,7 +45,7 @@ class CompleteDenseScores:
         missing = [
             c.chunk_id
             for c in looked_at
-            if DENSE not in c.scores or (plan.diversifies and c.chunk_id not in state.vectors)
+            if DENSE not in c.scores or (plan.compares_vectors and c.chunk_id not in state.vectors)
         ]
         if not missing:
             return state

@@ -21,6 +21,8 @@ class SearchPlan:
     rerank_depth: int = 50
     rrf_k: int = 60
     query_max_words: int = 256
+    redundancy_threshold: float = 1.0
+    neighbours: int = 0
 
     def resolve(self, options: RetrievalOptions) -> SearchPlan:
         """These defaults with every switch the request sets; ``InvalidRequestError`` when a
@@ -50,11 +52,20 @@ class SearchPlan:
     def diversifies(self) -> bool:
         return self.mmr_lambda < 1.0
 
+    @property
+    def compresses(self) -> bool:
+        return self.redundancy_threshold < 1.0
+
+    @property
+    def compares_vectors(self) -> bool:
+        """Whether a stage reads the candidates' stored vectors (MMR, the redundancy filter)."""
+        return self.diversifies or self.compresses
+
     def depth(self, top_k: int) -> int:
         """Candidates each search returns: ``top_k`` when nothing reorders or removes them."""
         if (
             self.mode is SearchMode.HYBRID
-            or self.diversifies
+            or self.compares_vectors
             or self.max_per_document
             or self.rerank
         ):

@@ -92,7 +92,7 @@ class Search:
             top_k=state.plan.depth(state.query.top_k),
             namespace=state.namespace,
             filter=domain_filter(state.query.domains),
-            include_values=state.plan.diversifies,
+            include_values=state.plan.compares_vectors,
         )
         return Found(
             candidates=tuple(
