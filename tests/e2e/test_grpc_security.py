@@ -30,6 +30,7 @@ from retrieval_testkit import (
     InMemoryEmbeddingCache,
     InMemoryVectorIndex,
 )
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 NAMESPACE = "security"
 TOKEN = SecretStr("s3cret-token-for-tests")
@@ -53,6 +54,7 @@ async def application(tmp_path: Path) -> AsyncIterator[Application]:
         vector_index=providers.Object(InMemoryVectorIndex()),
         mongo_uri=providers.Object(None),
         mongo_client=providers.Object(None),
+        namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
         chunk_repository=providers.Object(InMemoryChunkRepository()),
     )
     async with running(settings, container) as app:

@@ -47,6 +47,7 @@ from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache, ScriptedLlm
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 NAMESPACE = "grpc-e2e"
 MAX_MESSAGE_BYTES = 256 * 1024
@@ -111,6 +112,7 @@ async def application(
         document_ledger=providers.Object(mongo_ledger),
         mongo_uri=providers.Object(None),
         mongo_client=providers.Object(None),
+        namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
         chunk_repository=providers.Object(mongo_repository),
         llm=providers.Object(llm),
     )
@@ -173,7 +175,9 @@ async def test_retrieve_gives_what_the_in_process_call_gives(
         assert [(m.chunk_id, m.score) for m in remote.matches] == [
             (m.chunk_id, m.score) for m in local.matches
         ]
-        assert remote.model_dump(exclude={"timings"}) == local.model_dump(exclude={"timings"})
+        assert remote.model_dump(exclude={"timings", "cached"}) == local.model_dump(
+            exclude={"timings", "cached"}
+        )
         assert all(m.scores["fused"] == m.score for m in remote.matches)
         assert all("dense" in m.scores for m in remote.matches)
         assert remote.timings.stages.keys() == local.timings.stages.keys()
@@ -196,7 +200,9 @@ async def test_options_travel_over_grpc(application: Application, client: Retrie
     asked = RetrievalQuery(query="blister blight", top_k=3, namespace=NAMESPACE, options=options)
     local = await application.retrieval.retrieve_query(asked)
     remote = await client.retrieve_query(asked)
-    assert remote.model_dump(exclude={"timings"}) == local.model_dump(exclude={"timings"})
+    assert remote.model_dump(exclude={"timings", "cached"}) == local.model_dump(
+        exclude={"timings", "cached"}
+    )
     assert len({m.document_id for m in remote.matches}) == len(remote.matches)
     dense = await client.retrieve(
         "blister blight", (), 3, None, NAMESPACE, RetrievalOptions(mode=SearchMode.DENSE)
@@ -212,8 +218,8 @@ async def test_build_context_gives_what_the_in_process_call_gives(
     remote = await client.build_context(asked)
     assert remote.context == local.context
     assert [c.number for c in remote.context.citations] == [1, 2, 3]
-    assert remote.retrieval.model_dump(exclude={"timings"}) == local.retrieval.model_dump(
-        exclude={"timings"}
+    assert remote.retrieval.model_dump(exclude={"timings", "cached"}) == local.retrieval.model_dump(
+        exclude={"timings", "cached"}
     )
 
 
@@ -266,7 +272,9 @@ async def test_retrieve_query_gives_what_the_in_process_call_gives(
     local = await application.retrieval.retrieve_query(asked)
     remote = await client.retrieve_query(asked)
     assert remote.matches
-    assert remote.model_dump(exclude={"timings"}) == local.model_dump(exclude={"timings"})
+    assert remote.model_dump(exclude={"timings", "cached"}) == local.model_dump(
+        exclude={"timings", "cached"}
+    )
 
 
 def previous_response_class() -> type[Message]:

@@ -19,8 +19,10 @@ from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 SUITE_DIR = Path(__file__).parent / "rag"
 
@@ -90,6 +92,7 @@ def retrieval(
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
+        Uncached(),
     )
 
 
@@ -113,6 +116,7 @@ def ingestion(
         keywords,
         mongo_repository,
         mongo_ledger,
+        InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,
         "default",
         policy,

@@ -21,6 +21,7 @@ from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.reports import write_golden_reports
 from retrieval.service.ingestion_service import IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 
 MIN_HIT_AT_5 = 0.85
@@ -119,6 +120,7 @@ async def test_two_concurrent_runs_do_not_meet(
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
+        Uncached(),
     )
     first, second = await asyncio.gather(
         *(

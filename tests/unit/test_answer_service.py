@@ -17,6 +17,7 @@ from retrieval.errors import (
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
     ChatRequest,
@@ -27,6 +28,7 @@ from retrieval_testkit import (
     InMemoryVectorIndex,
     ScriptedLlm,
 )
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 NS = "answers"
 QUESTION = "What does blister blight do to tea leaves?"
@@ -67,13 +69,14 @@ async def retrieval() -> RetrievalService:
         keywords,
         chunks,
         InMemoryDocumentLedger(),
+        InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,
         NS,
         ChunkingPolicy(),
     )
     await ingestion.ingest(DOCUMENTS, NS)
     stages = retrieval_stages(embedder, index, keywords, chunks, NoReranker())
-    return RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan())
+    return RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached())
 
 
 def passage_number(request: ChatRequest, title: str) -> int:

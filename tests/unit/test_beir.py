@@ -29,6 +29,7 @@ from retrieval.evaluation.beir_data import (
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.settings import Settings
@@ -40,6 +41,7 @@ from retrieval_testkit import (
     InMemoryVectorIndex,
     ScriptedLlm,
 )
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 TOPICS = [
     "aspirin", "insulin", "malaria", "measles", "tuberculosis", "asthma", "leukemia", "anemia",
@@ -80,6 +82,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
+        Uncached(),
     )
     return Application(
         settings=Settings(_env_file=None),
@@ -90,6 +93,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
             keywords,
             chunks,
             InMemoryDocumentLedger(),
+            InMemoryNamespaceGenerations(),
             DEFAULT_DOMAINS,
             "default",
             ChunkingPolicy(),
@@ -241,6 +245,7 @@ async def test_one_record_per_document_texts_before_vectors_in_batches(
         InMemoryKeywordIndex(),
         chunks,
         InMemoryDocumentLedger(),
+        InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,
         "default",
         ChunkingPolicy(),

@@ -26,6 +26,7 @@ from retrieval.evaluation.golden import (
 from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
     HashEmbedder,
@@ -34,6 +35,7 @@ from retrieval_testkit import (
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 DOCUMENTS = [
     ("blight", "plant_diseases", "Blister blight fungus spores infect tender leaves in mist."),
@@ -120,6 +122,7 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
+        Uncached(),
     )
     ingestion = IngestionService(
         embedder,
@@ -127,6 +130,7 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
         keywords,
         chunks,
         InMemoryDocumentLedger(),
+        InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,
         "default",
         ChunkingPolicy(),

@@ -14,6 +14,7 @@ from retrieval_testkit import (
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 
 async def test_relabelled_and_renamed_documents_cost_no_model_time() -> None:
@@ -25,6 +26,7 @@ async def test_relabelled_and_renamed_documents_cost_no_model_time() -> None:
         InMemoryKeywordIndex(),
         chunks,
         InMemoryDocumentLedger(),
+        InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,
         "default",
         ChunkingPolicy(),

@@ -25,6 +25,7 @@ from retrieval_testkit import (
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 NS = "crash"
 
@@ -78,6 +79,7 @@ class Stores:
             wrap(self.keywords),
             wrap(self.chunks),
             wrap(self.ledger),
+            InMemoryNamespaceGenerations(),
             DEFAULT_DOMAINS,
             NS,
             ChunkingPolicy(max_words=60, overlap_words=10),

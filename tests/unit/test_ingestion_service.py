@@ -21,6 +21,7 @@ from retrieval_testkit import (
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 NS = "unit"
 LONG_BODY = "\n\n".join(
@@ -60,6 +61,7 @@ def service(index, chunks, ledger, embedder=None, keywords=None) -> IngestionSer
         keywords or InMemoryKeywordIndex(),
         chunks,
         ledger,
+        InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,
         NS,
         ChunkingPolicy(max_words=60, overlap_words=10),

@@ -33,6 +33,7 @@ from retrieval.service.pipeline.compress import Compress
 from retrieval.service.pipeline.dense_scores import CompleteDenseScores
 from retrieval.service.pipeline.hydrate import Hydrate
 from retrieval.service.pipeline.widen import Widen
+from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
     HashEmbedder,
@@ -41,6 +42,7 @@ from retrieval_testkit import (
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 NS = "stages"
 
@@ -249,6 +251,7 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
         keywords,
         chunks,
         InMemoryDocumentLedger(),
+        InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,
         NS,
         ChunkingPolicy(max_words=20, overlap_words=5),
@@ -265,7 +268,7 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
     names = [stage.name for stage in stages]
     assert names.index("rerank") < names.index("compress") < names.index("diversify")
     assert names[-2:] == ["fetch", "widen"]
-    service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan())
+    service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached())
 
     plain = await service.retrieve("withering leaf rolling", top_k=2)
     assert {m.document_id for m in plain.matches} == {"original", "copy"}

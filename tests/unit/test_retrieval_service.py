@@ -25,6 +25,7 @@ from retrieval.errors import (
 )
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
     HashEmbedder,
@@ -34,6 +35,7 @@ from retrieval_testkit import (
     InMemoryVectorIndex,
     WordOverlapReranker,
 )
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 NS = "unit"
 
@@ -72,6 +74,7 @@ class Stores:
             self.keywords,
             self.chunks,
             InMemoryDocumentLedger(),
+            InMemoryNamespaceGenerations(),
             DEFAULT_DOMAINS,
             NS,
             ChunkingPolicy(),
@@ -87,7 +90,7 @@ class Stores:
             self.chunks,
             reranker or NoReranker(),
         )
-        return RetrievalService(stages, allowed_domains, NS, plan)
+        return RetrievalService(stages, allowed_domains, NS, plan, Uncached())
 
 
 @pytest.fixture
@@ -473,3 +476,38 @@ async def test_the_reranker_sees_only_the_first_rerank_depth_candidates(stores: 
     result = await service.retrieve("tea", top_k=3)
     assert len(reranker.calls[0].passages) == 2
     assert len(result.matches) == 2
+
+
+async def test_a_cached_result_is_served_until_a_write_to_its_namespace_completes() -> None:
+    stores = Stores()
+    generations = InMemoryNamespaceGenerations()
+    stages = retrieval_stages(
+        stores.embedder, stores.index, stores.keywords, stores.chunks, NoReranker()
+    )
+    cache = ResultCache(generations)
+    service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache)
+    ingestion = IngestionService(
+        stores.embedder,
+        stores.index,
+        stores.keywords,
+        stores.chunks,
+        InMemoryDocumentLedger(),
+        generations,
+        DEFAULT_DOMAINS,
+        NS,
+        ChunkingPolicy(),
+    )
+    await ingestion.ingest(DOCUMENTS[:2], NS)
+    first = await service.retrieve("pruning tea bushes", top_k=3)
+    again = await service.retrieve("  pruning  tea bushes ", top_k=3)
+    assert (first.cached, again.cached) == (False, True)
+    assert again.matches == first.matches
+    assert again.query == "  pruning  tea bushes "
+    await ingestion.ingest(DOCUMENTS[2:], NS)
+    after = await service.retrieve("pruning tea bushes", top_k=3)
+    assert not after.cached
+    assert after.matches[0].document_id == "pruning"
+    await ingestion.delete_document("pruning", NS)
+    assert "pruning" not in {
+        m.document_id for m in (await service.retrieve("pruning tea bushes", top_k=3)).matches
+    }

@@ -5,6 +5,7 @@ from retrieval_testkit.in_memory_chunk_repository import InMemoryChunkRepository
 from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
 from retrieval_testkit.in_memory_embedding_cache import InMemoryEmbeddingCache
 from retrieval_testkit.in_memory_keyword_index import InMemoryKeywordIndex
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.in_memory_reranker import RerankCall, WordOverlapReranker
 from retrieval_testkit.in_memory_vector_index import InMemoryVectorIndex
 from retrieval_testkit.openai_standin import OpenAiStandIn
@@ -17,6 +18,7 @@ __all__ = [
     "InMemoryDocumentLedger",
     "InMemoryEmbeddingCache",
     "InMemoryKeywordIndex",
+    "InMemoryNamespaceGenerations",
     "InMemoryVectorIndex",
     "OpenAiStandIn",
     "RerankCall",

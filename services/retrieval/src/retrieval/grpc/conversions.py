@@ -154,6 +154,7 @@ def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
         stage_ms=timings.stages,
         query_truncated=result.query_truncated,
         degraded=result.degraded,
+        cached=result.cached,
     )
 
 
@@ -193,6 +194,7 @@ def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
         ),
         query_truncated=response.query_truncated,
         degraded=tuple(response.degraded),
+        cached=response.cached,
     )
 
 

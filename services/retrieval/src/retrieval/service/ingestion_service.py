@@ -36,6 +36,7 @@ from retrieval.errors import DocumentBusyError, InvalidRequestError, RetrievalEr
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
+from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.service.consistency import ChunkStores
 from retrieval.service.document_checks import check_document, check_request
 from retrieval.service.leases import claim_documents, new_lease
@@ -119,6 +120,7 @@ class IngestionService:
         keywords: KeywordIndex,
         chunks: ChunkRepository,
         ledger: DocumentLedger,
+        generations: NamespaceGenerations,
         allowed_domains: Collection[str],
         default_namespace: str,
         policy: ChunkingPolicy,
@@ -130,6 +132,7 @@ class IngestionService:
         self._stores = ChunkStores(index, keywords, chunks)
         self._chunks = chunks
         self._ledger = ledger
+        self._generations = generations
         self._allowed_domains = frozenset(allowed_domains)
         self._default_namespace = default_namespace
         self._policy = policy
@@ -322,6 +325,7 @@ class IngestionService:
             with clock.stage("remove_stale"):
                 await self._remove_stale([r for r in settled if r.stale], lease)
         finally:
+            await self._advance(namespace)
             await self._release(namespace, list(claim.records), lease)
 
     async def _begin(self, record: DocumentRecord, item: Prepared) -> DocumentRecord:
@@ -436,23 +440,39 @@ class IngestionService:
             removed = await self._stores.remove(retired.stale, namespace)
             await self._ledger.save([retired.cleaned()], lease)
         finally:
+            await self._advance(namespace)
             await self._release(namespace, [document_id], lease)
         return removed
 
     async def reconcile(self, namespace: str, *, dry_run: bool = False) -> ReconcileReport:
         """Find, and unless ``dry_run`` repair, what a crash or a failure left behind."""
         namespace = check_slug(namespace, "namespace")
-        return await self._reconciliation.run(namespace, dry_run=dry_run)
+        try:
+            return await self._reconciliation.run(namespace, dry_run=dry_run)
+        finally:
+            if not dry_run:
+                await self._advance(namespace)
 
     async def delete_namespace(self, namespace: str) -> int:
         """Remove every record, vector, keyword entry, then every text; returns the text count.
 
         Texts outlive the rest if this is interrupted, and a re-run finishes it."""
         namespace = check_slug(namespace, "namespace")
-        await self._ledger.delete_namespace(namespace)
-        await self._stores.index.delete(namespace=namespace, delete_all=True)
-        await self._stores.keywords.delete(namespace=namespace, delete_all=True)
-        return await self._chunks.delete_namespace(namespace)
+        try:
+            await self._ledger.delete_namespace(namespace)
+            await self._stores.index.delete(namespace=namespace, delete_all=True)
+            await self._stores.keywords.delete(namespace=namespace, delete_all=True)
+            return await self._chunks.delete_namespace(namespace)
+        finally:
+            await self._advance(namespace)
+
+    async def _advance(self, namespace: str) -> None:
+        """Retire every replica's cached results of the namespace: after the stores changed
+        (see ``retrieval.service.result_cache``); a failure leaves them to their TTL."""
+        try:
+            await self._generations.advance(namespace)
+        except RetrievalError as error:
+            log.warning("ingest.generation_not_advanced", namespace=namespace, error=str(error))
 
 
 def done(item: Prepared, outcome: Outcome) -> DocumentOutcome:

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Hashable
+from typing import Protocol
 
 import structlog
 from cachetools import TTLCache
@@ -79,6 +80,14 @@ def cache_key(request: RetrievalQuery, namespace: str, generation: int) -> Hasha
         namespace,
         generation,
     )
+
+
+class ResultCacheProtocol(Protocol):
+    """What ``RetrievalService`` asks of a result cache."""
+
+    async def through(
+        self, request: RetrievalQuery, namespace: str, compute: Compute
+    ) -> RetrievalResult: ...
 
 
 class ResultCache:
@@ -110,7 +119,9 @@ class ResultCache:
         try:
             generation = await self._generations.current(namespace)
         except RetrievalError as error:
-            log.warning("result_cache.generation_unavailable", namespace=namespace, error=str(error))
+            log.warning(
+                "result_cache.generation_unavailable", namespace=namespace, error=str(error)
+            )
             return await compute()
         key = cache_key(request, namespace, generation)
         kept = self._entries.get(key)
@@ -120,3 +131,12 @@ class ResultCache:
         if not result.degraded:
             self._entries[key] = result
         return result
+
+
+class Uncached:
+    """The result cache of a deployment that keeps none: every call computes."""
+
+    async def through(
+        self, request: RetrievalQuery, namespace: str, compute: Compute
+    ) -> RetrievalResult:
+        return await compute()

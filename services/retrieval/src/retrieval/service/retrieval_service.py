@@ -14,6 +14,7 @@ from retrieval.domain.models import (
 from retrieval.errors import BackendNotConfiguredError, InvalidRequestError
 from retrieval.logging import correlation_scope
 from retrieval.service.pipeline import Pipeline, PipelineState, SearchPlan, Stage
+from retrieval.service.result_cache import ResultCacheProtocol
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("retrieval")
@@ -31,7 +32,8 @@ def check_domains(domains: Sequence[str], allowed: Collection[str]) -> None:
 class RetrievalService:
     """Finds the chunks that best answer a question, best first, by running its stages in
     order (the container builds the list: ``retrieval_stages``); ``defaults`` are the
-    switches a request does not set."""
+    switches a request does not set; ``cache`` keeps results until their namespace is
+    written (``ResultCache``) or keeps none (``Uncached``)."""
 
     def __init__(
         self,
@@ -39,11 +41,13 @@ class RetrievalService:
         allowed_domains: Collection[str],
         default_namespace: str,
         defaults: SearchPlan,
+        cache: ResultCacheProtocol,
     ) -> None:
         self._pipeline = Pipeline(stages)
         self._allowed_domains = frozenset(allowed_domains)
         self._default_namespace = default_namespace
         self._defaults = defaults
+        self._cache = cache
 
     async def retrieve(
         self,
@@ -75,14 +79,18 @@ class RetrievalService:
         settings, gives an empty result.
         """
         check_domains(request.domains, self._allowed_domains)
+        namespace = request.namespace or self._default_namespace
         with correlation_scope():
-            return await self._retrieve(request)
+            result = await self._cache.through(
+                request, namespace, lambda: self._retrieve(request, namespace)
+            )
+            if result.cached:
+                log.info("retrieve.cached", namespace=namespace, returned=result.total_matches)
+            return result
 
-    async def _retrieve(self, request: RetrievalQuery) -> RetrievalResult:
+    async def _retrieve(self, request: RetrievalQuery, namespace: str) -> RetrievalResult:
         clock = StageClock()
-        state = PipelineState.start(
-            request, request.namespace or self._default_namespace, self._defaults
-        )
+        state = PipelineState.start(request, namespace, self._defaults)
         if not state.text:
             log.info("retrieve.blank_query", namespace=state.namespace)
             return self._result(state, clock)

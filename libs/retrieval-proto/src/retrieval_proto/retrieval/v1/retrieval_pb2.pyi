@@ -138,7 +138,7 @@ class RetrievalOptions(_message.Message):
     def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ..., redundancy_threshold: _Optional[float] = ..., neighbours: _Optional[int] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
-    __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded")
+    __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded", "cached")
     class StageMsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -154,6 +154,7 @@ class RetrieveResponse(_message.Message):
     STAGE_MS_FIELD_NUMBER: _ClassVar[int]
     QUERY_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    CACHED_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[RetrievalMatch]
     query: str
     namespace: str
@@ -162,7 +163,8 @@ class RetrieveResponse(_message.Message):
     stage_ms: _containers.ScalarMap[str, float]
     query_truncated: bool
     degraded: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ..., stage_ms: _Optional[_Mapping[str, float]] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ...) -> None: ...
+    cached: bool
+    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ..., stage_ms: _Optional[_Mapping[str, float]] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ..., cached: _Optional[bool] = ...) -> None: ...
 
 class RetrievalMatch(_message.Message):
     __slots__ = ("chunk_id", "content", "score", "document_id", "title", "domain", "metadata", "scores")
