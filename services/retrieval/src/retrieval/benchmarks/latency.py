@@ -100,7 +100,7 @@ async def measure(
         for n, question in enumerate(asked):
             scope = rng.sample(domains, rng.randint(1, 2)) if n % 2 else []
             result = await app.retrieval.retrieve(question, scope, top_k, 0.0, namespace)
-            if n >= warmup:
+            if n >= warmup and not result.cached:
                 rows.append((result.timings, bool(scope)))
                 if on_query is not None:
                     on_query()
