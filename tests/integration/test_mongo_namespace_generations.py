@@ -20,7 +20,7 @@ class Commands(monitoring.CommandListener):
         self.started_commands: list[dict] = []
 
     def started(self, event: monitoring.CommandStartedEvent) -> None:
-        if event.command_name in {"find", "findAndModify"}:
+        if event.command_name in {"update", "find", "findAndModify"}:
             self.started_commands.append(dict(event.command))
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
@@ -61,11 +61,15 @@ async def test_reads_by_id_at_majority_and_advances_acknowledged_by_a_majority(
     )
     await generations.advance("tea")
     await generations.current("tea")
-    advance, read = commands.started_commands
+    create, advance, read = commands.started_commands
+    [created] = create["updates"]
+    assert created["q"] == {"_id": "tea"}
+    assert created["u"] == {"$setOnInsert": {"generation": 0}}
+    assert created["upsert"] is True
     assert advance["query"] == {"_id": "tea"}
     assert advance["update"] == {"$inc": {"generation": 1}}
-    assert advance["upsert"] is True
-    assert advance["writeConcern"]["w"] == "majority"
+    assert not advance.get("upsert"), "an increment never races an insert"
+    assert create["writeConcern"]["w"] == advance["writeConcern"]["w"] == "majority"
     assert read["filter"] == {"_id": "tea"}
     assert read["readConcern"] == {"level": "majority"}
 

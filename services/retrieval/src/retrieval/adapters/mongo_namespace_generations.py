@@ -1,9 +1,9 @@
 """Namespace generations in MongoDB: one document per namespace, ``{_id: namespace, generation}``.
 
-Lookups are by ``_id`` alone, which every server answers from its index. ``advance`` is one
-``findAndModify`` with ``$inc`` and upsert, so concurrent advances each count once; on a
-namespace never advanced, MongoDB (4.2 and later) retries the upsert that loses the insert
-race itself, because the filter is an equality on the unique ``_id``.
+Lookups are by ``_id`` alone, which every server answers from its index. ``advance`` makes
+sure the document exists, then runs one ``findAndModify`` with ``$inc`` (no upsert), so concurrent
+advances each count once: an upserting increment that lost an insert race was, on
+SecantusDB, applied yet answered with no document.
 
 Both run on the primary, the advance acknowledged by a majority and the read at ``majority``
 read concern: a read issued after an advance was acknowledged sees it, on every replica of
@@ -15,14 +15,17 @@ Every round trip runs under its own deadline (``timeout_ms``), errors translated
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
 from pymongo.read_concern import ReadConcern
 from pymongo.read_preferences import Primary
 from pymongo.write_concern import WriteConcern
 
 from retrieval.adapters.mongo_chunk_repository import round_trip
+from retrieval.errors import BackendError
 
 GENERATION = {"_id": False, "generation": True}
 
@@ -42,12 +45,20 @@ class MongoNamespaceGenerations:
         return 0 if document is None else document["generation"]
 
     async def advance(self, namespace: str) -> int:
+        """Creates the namespace's document if it is missing (``$setOnInsert``, so racing
+        creators leave one document at 0), then increments it: an increment never races
+        an insert, so each advance counts exactly once and returns its own value."""
+        with round_trip("update", self._timeout), contextlib.suppress(DuplicateKeyError):
+            await self._collection.update_one(
+                {"_id": namespace}, {"$setOnInsert": {"generation": 0}}, upsert=True
+            )
         with round_trip("find_and_modify", self._timeout):
             document = await self._collection.find_one_and_update(
                 {"_id": namespace},
                 {"$inc": {"generation": 1}},
                 projection=GENERATION,
-                upsert=True,
                 return_document=ReturnDocument.AFTER,
             )
+        if document is None:
+            raise BackendError(f"the generation of {namespace!r} vanished while advancing")
         return document["generation"]
