@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 import structlog
 from dependency_injector import providers
@@ -19,6 +20,8 @@ from google.protobuf.message import Message
 from google.protobuf.struct_pb2 import Struct
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from prometheus_client.parser import text_string_to_metric_families
 
 import retrieval.grpc
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
@@ -42,12 +45,14 @@ from retrieval.grpc import GrpcSettings, RetrievalClient, create_server
 from retrieval.grpc.conversions import result_from_proto
 from retrieval.grpc.server import SERVICE_NAME
 from retrieval.logging import correlation_scope
+from retrieval.observability.metrics_endpoint import metrics_endpoint
 from retrieval.service.ingestion_service import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache, ScriptedLlm
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.telemetry import tracer_into
 
 NAMESPACE = "grpc-e2e"
 MAX_MESSAGE_BYTES = 256 * 1024
@@ -98,11 +103,17 @@ def llm() -> ScriptedLlm:
 
 
 @pytest.fixture
+def spans() -> InMemorySpanExporter:
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
 async def application(
     tmp_path: Path,
     mongo_repository: MongoChunkRepository,
     mongo_ledger: MongoDocumentLedger,
     llm: ScriptedLlm,
+    spans: InMemorySpanExporter,
 ) -> AsyncIterator[Application]:
     settings = Settings(data_dir=tmp_path, ingest_lease_wait_s=0.2)
     container = Container(settings=settings)
@@ -115,6 +126,7 @@ async def application(
         namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
         chunk_repository=providers.Object(mongo_repository),
         llm=providers.Object(llm),
+        tracer=providers.Object(tracer_into(spans)),
     )
     async with running(settings, container) as app:
         await app.ingestion.ingest(DOCUMENTS, NAMESPACE)
@@ -618,3 +630,74 @@ def test_public_surface_is_deliberate() -> None:
         "GrpcSettings", "NamespaceSummary", "RetrievalClient", "RetryPolicy", "ServiceStats",
         "TlsOptions", "create_server", "serve", "stop_on_signals",
     }  # fmt: skip
+
+
+def scrape(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Every sample of the endpoint, keyed by name and labels."""
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def grown(before: dict, after: dict, name: str, **labels: str) -> float:
+    key = (name, frozenset(labels.items()))
+    return after.get(key, 0.0) - before.get(key, 0.0)
+
+
+async def test_the_metrics_endpoint_moves_with_traffic(
+    application: Application, stub: retrieval_pb2_grpc.RetrievalServiceStub
+) -> None:
+    registry = application.telemetry.metrics.registry
+    rpc = {"service": SERVICE_NAME, "method": "Retrieve"}
+    with metrics_endpoint(registry, "127.0.0.1", 0) as metrics_port:
+        before = scrape(metrics_port)
+        for query in ("frost", "blister blight", "pruning"):
+            await stub.Retrieve(pb.RetrieveRequest(query=query, namespace=NAMESPACE))
+        with pytest.raises(grpc.aio.AioRpcError):
+            await stub.Retrieve(pb.RetrieveRequest(query="frost", domains=["astrology"]))
+        after = scrape(metrics_port)
+
+    assert grown(before, after, "retrieval_rpc_duration_seconds_count", **rpc) == 4
+    assert grown(before, after, "retrieval_rpc_requests_total", code="OK", **rpc) == 3
+    assert grown(before, after, "retrieval_rpc_requests_total", code="INVALID_ARGUMENT", **rpc) == 1
+    assert after[("retrieval_rpc_in_flight", frozenset(rpc.items()))] == 0
+    assert grown(before, after, "retrieval_errors_total",
+                 operation="retrieve", error="InvalidRequestError") == 1  # fmt: skip
+    for stage in ("search", "embed", "dense", "keyword", "fuse", "fetch"):
+        assert grown(before, after, "retrieval_stage_duration_seconds_count", stage=stage) == 3
+        assert grown(before, after, "retrieval_stage_duration_seconds_sum", stage=stage) > 0
+    assert grown(before, after, "retrieval_matches_count") == 3
+    cache_lookups = sum(
+        grown(before, after, "retrieval_result_cache_lookups_total", result=result)
+        for result in ("hit", "miss")
+    )
+    assert cache_lookups == 3
+
+
+async def test_a_call_is_traced_with_one_span_per_stage(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub, spans: InMemorySpanExporter
+) -> None:
+    spans.clear()
+    response = await stub.Retrieve(
+        pb.RetrieveRequest(
+            query="blister blight", namespace=NAMESPACE, options=pb.RetrievalOptions(rerank=False)
+        ),
+        metadata=(("x-correlation-id", "trace-me-1"),),
+    )
+    finished = {span.name: span for span in spans.get_finished_spans()}
+    rpc = finished[f"rpc {SERVICE_NAME}/Retrieve"]
+    call = finished["retrieval.retrieve"]
+    stages = {name: span for name, span in finished.items() if name.startswith("stage.")}
+
+    assert call.parent.span_id == rpc.context.span_id
+    assert {name.removeprefix("stage.") for name in stages} <= set(response.stage_ms)
+    assert {"query", "search", "fuse", "fetch"} <= {name.removeprefix("stage.") for name in stages}
+    assert all(span.parent.span_id == call.context.span_id for span in stages.values())
+    assert len(spans.get_finished_spans()) == len(stages) + 2
+    assert {span.attributes["retrieval.correlation_id"] for span in finished.values()} == {
+        "trace-me-1"
+    }
+    assert call.attributes["retrieval.matches"] == response.total_matches

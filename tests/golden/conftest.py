@@ -23,6 +23,7 @@ from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.telemetry import quiet_telemetry
 
 SUITE_DIR = Path(__file__).parent / "rag"
 
@@ -93,6 +94,7 @@ def retrieval(
         "default",
         SearchPlan(),
         Uncached(),
+        quiet_telemetry(),
     )
 
 

@@ -23,6 +23,7 @@ from retrieval.service.ingestion_service import IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
+from retrieval_testkit.telemetry import quiet_telemetry
 
 MIN_HIT_AT_5 = 0.85
 MIN_MRR = 0.90
@@ -121,6 +122,7 @@ async def test_two_concurrent_runs_do_not_meet(
         "default",
         SearchPlan(),
         Uncached(),
+        quiet_telemetry(),
     )
     first, second = await asyncio.gather(
         *(

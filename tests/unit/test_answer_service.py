@@ -29,6 +29,7 @@ from retrieval_testkit import (
     ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "answers"
 QUESTION = "What does blister blight do to tea leaves?"
@@ -76,7 +77,9 @@ async def retrieval() -> RetrievalService:
     )
     await ingestion.ingest(DOCUMENTS, NS)
     stages = retrieval_stages(embedder, index, keywords, chunks, NoReranker())
-    return RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached())
+    return RetrievalService(
+        stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached(), quiet_telemetry()
+    )
 
 
 def passage_number(request: ChatRequest, title: str) -> int:

@@ -42,6 +42,7 @@ from retrieval_testkit import (
     ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.telemetry import quiet_telemetry
 
 TOPICS = [
     "aspirin", "insulin", "malaria", "measles", "tuberculosis", "asthma", "leukemia", "anemia",
@@ -77,12 +78,14 @@ def dataset(tmp_path: Path) -> BeirDataset:
 def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Application:
     chunks = InMemoryChunkRepository()
     keywords = InMemoryKeywordIndex()
+    telemetry = quiet_telemetry()
     retrieval = RetrievalService(
         retrieval_stages(embedder, index, keywords, chunks, NoReranker()),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
         Uncached(),
+        telemetry,
     )
     return Application(
         settings=Settings(_env_file=None),
@@ -100,6 +103,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
         ),
         stats=StatsService(index, chunks),
         answers=AnswerService(retrieval, ScriptedLlm()),
+        telemetry=telemetry,
     )
 
 

@@ -36,6 +36,7 @@ from retrieval_testkit import (
     InMemoryVectorIndex,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.telemetry import quiet_telemetry
 
 DOCUMENTS = [
     ("blight", "plant_diseases", "Blister blight fungus spores infect tender leaves in mist."),
@@ -123,6 +124,7 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
         "default",
         SearchPlan(),
         Uncached(),
+        quiet_telemetry(),
     )
     ingestion = IngestionService(
         embedder,

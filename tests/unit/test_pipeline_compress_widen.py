@@ -43,6 +43,7 @@ from retrieval_testkit import (
     InMemoryVectorIndex,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "stages"
 
@@ -268,7 +269,9 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
     names = [stage.name for stage in stages]
     assert names.index("rerank") < names.index("compress") < names.index("diversify")
     assert names[-2:] == ["fetch", "widen"]
-    service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached())
+    service = RetrievalService(
+        stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached(), quiet_telemetry()
+    )
 
     plain = await service.retrieve("withering leaf rolling", top_k=2)
     assert {m.document_id for m in plain.matches} == {"original", "copy"}

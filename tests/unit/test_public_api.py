@@ -22,4 +22,6 @@ def test_the_application_hands_out_services_never_stores() -> None:
         "ingestion",
         "stats",
         "answers",
+        "validation",
+        "telemetry",
     }

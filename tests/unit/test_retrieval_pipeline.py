@@ -22,6 +22,7 @@ from retrieval.service.pipeline.search import Search
 from retrieval.service.pipeline.threshold import ScoreThreshold
 from retrieval.service.timing import StageClock
 from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex
+from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "pipeline"
 
@@ -60,13 +61,15 @@ async def test_an_identity_stage_changes_nothing_but_its_record() -> None:
     before = state(
         query_vector=np.array([0.1, 0.2], dtype=np.float32), candidates=candidates(0.9, 0.4)
     )
-    after = await Pipeline([Identity()]).run(before, StageClock())
+    after = await Pipeline([Identity()], quiet_telemetry()).run(before, StageClock())
     assert replace(after, counts={}) == before
     assert after.counts == {"identity": 2}
 
 
 async def test_stages_run_in_the_order_given() -> None:
-    after = await Pipeline([Append("b"), Append("a"), Append("c")]).run(state(), StageClock())
+    after = await Pipeline([Append("b"), Append("a"), Append("c")], quiet_telemetry()).run(
+        state(), StageClock()
+    )
     assert [c.chunk_id for c in after.candidates] == ["b", "a", "c"]
     assert after.counts == {"b": 1, "a": 2, "c": 3}
 
@@ -74,20 +77,20 @@ async def test_stages_run_in_the_order_given() -> None:
 async def test_each_stage_is_timed_under_its_name() -> None:
     stages: list[Stage] = [Append("first"), Identity(), Append("last")]
     clock = StageClock()
-    await Pipeline(stages).run(state(), clock)
+    await Pipeline(stages, quiet_telemetry()).run(state(), clock)
     assert list(clock.stages) == ["first", "identity", "last"]
 
 
 async def test_no_stages_is_the_identity() -> None:
     before = state(candidates=candidates(0.3))
     clock = StageClock()
-    assert await Pipeline([]).run(before, clock) == before
+    assert await Pipeline([], quiet_telemetry()).run(before, clock) == before
     assert clock.stages == {}
 
 
 def test_two_stages_of_one_name_are_refused() -> None:
     with pytest.raises(ValueError, match="distinct"):
-        Pipeline([Append("x"), Append("x")])
+        Pipeline([Append("x"), Append("x")], quiet_telemetry())
 
 
 async def test_a_failing_stage_ends_the_run_with_its_error() -> None:
@@ -106,7 +109,7 @@ async def test_a_failing_stage_ends_the_run_with_its_error() -> None:
             return state
 
     with pytest.raises(RuntimeError, match="store down"):
-        await Pipeline([Broken(), Later()]).run(state(), StageClock())
+        await Pipeline([Broken(), Later()], quiet_telemetry()).run(state(), StageClock())
     assert not Later.ran
 
 

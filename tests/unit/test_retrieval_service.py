@@ -36,6 +36,7 @@ from retrieval_testkit import (
     WordOverlapReranker,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "unit"
 
@@ -90,7 +91,7 @@ class Stores:
             self.chunks,
             reranker or NoReranker(),
         )
-        return RetrievalService(stages, allowed_domains, NS, plan, Uncached())
+        return RetrievalService(stages, allowed_domains, NS, plan, Uncached(), quiet_telemetry())
 
 
 @pytest.fixture
@@ -485,7 +486,7 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
         stores.embedder, stores.index, stores.keywords, stores.chunks, NoReranker()
     )
     cache = ResultCache(generations)
-    service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache)
+    service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())
     ingestion = IngestionService(
         stores.embedder,
         stores.index,

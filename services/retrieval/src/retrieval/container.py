@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dependency_injector import containers, providers
+from prometheus_client import CollectorRegistry
 from pymongo import AsyncMongoClient
 
 from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.embedded_mongo import embedded_mongo_server
+from retrieval.adapters.embedded_mongo import EmbeddedMongoStorage, embedded_mongo_server
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
@@ -27,7 +28,11 @@ from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbe
 from retrieval.adapters.pinecone_reranker import PineconeReranker
 from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.observability.metrics import ServiceMetrics
+from retrieval.observability.telemetry import Telemetry
+from retrieval.observability.tracing import tracer_from_environment
 from retrieval.ports.namespace_generations import NamespaceGenerations
+from retrieval.ports.store_footprint import StoreFootprint
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
@@ -35,6 +40,7 @@ from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
+from retrieval.service.validation_service import ValidationService
 from retrieval.settings import Settings
 
 
@@ -136,6 +142,14 @@ def pinecone_connection(settings: Settings, *, sparse: bool = False) -> Pinecone
             "RETRIEVAL_PINECONE_SPARSE_INDEX_HOST" if sparse else "RETRIEVAL_PINECONE_INDEX_HOST"
         ),
     )
+
+
+def store_footprints(settings: Settings, indexes: list[StoreFootprint]) -> list[StoreFootprint]:
+    """The embedded stores configured: the indexes when embedded, and MongoDB when no URI is
+    set. Production backends (Pinecone, a MongoDB server) occupy nothing here."""
+    if settings.mongodb_uri is None:
+        return [*indexes, EmbeddedMongoStorage(settings.mongo_dir)]
+    return indexes
 
 
 CLOSEABLE = (
@@ -265,6 +279,9 @@ class Container(containers.DeclarativeContainer):
         ),
     )
     llm = providers.Singleton(llm_from_settings, settings=settings)
+    metrics = providers.Singleton(ServiceMetrics, registry=providers.Singleton(CollectorRegistry))
+    tracer = providers.Resource(tracer_from_environment)
+    telemetry = providers.Singleton(Telemetry, metrics=metrics, tracer=tracer)
     closing_adapters = providers.Resource(
         closing_adapters, backend_index, keyword_index, model_embedder, reranker, llm
     )
@@ -284,8 +301,34 @@ class Container(containers.DeclarativeContainer):
         settings.provided.default_namespace,
         search_plan,
         result_cache,
+        telemetry,
     )
-    stats_service = providers.Singleton(StatsService, index=vector_index, chunks=chunk_repository)
+    stats_service = providers.Singleton(
+        StatsService,
+        index=vector_index,
+        keywords=keyword_index,
+        chunks=chunk_repository,
+        ledger=document_ledger,
+        embedder=embedder,
+        footprints=providers.Callable(
+            store_footprints,
+            settings=settings,
+            indexes=providers.Selector(
+                settings.provided.index_backend,
+                embedded=providers.List(backend_index, keyword_index),
+                pinecone=providers.List(),
+            ),
+        ),
+        probe_timeout_s=settings.provided.health_probe_timeout_s,
+    )
+    validation_service = providers.Singleton(
+        ValidationService,
+        retrieval=retrieval_service,
+        stats=stats_service,
+        chunks=chunk_repository,
+        allowed_domains=settings.provided.allowed_domains,
+        success_rate=settings.provided.validation_success_rate,
+    )
     answer_service = providers.Singleton(
         AnswerService,
         retrieval=retrieval_service,
@@ -322,6 +365,8 @@ class Application:
     ingestion: IngestionService
     stats: StatsService
     answers: AnswerService
+    validation: ValidationService
+    telemetry: Telemetry
 
 
 async def resolve(provider: providers.Provider) -> Any:
@@ -346,6 +391,8 @@ async def running(
             ingestion=await resolve(container.ingestion_service),
             stats=await resolve(container.stats_service),
             answers=await resolve(container.answer_service),
+            validation=await resolve(container.validation_service),
+            telemetry=await resolve(container.telemetry),
         )
     finally:
         await resolve(container.shutdown_resources)

@@ -222,6 +222,13 @@ class Settings(BaseSettings):
     )
     answer_max_tokens: int = Field(default=512, ge=1, description="Longest answer, in tokens.")
 
+    health_interval_s: float = Field(
+        default=10.0, gt=0, description="Seconds between the gRPC health service's store probes."
+    )
+    health_probe_timeout_s: float = Field(
+        default=3.0, gt=0, description="A store slower than this to answer a probe is unreachable."
+    )
+
     result_cache_entries: int = Field(
         default=1024, ge=0, description="Retrieval results kept per replica; 0: no cache."
     )
@@ -231,6 +238,25 @@ class Settings(BaseSettings):
     namespace_generations_collection: str = Field(
         default="namespace_generations",
         description="Collection of per-namespace write generations (cache invalidation).",
+    )
+
+    metrics_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="Port of the Prometheus endpoint (/metrics) of `retrieval serve`; unset: "
+        "none; 0 picks a free port.",
+    )
+    metrics_host: str = Field(
+        default="127.0.0.1",
+        description="Interface of the Prometheus endpoint; 0.0.0.0 to be scraped from outside.",
+    )
+
+    validation_success_rate: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="Share of validation queries that must pass (``retrieval validate``).",
     )
 
     log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR.")

@@ -23,7 +23,9 @@ import bm25s
 import numpy as np
 
 from retrieval.adapters.directory_lock import DirectoryLock, hold_and_load
+from retrieval.adapters.disk_usage import directory_bytes
 from retrieval.adapters.exact_vector_index import write_atomically
+from retrieval.domain.collection_health import Footprint
 from retrieval.domain.filters import Expression, parse_delete_selector, parse_filter
 from retrieval.domain.keyword_terms import ANALYSIS, terms
 from retrieval.domain.keywords import KeywordMatch, KeywordRecord
@@ -53,6 +55,14 @@ class Snapshot:
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    @property
+    def score_bytes(self) -> int:
+        """Bytes of the BM25 score matrix once a query has built it, else 0."""
+        model = self._model
+        if model is None:
+            return 0
+        return sum(array.nbytes for array in model.scores.values() if isinstance(array, np.ndarray))
 
     def rows(self) -> dict[str, Row]:
         return dict(zip(self.ids, zip(self.terms, self.metadata, strict=True), strict=True))
@@ -203,6 +213,14 @@ class Bm25KeywordIndex:
         self._check_open()
         snapshot = self._namespaces.get(namespace)
         return snapshot.size if snapshot is not None else 0
+
+    async def footprint(self) -> Footprint:
+        """Its directory on disk (None when kept in memory only) and, in memory, the BM25
+        score matrices built so far; the terms and metadata held as Python objects are not
+        counted."""
+        disk = None if self._path is None else await asyncio.to_thread(directory_bytes, self._path)
+        memory = sum(snapshot.score_bytes for snapshot in list(self._namespaces.values()))
+        return Footprint(store="keyword index (bm25)", disk_bytes=disk, memory_bytes=memory)
 
     @staticmethod
     def _save(target: Path, snapshot: Snapshot | None) -> None:

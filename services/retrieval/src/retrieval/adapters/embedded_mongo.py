@@ -11,6 +11,7 @@ command never leaves a server holding the WiredTiger files.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import os
 import shutil
@@ -24,6 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from retrieval.adapters.directory_lock import DirectoryLock
+from retrieval.adapters.disk_usage import directory_bytes
+from retrieval.domain.collection_health import Footprint
 from retrieval.errors import BackendNotConfiguredError, BackendUnavailableError
 
 SERVER_COMMAND = "secantusd-py"
@@ -120,3 +123,15 @@ def embedded_mongo_server(storage: Path) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+class EmbeddedMongoStorage:
+    """The embedded server's data directory, measured as a store's footprint; its memory
+    belongs to another process and is not measured."""
+
+    def __init__(self, storage: Path) -> None:
+        self._storage = storage
+
+    async def footprint(self) -> Footprint:
+        disk = await asyncio.to_thread(directory_bytes, self._storage)
+        return Footprint(store="mongodb (embedded)", disk_bytes=disk, memory_bytes=None)

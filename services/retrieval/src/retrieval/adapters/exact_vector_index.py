@@ -25,6 +25,8 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval.adapters.directory_lock import DirectoryLock, hold_and_load
+from retrieval.adapters.disk_usage import directory_bytes
+from retrieval.domain.collection_health import Footprint
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.metadata_columns import MetadataColumns
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
@@ -218,6 +220,13 @@ class ExactVectorIndex:
             total_vector_count=sum(ns.vector_count for ns in namespaces.values()),
             namespaces=namespaces,
         )
+
+    async def footprint(self) -> Footprint:
+        """Its directory on disk (None when kept in memory only) and its vectors in memory:
+        ``vectors * dimension * 4`` bytes of float32."""
+        disk = None if self._path is None else await asyncio.to_thread(directory_bytes, self._path)
+        memory = sum(snapshot.vectors.nbytes for snapshot in self._namespaces.values())
+        return Footprint(store="vector index (exact)", disk_bytes=disk, memory_bytes=memory)
 
     async def _replace(self, namespace: str, rows: dict[str, tuple[Any, dict]]) -> None:
         if not rows:

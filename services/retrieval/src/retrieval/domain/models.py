@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
@@ -248,6 +250,26 @@ class RetrievalMatch(Frozen):
     metadata: Metadata = Field(default_factory=dict, description="The document's metadata.")
 
 
+class MatchStatistics(Frozen):
+    """How many matches a retrieval returned and how their ranking scores spread."""
+
+    matches: int = Field(default=0, ge=0, description="Matches returned.")
+    mean_score: float | None = Field(default=None, description="Mean ``score``; None if none.")
+    max_score: float | None = Field(default=None, description="Best ``score``; None if none.")
+    min_score: float | None = Field(default=None, description="Worst ``score``; None if none.")
+
+    @classmethod
+    def of(cls, scores: Sequence[float]) -> MatchStatistics:
+        if not scores:
+            return cls()
+        return cls(
+            matches=len(scores),
+            mean_score=math.fsum(scores) / len(scores),
+            max_score=max(scores),
+            min_score=min(scores),
+        )
+
+
 class RetrievalResult(Frozen):
     """The answer to a retrieval query, best match first."""
 
@@ -266,4 +288,8 @@ class RetrievalResult(Frozen):
         default=False,
         description="Served from the result cache: computed for an identical earlier request, "
         "and no write to the namespace has completed since that computation began.",
+    )
+    statistics: MatchStatistics = Field(
+        default_factory=MatchStatistics,
+        description="Number of matches and the mean, best and worst of their ``score``.",
     )

@@ -19,6 +19,7 @@ from retrieval.domain.models import (
     FETCH_STAGE,
     SEARCH_STAGE,
     RagDocument,
+    MatchStatistics,
     RetrievalMatch,
     RetrievalOptions,
     RetrievalQuery,
@@ -155,6 +156,7 @@ def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
         query_truncated=result.query_truncated,
         degraded=result.degraded,
         cached=result.cached,
+        statistics=pb.MatchStatistics(**result.statistics.model_dump()),
     )
 
 
@@ -172,20 +174,21 @@ def stages_from_proto(response: pb.RetrieveResponse) -> dict[str, float]:
 
 
 def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
+    matches = tuple(
+        RetrievalMatch(
+            chunk_id=match.chunk_id,
+            content=match.content,
+            score=match.score,
+            scores=dict(match.scores),
+            document_id=match.document_id,
+            title=match.title,
+            domain=match.domain,
+            metadata=metadata_from_struct(match.metadata),
+        )
+        for match in response.matches
+    )
     return RetrievalResult(
-        matches=tuple(
-            RetrievalMatch(
-                chunk_id=match.chunk_id,
-                content=match.content,
-                score=match.score,
-                scores=dict(match.scores),
-                document_id=match.document_id,
-                title=match.title,
-                domain=match.domain,
-                metadata=metadata_from_struct(match.metadata),
-            )
-            for match in response.matches
-        ),
+        matches=matches,
         query=response.query,
         namespace=response.namespace,
         total_matches=response.total_matches,
@@ -195,6 +198,22 @@ def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
         query_truncated=response.query_truncated,
         degraded=tuple(response.degraded),
         cached=response.cached,
+        statistics=(
+            statistics_from_proto(response.statistics)
+            if response.HasField("statistics")
+            else MatchStatistics.of([match.score for match in matches])
+        ),
+    )
+
+
+def statistics_from_proto(statistics: pb.MatchStatistics) -> MatchStatistics:
+    return MatchStatistics(
+        matches=statistics.matches,
+        **{
+            name: getattr(statistics, name)
+            for name in ("mean_score", "max_score", "min_score")
+            if statistics.HasField(name)
+        },
     )
 
 

@@ -1,9 +1,12 @@
-"""What every call goes through before its servicer method: a correlation id, then auth."""
+"""What every call goes through before its servicer method: a correlation id, metrics and a
+span, then auth."""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -13,6 +16,7 @@ from pydantic import SecretStr
 
 from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY, metadata_value
 from retrieval.logging import correlation_scope, new_correlation_id
+from retrieval.observability.telemetry import Telemetry
 
 log = structlog.get_logger("grpc")
 
@@ -71,6 +75,59 @@ class CorrelationIdInterceptor(grpc.aio.ServerInterceptor):
                 return await behaviour(request, context)
 
         return with_behaviour(handler, correlated)
+
+
+def service_and_method(full_method: str) -> tuple[str, str]:
+    """``/pkg.Service/Method`` as ``("pkg.Service", "Method")``."""
+    service, _, method = full_method.lstrip("/").rpartition("/")
+    return service, method
+
+
+class TelemetryInterceptor(grpc.aio.ServerInterceptor):
+    """Counts every call with a unary response by service, method and status code, times it,
+    keeps the number in flight, and traces it in a span that the service's spans nest in."""
+
+    def __init__(self, telemetry: Telemetry) -> None:
+        self._telemetry = telemetry
+
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.response_streaming:
+            return handler
+        behaviour = handler.stream_unary if handler.request_streaming else handler.unary_unary
+        service, method = service_and_method(handler_call_details.method)
+        metrics = self._telemetry.metrics
+
+        async def observed(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            in_flight = metrics.rpc_in_flight.labels(service=service, method=method)
+            in_flight.inc()
+            begun = time.perf_counter()
+            code = grpc.StatusCode.UNKNOWN
+            try:
+                with self._telemetry.span(f"rpc {service}/{method}") as span:
+                    try:
+                        response = await behaviour(request, context)
+                    except asyncio.CancelledError:
+                        code = grpc.StatusCode.CANCELLED
+                        raise
+                    except BaseException:
+                        code = context.code() or grpc.StatusCode.UNKNOWN
+                        raise
+                    else:
+                        code = context.code() or grpc.StatusCode.OK
+                    finally:
+                        span.set_attribute("rpc.grpc.status_code", code.value[0])
+                    return response
+            finally:
+                in_flight.dec()
+                metrics.rpc_duration.labels(service=service, method=method).observe(
+                    time.perf_counter() - begun
+                )
+                metrics.rpc_requests.labels(service=service, method=method, code=code.name).inc()
+
+        return with_behaviour(handler, observed)
 
 
 class BearerTokenInterceptor(grpc.aio.ServerInterceptor):

@@ -13,9 +13,15 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from retrieval.container import Application
-from retrieval.grpc.interceptors import BearerTokenInterceptor, CorrelationIdInterceptor
+from retrieval.grpc.interceptors import (
+    BearerTokenInterceptor,
+    CorrelationIdInterceptor,
+    TelemetryInterceptor,
+)
 from retrieval.grpc.servicer import RetrievalServicer
 from retrieval.grpc.settings import GrpcSettings, message_size_options
+from retrieval.observability.metrics_endpoint import metrics_endpoint
+from retrieval.observability.telemetry import Telemetry
 from retrieval_proto.retrieval.v1 import retrieval_pb2, retrieval_pb2_grpc
 
 log = structlog.get_logger("grpc")
@@ -36,9 +42,13 @@ def server_credentials(settings: GrpcSettings) -> grpc.ServerCredentials | None:
     )
 
 
-def interceptors(settings: GrpcSettings) -> list[grpc.aio.ServerInterceptor]:
-    """Outermost first: the correlation id also covers calls that auth refuses."""
-    chain: list[grpc.aio.ServerInterceptor] = [CorrelationIdInterceptor()]
+def interceptors(settings: GrpcSettings, telemetry: Telemetry) -> list[grpc.aio.ServerInterceptor]:
+    """Outermost first: the correlation id, metrics and span also cover calls that auth
+    refuses."""
+    chain: list[grpc.aio.ServerInterceptor] = [
+        CorrelationIdInterceptor(),
+        TelemetryInterceptor(telemetry),
+    ]
     if settings.auth_token is not None:
         chain.append(BearerTokenInterceptor(settings.auth_token))
     return chain
@@ -60,7 +70,7 @@ async def create_server(
     answer, the server is stopped and their error raised.
     """
     server = grpc.aio.server(
-        interceptors=interceptors(settings),
+        interceptors=interceptors(settings, application.telemetry),
         options=[*message_size_options(settings.max_message_bytes), ("grpc.so_reuseport", 0)],
     )
     retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(
@@ -94,22 +104,38 @@ async def serve(application: Application, settings: GrpcSettings, stop: asyncio.
     """Serve until ``stop`` is set; then refuse new calls and give in-flight ones the grace period.
 
     Calls still running when it ends are cancelled. The caller closes the stores afterwards.
+    The Prometheus endpoint, when configured, serves from before the first call to the end.
     """
-    server, port = await create_server(application, settings.address, settings)
-    log.info(
-        "grpc.serving",
-        host=settings.host,
-        port=port,
-        tls=settings.tls_cert_file is not None,
-        mutual_tls=settings.tls_client_ca_file is not None,
-        auth=settings.auth_token is not None,
-    )
-    try:
-        await stop.wait()
-    finally:
-        log.info("grpc.draining", grace_seconds=settings.grace_seconds)
-        await server.stop(settings.grace_seconds)
-        log.info("grpc.stopped")
+    with metrics_served(application) as metrics_port:
+        server, port = await create_server(application, settings.address, settings)
+        log.info(
+            "grpc.serving",
+            host=settings.host,
+            port=port,
+            tls=settings.tls_cert_file is not None,
+            mutual_tls=settings.tls_client_ca_file is not None,
+            auth=settings.auth_token is not None,
+            metrics_port=metrics_port,
+        )
+        try:
+            await stop.wait()
+        finally:
+            log.info("grpc.draining", grace_seconds=settings.grace_seconds)
+            await server.stop(settings.grace_seconds)
+            log.info("grpc.stopped")
+
+
+@contextmanager
+def metrics_served(application: Application) -> Iterator[int | None]:
+    """The application's metrics at ``RETRIEVAL_METRICS_HOST:RETRIEVAL_METRICS_PORT``, or
+    nothing when no port is set; yields the bound port."""
+    settings = application.settings
+    if settings.metrics_port is None:
+        yield None
+        return
+    registry = application.telemetry.metrics.registry
+    with metrics_endpoint(registry, settings.metrics_host, settings.metrics_port) as port:
+        yield port
 
 
 @contextmanager

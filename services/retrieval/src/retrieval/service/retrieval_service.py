@@ -5,6 +5,7 @@ from collections.abc import Collection, Sequence
 import structlog
 
 from retrieval.domain.models import (
+    MatchStatistics,
     RetrievalOptions,
     RetrievalQuery,
     RetrievalResult,
@@ -13,6 +14,7 @@ from retrieval.domain.models import (
 )
 from retrieval.errors import BackendNotConfiguredError, InvalidRequestError
 from retrieval.logging import correlation_scope
+from retrieval.observability.telemetry import Telemetry
 from retrieval.service.pipeline import Pipeline, PipelineState, SearchPlan, Stage
 from retrieval.service.result_cache import ResultCacheProtocol
 from retrieval.service.timing import StageClock
@@ -33,7 +35,8 @@ class RetrievalService:
     """Finds the chunks that best answer a question, best first, by running its stages in
     order (the container builds the list: ``retrieval_stages``); ``defaults`` are the
     switches a request does not set; ``cache`` keeps results until their namespace is
-    written (``ResultCache``) or keeps none (``Uncached``)."""
+    written (``ResultCache``) or keeps none (``Uncached``); ``telemetry`` traces each call and
+    stage and counts them."""
 
     def __init__(
         self,
@@ -42,8 +45,10 @@ class RetrievalService:
         default_namespace: str,
         defaults: SearchPlan,
         cache: ResultCacheProtocol,
+        telemetry: Telemetry,
     ) -> None:
-        self._pipeline = Pipeline(stages)
+        self._pipeline = Pipeline(stages, telemetry)
+        self._telemetry = telemetry
         self._allowed_domains = frozenset(allowed_domains)
         self._default_namespace = default_namespace
         self._defaults = defaults
@@ -78,12 +83,13 @@ class RetrievalService:
         namespace, ``BackendError`` when a store fails. A blank query, or a backend without
         settings, gives an empty result.
         """
-        check_domains(request.domains, self._allowed_domains)
-        namespace = request.namespace or self._default_namespace
-        with correlation_scope():
+        with correlation_scope(), self._telemetry.operation("retrieve") as span:
+            check_domains(request.domains, self._allowed_domains)
+            namespace = request.namespace or self._default_namespace
             result = await self._cache.through(
                 request, namespace, lambda: self._retrieve(request, namespace)
             )
+            self._telemetry.retrieved(result, span)
             if result.cached:
                 log.info("retrieve.cached", namespace=namespace, returned=result.total_matches)
             return result
@@ -127,4 +133,5 @@ class RetrievalService:
             ),
             query_truncated=state.truncated,
             degraded=state.degraded,
+            statistics=MatchStatistics.of([match.score for match in state.matches]),
         )

@@ -1,11 +1,35 @@
-"""What ``GetStats`` reports: vectors and chunk texts per namespace."""
+"""What ``GetStats`` and ``retrieval stats`` report: the size and the health of the collection.
+
+``collect`` audits every namespace (``retrieval.service.consistency.audit``): it lists every
+id the vector index, the keyword index, the chunk texts and the ledger hold, so its cost grows
+with the number of chunks. The health service calls ``reachability`` instead: one count from
+each store under a short timeout.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+
 from pydantic import Field
 
+from retrieval.domain.collection_health import (
+    Footprint,
+    HealthStatus,
+    Orphans,
+    Verdict,
+    namespace_verdict,
+    overall,
+    texts_outside_namespaces,
+    unreachable,
+)
 from retrieval.domain.models import Frozen
-from retrieval.ports import ChunkRepository, VectorIndex
+from retrieval.domain.vectors import IndexStats
+from retrieval.errors import BackendError
+from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
+from retrieval.ports.document_ledger import DocumentLedger
+from retrieval.ports.store_footprint import StoreFootprint
+from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
 
 
 class NamespaceSummary(Frozen):
@@ -16,48 +40,161 @@ class NamespaceSummary(Frozen):
     chunk_count: int = Field(ge=0, description="Chunk texts in the chunk repository.")
 
 
-class ServiceStats(Frozen):
-    """Size and shape of the knowledge base."""
+class NamespaceHealth(Frozen):
+    """Size of one namespace, and what its audit found."""
 
+    namespace: str = Field(description="Namespace name.")
+    status: HealthStatus = Field(description="Green, yellow (orphans found) or red.")
+    reasons: tuple[str, ...] = Field(description="Why it is not green; empty when green.")
+    vector_count: int = Field(ge=0, description="Vectors in the index.")
+    chunk_count: int | None = Field(
+        ge=0, description="Chunk texts in the chunk repository; None when the audit failed."
+    )
+    orphans: Orphans | None = Field(
+        description="What the audit found out of place; None when it failed."
+    )
+
+
+class CollectionStats(Frozen):
+    """Size, shape and health of the knowledge base."""
+
+    status: HealthStatus = Field(description="The worst status of any namespace or store.")
+    reasons: tuple[str, ...] = Field(description="Why it is not green; empty when green.")
+    embedding_model: str = Field(description="Model that embeds queries and passages.")
     dimension: int | None = Field(description="Vector dimension, unknown until the first write.")
-    total_vector_count: int = Field(ge=0, description="Vectors across all namespaces.")
-    namespaces: tuple[NamespaceSummary, ...] = Field(description="Per namespace, by name.")
+    total_vector_count: int | None = Field(
+        ge=0, description="Vectors across all namespaces; None when the index did not answer."
+    )
+    total_chunk_count: int | None = Field(
+        ge=0, description="Chunk texts across all namespaces; None when they could not be read."
+    )
+    namespaces: tuple[NamespaceHealth, ...] = Field(description="Per namespace, by name.")
+    footprints: tuple[Footprint, ...] = Field(
+        description="Disk and memory of each embedded store; empty when none is embedded."
+    )
+
+
+def orphans_of(result: NamespaceAudit) -> Orphans:
+    return Orphans(
+        texts_without_vectors=len(result.texts_without_vectors),
+        vectors_without_texts=len(result.vectors_without_texts),
+        texts_without_keywords=len(result.texts_without_keywords),
+        keywords_without_texts=len(result.keywords_without_texts),
+        stale_chunks=len(result.stale),
+        pending_documents=len(result.pending),
+    )
 
 
 class StatsService:
-    """Reads the size of the knowledge base from both stores; writes nothing."""
+    """Reads the size and health of the knowledge base from every store; writes nothing."""
 
-    def __init__(self, index: VectorIndex, chunks: ChunkRepository) -> None:
-        self._index = index
-        self._chunks = chunks
+    def __init__(
+        self,
+        index: VectorIndex,
+        keywords: KeywordIndex,
+        chunks: ChunkRepository,
+        ledger: DocumentLedger,
+        embedder: Embedder,
+        footprints: Sequence[StoreFootprint],
+        probe_timeout_s: float,
+    ) -> None:
+        self._stores = ChunkStores(index, keywords, chunks)
+        self._ledger = ledger
+        self._embedder = embedder
+        self._footprints = tuple(footprints)
+        self._probe_timeout_s = probe_timeout_s
 
     async def probe(self) -> None:
         """Raises unless both stores answer."""
-        await self._chunks.count()
-        await self._index.stats()
+        await self._sizes()
+
+    async def reachability(self) -> Verdict:
+        """Red when a store does not answer ``probe`` within the probe timeout, else green:
+        here green only means that both stores answer (orphans are not looked for)."""
+        try:
+            await self._bounded_sizes()
+        except (BackendError, TimeoutError) as error:
+            return unreachable("stores", self._describe(error))
+        return Verdict(status=HealthStatus.GREEN, reasons=())
 
     async def namespace(self, namespace: str) -> NamespaceSummary:
         """Both counts of one namespace, even one holding texts and no vectors."""
-        stats = await self._index.stats()
+        stats = await self._stores.index.stats()
         held = stats.namespaces.get(namespace)
         return NamespaceSummary(
             namespace=namespace,
             vector_count=0 if held is None else held.vector_count,
-            chunk_count=await self._chunks.count(namespace),
+            chunk_count=await self._stores.texts.count(namespace),
         )
 
-    async def collect(self) -> ServiceStats:
-        stats = await self._index.stats()
-        namespaces = [
-            NamespaceSummary(
-                namespace=name,
-                vector_count=namespace.vector_count,
-                chunk_count=await self._chunks.count(name),
+    async def collect(self) -> CollectionStats:
+        """Sizes, footprints and the audit of every namespace the vector index holds."""
+        footprints = tuple(await asyncio.gather(*(s.footprint() for s in self._footprints)))
+        try:
+            stats, total_texts = await self._bounded_sizes()
+        except (BackendError, TimeoutError) as error:
+            verdict = unreachable("stores", self._describe(error))
+            return CollectionStats(
+                status=verdict.status,
+                reasons=verdict.reasons,
+                embedding_model=self._embedder.model,
+                dimension=None,
+                total_vector_count=None,
+                total_chunk_count=None,
+                namespaces=(),
+                footprints=footprints,
             )
-            for name, namespace in sorted(stats.namespaces.items())
+        namespaces = [
+            await self._audited(name, held.vector_count)
+            for name, held in sorted(stats.namespaces.items())
         ]
-        return ServiceStats(
+        verdicts = [Verdict(status=ns.status, reasons=ns.reasons) for ns in namespaces]
+        counted = [ns.chunk_count for ns in namespaces if ns.chunk_count is not None]
+        if len(counted) == len(namespaces):
+            verdicts.append(texts_outside_namespaces(total_texts, sum(counted)))
+        verdict = overall(verdicts)
+        return CollectionStats(
+            status=verdict.status,
+            reasons=verdict.reasons,
+            embedding_model=self._embedder.model,
             dimension=stats.dimension,
             total_vector_count=stats.total_vector_count,
+            total_chunk_count=total_texts,
             namespaces=tuple(namespaces),
+            footprints=footprints,
         )
+
+    async def _audited(self, namespace: str, vector_count: int) -> NamespaceHealth:
+        try:
+            result = await audit(self._stores, self._ledger, namespace)
+        except BackendError as error:
+            failed = unreachable(f"namespace {namespace}", str(error))
+            return NamespaceHealth(
+                namespace=namespace,
+                status=failed.status,
+                reasons=failed.reasons,
+                vector_count=vector_count,
+                chunk_count=None,
+                orphans=None,
+            )
+        orphans = orphans_of(result)
+        verdict = namespace_verdict(namespace, orphans)
+        return NamespaceHealth(
+            namespace=namespace,
+            status=verdict.status,
+            reasons=verdict.reasons,
+            vector_count=vector_count,
+            chunk_count=len(result.texts),
+            orphans=orphans,
+        )
+
+    async def _sizes(self) -> tuple[IndexStats, int]:
+        return await self._stores.index.stats(), await self._stores.texts.count()
+
+    async def _bounded_sizes(self) -> tuple[IndexStats, int]:
+        return await asyncio.wait_for(self._sizes(), self._probe_timeout_s)
+
+    def _describe(self, error: BaseException) -> str:
+        if isinstance(error, TimeoutError) and not str(error):
+            return f"no answer within {self._probe_timeout_s:g} s"
+        return str(error)

@@ -138,7 +138,7 @@ class RetrievalOptions(_message.Message):
     def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ..., redundancy_threshold: _Optional[float] = ..., neighbours: _Optional[int] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
-    __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded", "cached")
+    __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded", "cached", "statistics")
     class StageMsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -155,6 +155,7 @@ class RetrieveResponse(_message.Message):
     QUERY_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     DEGRADED_FIELD_NUMBER: _ClassVar[int]
     CACHED_FIELD_NUMBER: _ClassVar[int]
+    STATISTICS_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[RetrievalMatch]
     query: str
     namespace: str
@@ -164,7 +165,20 @@ class RetrieveResponse(_message.Message):
     query_truncated: bool
     degraded: _containers.RepeatedScalarFieldContainer[str]
     cached: bool
-    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ..., stage_ms: _Optional[_Mapping[str, float]] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ..., cached: _Optional[bool] = ...) -> None: ...
+    statistics: MatchStatistics
+    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ..., stage_ms: _Optional[_Mapping[str, float]] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ..., cached: _Optional[bool] = ..., statistics: _Optional[_Union[MatchStatistics, _Mapping]] = ...) -> None: ...
+
+class MatchStatistics(_message.Message):
+    __slots__ = ("matches", "mean_score", "max_score", "min_score")
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    MEAN_SCORE_FIELD_NUMBER: _ClassVar[int]
+    MAX_SCORE_FIELD_NUMBER: _ClassVar[int]
+    MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
+    matches: int
+    mean_score: float
+    max_score: float
+    min_score: float
+    def __init__(self, matches: _Optional[int] = ..., mean_score: _Optional[float] = ..., max_score: _Optional[float] = ..., min_score: _Optional[float] = ...) -> None: ...
 
 class RetrievalMatch(_message.Message):
     __slots__ = ("chunk_id", "content", "score", "document_id", "title", "domain", "metadata", "scores")

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from retrieval.domain.models import RagChunk, RetrievalMatch, RetrievalQuery
 from retrieval.domain.query_text import normalise
+from retrieval.observability.telemetry import Telemetry
 from retrieval.ports.embedder import Vector
 from retrieval.service.pipeline.options import SearchPlan
 from retrieval.service.timing import StageClock
@@ -76,18 +77,19 @@ class Stage(Protocol):
 
 
 class Pipeline:
-    """Runs its stages in order, timing each on the call's clock and counting the candidates
-    it leaves."""
+    """Runs its stages in order, timing each on the call's clock, tracing each in a span of
+    its own and counting the candidates it leaves."""
 
-    def __init__(self, stages: Sequence[Stage]) -> None:
+    def __init__(self, stages: Sequence[Stage], telemetry: Telemetry) -> None:
         names = [stage.name for stage in stages]
         if len(set(names)) != len(names):
             raise ValueError(f"stage names must be distinct: {names}")
         self.stages = tuple(stages)
+        self._telemetry = telemetry
 
     async def run(self, state: PipelineState, clock: StageClock) -> PipelineState:
         for stage in self.stages:
-            with clock.stage(stage.name):
+            with self._telemetry.stage(stage.name), clock.stage(stage.name):
                 state = await stage.run(state)
             state = replace(state, counts={**state.counts, stage.name: len(state.candidates)})
         return state

@@ -1,0 +1,1 @@
+"""Prometheus metrics and OpenTelemetry traces of every call and stage."""

@@ -1,0 +1,79 @@
+"""The service's Prometheus metrics, held in a registry of their own (never the global one)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+LATENCY_BUCKETS_S = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+)  # fmt: skip
+MATCH_BUCKETS = (0, 1, 2, 3, 5, 10, 20, 50, 100)
+SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)
+
+
+class ServiceMetrics:
+    """Counters, gauges and histograms of calls, stages, errors, the cache and store health."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.rpc_requests = Counter(
+            "retrieval_rpc_requests",
+            "gRPC calls handled, by service, method and status code.",
+            ["service", "method", "code"],
+            registry=registry,
+        )
+        self.rpc_duration = Histogram(
+            "retrieval_rpc_duration_seconds",
+            "Time to answer a gRPC call, by service and method.",
+            ["service", "method"],
+            buckets=LATENCY_BUCKETS_S,
+            registry=registry,
+        )
+        self.rpc_in_flight = Gauge(
+            "retrieval_rpc_in_flight",
+            "gRPC calls being answered now, by service and method.",
+            ["service", "method"],
+            registry=registry,
+        )
+        self.operations = Counter(
+            "retrieval_operations",
+            "Service calls (in process and over gRPC), by operation and outcome.",
+            ["operation", "outcome"],
+            registry=registry,
+        )
+        self.errors = Counter(
+            "retrieval_errors",
+            "Service calls that raised, by operation and error type.",
+            ["operation", "error"],
+            registry=registry,
+        )
+        self.stage_duration = Histogram(
+            "retrieval_stage_duration_seconds",
+            "Time spent in each retrieval stage and in each search inside it.",
+            ["stage"],
+            buckets=LATENCY_BUCKETS_S,
+            registry=registry,
+        )
+        self.matches = Histogram(
+            "retrieval_matches",
+            "Matches a retrieval returned.",
+            buckets=MATCH_BUCKETS,
+            registry=registry,
+        )
+        self.top_cosine = Histogram(
+            "retrieval_top_cosine",
+            "Cosine similarity of the best match of a retrieval that returned any.",
+            buckets=SCORE_BUCKETS,
+            registry=registry,
+        )
+        self.cache_lookups = Counter(
+            "retrieval_result_cache_lookups",
+            "Retrievals answered from the result cache (hit) or computed (miss).",
+            ["result"],
+            registry=registry,
+        )
+        self.store_up = Gauge(
+            "retrieval_store_up",
+            "1 while every store answered the last health probe, else 0.",
+            registry=registry,
+        )

@@ -1,0 +1,72 @@
+"""What the services record of each call: a span per call and per stage, and the metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import structlog
+from opentelemetry import trace
+from opentelemetry.trace import Span
+
+from retrieval.domain.models import RetrievalResult
+from retrieval.observability.metrics import ServiceMetrics
+
+CORRELATION_ID_ATTRIBUTE = "retrieval.correlation_id"
+
+
+class Telemetry:
+    """Spans through ``tracer`` (a no-op one when tracing is not configured) and Prometheus
+    ``metrics``; the correlation id of the call goes on every span."""
+
+    def __init__(self, metrics: ServiceMetrics, tracer: trace.Tracer) -> None:
+        self.metrics = metrics
+        self._tracer = tracer
+
+    @contextmanager
+    def span(self, name: str) -> Iterator[Span]:
+        """A span, a child of the current one, carrying the call's correlation id; an error
+        raised inside it is recorded on it."""
+        with self._tracer.start_as_current_span(name) as span:
+            span.set_attribute(CORRELATION_ID_ATTRIBUTE, correlation_id())
+            yield span
+
+    @contextmanager
+    def operation(self, name: str) -> Iterator[Span]:
+        """The span of one service call, counted by outcome; a call that raises is counted
+        by error type too."""
+        with self.span(f"retrieval.{name}") as span:
+            try:
+                yield span
+            except BaseException as error:
+                self.metrics.errors.labels(operation=name, error=type(error).__name__).inc()
+                self.metrics.operations.labels(operation=name, outcome="error").inc()
+                raise
+            self.metrics.operations.labels(operation=name, outcome="ok").inc()
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """The span of one pipeline stage, a child of the call's."""
+        with self.span(f"stage.{name}"):
+            yield
+
+    def retrieved(self, result: RetrievalResult, span: Span) -> None:
+        """Record what a retrieval returned (on its span too), whether the cache served it,
+        and, for one computed now, the time of each stage and search the result reports."""
+        self.metrics.cache_lookups.labels(result="hit" if result.cached else "miss").inc()
+        self.metrics.matches.observe(result.total_matches)
+        cosines = [match.scores["dense"] for match in result.matches if "dense" in match.scores]
+        if cosines:
+            self.metrics.top_cosine.observe(max(cosines))
+        if not result.cached:
+            for stage, ms in result.timings.stages.items():
+                self.metrics.stage_duration.labels(stage=stage).observe(ms / 1e3)
+        span.set_attribute("retrieval.namespace", result.namespace)
+        span.set_attribute("retrieval.matches", result.total_matches)
+        span.set_attribute("retrieval.cached", result.cached)
+        if result.degraded:
+            span.set_attribute("retrieval.degraded", list(result.degraded))
+
+
+def correlation_id() -> str:
+    return str(structlog.contextvars.get_contextvars().get("correlation_id", ""))
