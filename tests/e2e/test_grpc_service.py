@@ -627,8 +627,8 @@ async def test_client_sends_the_bound_correlation_id(client: RetrievalClient) ->
 
 def test_public_surface_is_deliberate() -> None:
     assert set(retrieval.grpc.__all__) == {
-        "GrpcSettings", "NamespaceSummary", "RetrievalClient", "RetryPolicy", "ServiceStats",
-        "TlsOptions", "create_server", "serve", "stop_on_signals",
+        "CollectionStats", "GrpcSettings", "HealthStatus", "NamespaceHealth", "RetrievalClient",
+        "RetryPolicy", "TlsOptions", "create_server", "serve", "stop_on_signals",
     }  # fmt: skip
 
 

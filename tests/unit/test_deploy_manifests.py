@@ -7,13 +7,16 @@ use: ``NAME: value`` maps (compose environment, ConfigMap data), ``- name: NAME`
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+from prometheus_client import CollectorRegistry, Metric
 
 from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.grpc.settings import GrpcSettings
+from retrieval.observability.metrics import ServiceMetrics
 from retrieval.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,3 +146,43 @@ def test_the_readme_documents_every_setting() -> None:
     readme = read(DEPLOY / "README.md")
     missing = sorted(name for name in REAL if name not in readme)
     assert not missing, f"undocumented: {missing}"
+
+
+def test_kubernetes_scrapes_the_metrics_port_the_service_serves() -> None:
+    deployment = read(DEPLOY / "k8s" / "deployment.yaml")
+    config = mapping(DEPLOY / "k8s" / "configmap.yaml")
+    settings = settings_from(config)
+    assert settings.metrics_port is not None
+    assert settings.metrics_host == "0.0.0.0"
+    port = str(settings.metrics_port)
+    assert f'prometheus.io/port: "{port}"' in deployment
+    assert 'prometheus.io/scrape: "true"' in deployment
+    assert re.search(rf"- name: metrics\s+containerPort: {port}\b", deployment)
+    assert re.search(rf"- name: metrics\s+port: {port}\b", read(DEPLOY / "k8s" / "service.yaml"))
+    assert "port: metrics" in read(DEPLOY / "k8s" / "servicemonitor.yaml")
+
+
+def test_the_dashboard_charts_every_metric_the_service_exports_and_no_other() -> None:
+    dashboard = json.loads(read(DEPLOY / "grafana" / "retrieval-dashboard.json"))
+    charted = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\bretrieval_[a-z0-9_]+", target["expr"])
+    }
+    families = list(ServiceMetrics(CollectorRegistry()).registry.collect())
+    exported = {name for family in families for name in sample_names(family)}
+    assert charted <= exported, f"not exported: {sorted(charted - exported)}"
+    uncharted = {family.name for family in families} - {
+        re.sub(r"_(bucket|count|sum|total)$", "", name) for name in charted
+    }
+    assert not uncharted, f"exported but not charted: {sorted(uncharted)}"
+
+
+def sample_names(family: Metric) -> set[str]:
+    suffixes = {
+        "counter": ("_total",),
+        "gauge": ("",),
+        "histogram": ("_bucket", "_count", "_sum"),
+    }[family.type]
+    return {family.name + suffix for suffix in suffixes}

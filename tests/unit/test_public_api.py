@@ -3,10 +3,10 @@ from dataclasses import fields
 import retrieval
 
 PUBLIC = {
-    "Application", "DocumentOutcome", "IngestionService", "KnowledgeDomain", "Outcome",
-    "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch", "RetrievalQuery",
-    "RetrievalResult", "RetrievalService", "ServiceStats", "Settings", "StageTimings",
-    "StatsService", "running",
+    "Application", "CollectionStats", "DocumentOutcome", "HealthStatus", "IngestionService",
+    "KnowledgeDomain", "Outcome", "RagChunk", "RagDocument", "ReconcileReport",
+    "RetrievalMatch", "RetrievalQuery", "RetrievalResult", "RetrievalService", "Settings",
+    "StageTimings", "StatsService", "running",
 }  # fmt: skip
 
 

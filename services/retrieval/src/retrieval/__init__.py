@@ -7,6 +7,7 @@ In-process callers start the configured stores and call the services::
 """
 
 from retrieval.container import Application, running
+from retrieval.domain.collection_health import HealthStatus
 from retrieval.domain.models import (
     KnowledgeDomain,
     RagChunk,
@@ -19,12 +20,14 @@ from retrieval.domain.models import (
 from retrieval.service.ingestion_service import DocumentOutcome, IngestionService, Outcome
 from retrieval.service.reconciliation import ReconcileReport
 from retrieval.service.retrieval_service import RetrievalService
-from retrieval.service.stats import ServiceStats, StatsService
+from retrieval.service.stats import CollectionStats, StatsService
 from retrieval.settings import Settings
 
 __all__ = [
     "Application",
+    "CollectionStats",
     "DocumentOutcome",
+    "HealthStatus",
     "IngestionService",
     "KnowledgeDomain",
     "Outcome",
@@ -35,7 +38,6 @@ __all__ = [
     "RetrievalQuery",
     "RetrievalResult",
     "RetrievalService",
-    "ServiceStats",
     "Settings",
     "StageTimings",
     "StatsService",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import typer
 
-from retrieval.cli import ask, bench, demo, documents, golden, query, reconcile, stats
+from retrieval.cli import ask, bench, demo, documents, golden, query, reconcile, stats, validate
 from retrieval.cli.serve import serve
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Retrieval service for agents.")
@@ -11,6 +11,7 @@ app.command("query")(query.query)
 app.command("ask")(ask.ask)
 app.command("stats")(stats.stats)
 app.command("reconcile")(reconcile.reconcile)
+app.command("validate")(validate.validate)
 app.command("demo")(demo.demo)
 app.add_typer(bench.app, name="bench")
 app.add_typer(golden.app, name="golden")

@@ -4,17 +4,19 @@
 same Pydantic models as the in-process services.
 """
 
+from retrieval.domain.collection_health import HealthStatus
 from retrieval.grpc.client import RetrievalClient, RetryPolicy, TlsOptions
 from retrieval.grpc.server import create_server, serve, stop_on_signals
 from retrieval.grpc.settings import GrpcSettings
-from retrieval.service.stats import NamespaceSummary, ServiceStats
+from retrieval.service.stats import CollectionStats, NamespaceHealth
 
 __all__ = [
+    "CollectionStats",
     "GrpcSettings",
-    "NamespaceSummary",
+    "HealthStatus",
+    "NamespaceHealth",
     "RetrievalClient",
     "RetryPolicy",
-    "ServiceStats",
     "TlsOptions",
     "create_server",
     "serve",

@@ -29,6 +29,7 @@ from retrieval.domain.models import (
     RetrievalQuery,
     RetrievalResult,
 )
+from retrieval.domain.validation import ValidationReport, ValidationRequest
 from retrieval.errors import BackendTimeoutError
 from retrieval.grpc.conversions import (
     answer_from_proto,
@@ -38,13 +39,15 @@ from retrieval.grpc.conversions import (
     query_request,
     result_from_proto,
     retrieve_request,
-    stats_from_proto,
+    validate_request,
+    validation_report_from_proto,
 )
 from retrieval.grpc.errors import error_from_rpc
 from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
 from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
+from retrieval.grpc.stats_conversions import stats_from_proto
 from retrieval.service.ingestion_service import DocumentOutcome
-from retrieval.service.stats import ServiceStats
+from retrieval.service.stats import CollectionStats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 
@@ -192,9 +195,17 @@ class RetrievalClient:
         response = await self._call(self._stub.DeleteNamespace, request, timeout)
         return response.deleted_chunks
 
-    async def stats(self, *, timeout: float | None = None) -> ServiceStats:
+    async def stats(self, *, timeout: float | None = None) -> CollectionStats:
+        """Sizes and health of the collection; the server audits every namespace to answer."""
         response = await self._call(self._stub.GetStats, pb.GetStatsRequest(), timeout)
         return stats_from_proto(response)
+
+    async def validate(
+        self, request: ValidationRequest, *, timeout: float | None = None
+    ) -> ValidationReport:
+        """As ``ValidationService.validate``, which asks every query: give it time."""
+        response = await self._call(self._stub.Validate, validate_request(request), timeout)
+        return validation_report_from_proto(response)
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         """Auth, and the caller's bound correlation id so both sides log the same one."""

@@ -6,6 +6,7 @@ import asyncio
 import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 
 import grpc
 import structlog
@@ -13,6 +14,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from retrieval.container import Application
+from retrieval.grpc.health import HealthMonitor
 from retrieval.grpc.interceptors import (
     BearerTokenInterceptor,
     CorrelationIdInterceptor,
@@ -67,7 +69,8 @@ async def create_server(
     """Build, bind and start a server on ``address`` (port 0 picks one); return it and its port.
 
     Health says NOT_SERVING until both stores have answered, then SERVING. When they do not
-    answer, the server is stopped and their error raised.
+    answer, the server is stopped and their error raised. Until the server stops, a
+    ``HealthMonitor`` probes them again every ``RETRIEVAL_HEALTH_INTERVAL_S``.
     """
     server = grpc.aio.server(
         interceptors=interceptors(settings, application.telemetry),
@@ -75,7 +78,11 @@ async def create_server(
     )
     retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(
         RetrievalServicer(
-            application.retrieval, application.ingestion, application.stats, application.answers
+            application.retrieval,
+            application.ingestion,
+            application.stats,
+            application.answers,
+            application.validation,
         ),
         server,
     )
@@ -97,6 +104,12 @@ async def create_server(
         await server.stop(None)
         raise
     await set_health(health_servicer, health_pb2.HealthCheckResponse.SERVING)
+    monitor = HealthMonitor(
+        application.stats,
+        partial(set_health, health_servicer),
+        application.settings.health_interval_s,
+    )
+    monitor.start(server)
     return server, port
 
 

@@ -12,13 +12,16 @@ from retrieval.grpc.conversions import (
     outcomes_to_proto,
     query_from_proto,
     result_to_proto,
-    stats_to_proto,
+    validation_report_to_proto,
+    validation_request_from_proto,
 )
 from retrieval.grpc.errors import translate_errors
+from retrieval.grpc.stats_conversions import stats_to_proto
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import IngestionService
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
+from retrieval.service.validation_service import ValidationService
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 
@@ -30,11 +33,13 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         ingestion: IngestionService,
         stats: StatsService,
         answers: AnswerService,
+        validation: ValidationService,
     ) -> None:
         self._retrieval = retrieval
         self._ingestion = ingestion
         self._stats = stats
         self._answers = answers
+        self._validation = validation
 
     @translate_errors
     async def Retrieve(
@@ -84,3 +89,10 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.AnswerRequest, context: grpc.aio.ServicerContext
     ) -> pb.AnswerResponse:
         return answer_to_proto(await self._answers.answer(query_from_proto(request.retrieval)))
+
+    @translate_errors
+    async def Validate(
+        self, request: pb.ValidateRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ValidateResponse:
+        report = await self._validation.validate(validation_request_from_proto(request))
+        return validation_report_to_proto(report)

@@ -6,6 +6,7 @@ from collections.abc import Collection, Sequence
 
 import structlog
 
+from retrieval.domain.models import RetrievalQuery
 from retrieval.domain.validation import (
     CaseSource,
     NamespaceSurvey,
@@ -18,7 +19,6 @@ from retrieval.domain.validation import (
     summarise,
     top_cosine,
 )
-from retrieval.domain.models import RetrievalQuery
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError, RetrievalError
 from retrieval.ports import ChunkRepository
 from retrieval.service.retrieval_service import RetrievalService, check_domains
@@ -118,7 +118,9 @@ class ValidationService:
         except InvalidRequestError:
             raise
         except RetrievalError as error:
-            log.warning("validate.query_failed", namespace=namespace, query=case.query, error=str(error))
+            log.warning(
+                "validate.query_failed", namespace=namespace, query=case.query, error=str(error)
+            )
             return QueryOutcome.of(case, position, [f"retrieval failed: {error}"], None)
         reasons = grade(case, result.matches, top_k, result.degraded)
         return QueryOutcome.of(case, position, reasons, top_cosine(result.matches))

@@ -15,11 +15,22 @@ class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     OUTCOME_UPDATED: _ClassVar[Outcome]
     OUTCOME_UNCHANGED: _ClassVar[Outcome]
     OUTCOME_FAILED: _ClassVar[Outcome]
+
+class HealthStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HEALTH_STATUS_UNSPECIFIED: _ClassVar[HealthStatus]
+    HEALTH_STATUS_GREEN: _ClassVar[HealthStatus]
+    HEALTH_STATUS_YELLOW: _ClassVar[HealthStatus]
+    HEALTH_STATUS_RED: _ClassVar[HealthStatus]
 OUTCOME_UNSPECIFIED: Outcome
 OUTCOME_CREATED: Outcome
 OUTCOME_UPDATED: Outcome
 OUTCOME_UNCHANGED: Outcome
 OUTCOME_FAILED: Outcome
+HEALTH_STATUS_UNSPECIFIED: HealthStatus
+HEALTH_STATUS_GREEN: HealthStatus
+HEALTH_STATUS_YELLOW: HealthStatus
+HEALTH_STATUS_RED: HealthStatus
 
 class BuildContextRequest(_message.Message):
     __slots__ = ("retrieval",)
@@ -290,21 +301,174 @@ class GetStatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatsResponse(_message.Message):
-    __slots__ = ("dimension", "total_vector_count", "namespaces")
+    __slots__ = ("dimension", "total_vector_count", "namespaces", "status", "reasons", "embedding_model", "total_chunk_count", "footprints")
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
     TOTAL_VECTOR_COUNT_FIELD_NUMBER: _ClassVar[int]
     NAMESPACES_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    FOOTPRINTS_FIELD_NUMBER: _ClassVar[int]
     dimension: int
     total_vector_count: int
     namespaces: _containers.RepeatedCompositeFieldContainer[NamespaceStats]
-    def __init__(self, dimension: _Optional[int] = ..., total_vector_count: _Optional[int] = ..., namespaces: _Optional[_Iterable[_Union[NamespaceStats, _Mapping]]] = ...) -> None: ...
+    status: HealthStatus
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    embedding_model: str
+    total_chunk_count: int
+    footprints: _containers.RepeatedCompositeFieldContainer[StoreFootprint]
+    def __init__(self, dimension: _Optional[int] = ..., total_vector_count: _Optional[int] = ..., namespaces: _Optional[_Iterable[_Union[NamespaceStats, _Mapping]]] = ..., status: _Optional[_Union[HealthStatus, str]] = ..., reasons: _Optional[_Iterable[str]] = ..., embedding_model: _Optional[str] = ..., total_chunk_count: _Optional[int] = ..., footprints: _Optional[_Iterable[_Union[StoreFootprint, _Mapping]]] = ...) -> None: ...
 
 class NamespaceStats(_message.Message):
-    __slots__ = ("namespace", "vector_count", "chunk_count")
+    __slots__ = ("namespace", "vector_count", "chunk_count", "status", "reasons", "orphans")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     VECTOR_COUNT_FIELD_NUMBER: _ClassVar[int]
     CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    ORPHANS_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     vector_count: int
     chunk_count: int
-    def __init__(self, namespace: _Optional[str] = ..., vector_count: _Optional[int] = ..., chunk_count: _Optional[int] = ...) -> None: ...
+    status: HealthStatus
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    orphans: NamespaceOrphans
+    def __init__(self, namespace: _Optional[str] = ..., vector_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., status: _Optional[_Union[HealthStatus, str]] = ..., reasons: _Optional[_Iterable[str]] = ..., orphans: _Optional[_Union[NamespaceOrphans, _Mapping]] = ...) -> None: ...
+
+class NamespaceOrphans(_message.Message):
+    __slots__ = ("texts_without_vectors", "vectors_without_texts", "texts_without_keywords", "keywords_without_texts", "stale_chunks", "pending_documents")
+    TEXTS_WITHOUT_VECTORS_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_WITHOUT_TEXTS_FIELD_NUMBER: _ClassVar[int]
+    TEXTS_WITHOUT_KEYWORDS_FIELD_NUMBER: _ClassVar[int]
+    KEYWORDS_WITHOUT_TEXTS_FIELD_NUMBER: _ClassVar[int]
+    STALE_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    texts_without_vectors: int
+    vectors_without_texts: int
+    texts_without_keywords: int
+    keywords_without_texts: int
+    stale_chunks: int
+    pending_documents: int
+    def __init__(self, texts_without_vectors: _Optional[int] = ..., vectors_without_texts: _Optional[int] = ..., texts_without_keywords: _Optional[int] = ..., keywords_without_texts: _Optional[int] = ..., stale_chunks: _Optional[int] = ..., pending_documents: _Optional[int] = ...) -> None: ...
+
+class StoreFootprint(_message.Message):
+    __slots__ = ("store", "disk_bytes", "memory_bytes")
+    STORE_FIELD_NUMBER: _ClassVar[int]
+    DISK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    store: str
+    disk_bytes: int
+    memory_bytes: int
+    def __init__(self, store: _Optional[str] = ..., disk_bytes: _Optional[int] = ..., memory_bytes: _Optional[int] = ...) -> None: ...
+
+class ValidationCase(_message.Message):
+    __slots__ = ("query", "id", "expected_document_ids", "expected_keywords", "min_score", "query_type", "domains")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_KEYWORDS_FIELD_NUMBER: _ClassVar[int]
+    MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
+    QUERY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DOMAINS_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    id: str
+    expected_document_ids: _containers.RepeatedScalarFieldContainer[str]
+    expected_keywords: _containers.RepeatedScalarFieldContainer[str]
+    min_score: float
+    query_type: str
+    domains: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, query: _Optional[str] = ..., id: _Optional[str] = ..., expected_document_ids: _Optional[_Iterable[str]] = ..., expected_keywords: _Optional[_Iterable[str]] = ..., min_score: _Optional[float] = ..., query_type: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ValidateRequest(_message.Message):
+    __slots__ = ("namespace", "cases", "expected_metadata", "success_criterion", "top_k")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    CASES_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_METADATA_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_CRITERION_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    cases: _containers.RepeatedCompositeFieldContainer[ValidationCase]
+    expected_metadata: _containers.RepeatedScalarFieldContainer[str]
+    success_criterion: float
+    top_k: int
+    def __init__(self, namespace: _Optional[str] = ..., cases: _Optional[_Iterable[_Union[ValidationCase, _Mapping]]] = ..., expected_metadata: _Optional[_Iterable[str]] = ..., success_criterion: _Optional[float] = ..., top_k: _Optional[int] = ...) -> None: ...
+
+class FailedQuery(_message.Message):
+    __slots__ = ("id", "query", "query_type", "reasons", "top_score")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    QUERY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    TOP_SCORE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    query: str
+    query_type: str
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    top_score: float
+    def __init__(self, id: _Optional[str] = ..., query: _Optional[str] = ..., query_type: _Optional[str] = ..., reasons: _Optional[_Iterable[str]] = ..., top_score: _Optional[float] = ...) -> None: ...
+
+class QueryTypeFigures(_message.Message):
+    __slots__ = ("total", "passed", "success_rate")
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_RATE_FIELD_NUMBER: _ClassVar[int]
+    total: int
+    passed: int
+    success_rate: float
+    def __init__(self, total: _Optional[int] = ..., passed: _Optional[int] = ..., success_rate: _Optional[float] = ...) -> None: ...
+
+class ScoreStatistics(_message.Message):
+    __slots__ = ("count", "mean", "median", "min", "max")
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    MEAN_FIELD_NUMBER: _ClassVar[int]
+    MEDIAN_FIELD_NUMBER: _ClassVar[int]
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    count: int
+    mean: float
+    median: float
+    min: float
+    max: float
+    def __init__(self, count: _Optional[int] = ..., mean: _Optional[float] = ..., median: _Optional[float] = ..., min: _Optional[float] = ..., max: _Optional[float] = ...) -> None: ...
+
+class ValidateResponse(_message.Message):
+    __slots__ = ("namespace", "source", "passed", "success_criterion", "top_k", "total_queries", "passed_queries", "success_rate", "failed_queries", "by_query_type", "top_score", "vector_count", "chunk_count", "metadata_completeness", "expected_metadata")
+    class ByQueryTypeEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: QueryTypeFigures
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[QueryTypeFigures, _Mapping]] = ...) -> None: ...
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_CRITERION_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_QUERIES_FIELD_NUMBER: _ClassVar[int]
+    PASSED_QUERIES_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_RATE_FIELD_NUMBER: _ClassVar[int]
+    FAILED_QUERIES_FIELD_NUMBER: _ClassVar[int]
+    BY_QUERY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TOP_SCORE_FIELD_NUMBER: _ClassVar[int]
+    VECTOR_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    METADATA_COMPLETENESS_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_METADATA_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    source: str
+    passed: bool
+    success_criterion: float
+    top_k: int
+    total_queries: int
+    passed_queries: int
+    success_rate: float
+    failed_queries: _containers.RepeatedCompositeFieldContainer[FailedQuery]
+    by_query_type: _containers.MessageMap[str, QueryTypeFigures]
+    top_score: ScoreStatistics
+    vector_count: int
+    chunk_count: int
+    metadata_completeness: float
+    expected_metadata: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, namespace: _Optional[str] = ..., source: _Optional[str] = ..., passed: _Optional[bool] = ..., success_criterion: _Optional[float] = ..., top_k: _Optional[int] = ..., total_queries: _Optional[int] = ..., passed_queries: _Optional[int] = ..., success_rate: _Optional[float] = ..., failed_queries: _Optional[_Iterable[_Union[FailedQuery, _Mapping]]] = ..., by_query_type: _Optional[_Mapping[str, QueryTypeFigures]] = ..., top_score: _Optional[_Union[ScoreStatistics, _Mapping]] = ..., vector_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., metadata_completeness: _Optional[float] = ..., expected_metadata: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -70,6 +70,11 @@ class RetrievalServiceStub:
                 request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerRequest.SerializeToString,
                 response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerResponse.FromString,
                 _registered_method=True)
+        self.Validate = channel.unary_unary(
+                '/retrieval.v1.RetrievalService/Validate',
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateRequest.SerializeToString,
+                response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateResponse.FromString,
+                _registered_method=True)
 
 
 class RetrievalServiceServicer:
@@ -106,7 +111,8 @@ class RetrievalServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetStats(self, request, context):
-        """Vectors and chunk texts per namespace.
+        """Vectors and chunk texts per namespace, and the health of the collection: audits every
+        namespace, listing every id of every store (its cost grows with the number of chunks).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -123,6 +129,15 @@ class RetrievalServiceServicer:
     def Answer(self, request, context):
         """Answers from that context with the configured language model, citing passages as [n].
         FAILED_PRECONDITION when no model is configured.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Validate(self, request, context):
+        """Asks one namespace questions the way agents ask them and grades the answers: the cases
+        given, or else each document's title, which must find that document. The report names
+        each failed query and why. NOT_FOUND when the namespace holds neither vectors nor texts.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -165,6 +180,11 @@ def add_RetrievalServiceServicer_to_server(servicer, server):
                     servicer.Answer,
                     request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerRequest.FromString,
                     response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerResponse.SerializeToString,
+            ),
+            'Validate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Validate,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateRequest.FromString,
+                    response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -357,6 +377,33 @@ class RetrievalService:
             '/retrieval.v1.RetrievalService/Answer',
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerRequest.SerializeToString,
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Validate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/retrieval.v1.RetrievalService/Validate',
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateResponse.FromString,
             options,
             channel_credentials,
             insecure,
