@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -13,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 import structlog
 from dependency_injector import providers
@@ -331,13 +333,16 @@ async def test_grace_period_bounds_the_drain(tmp_path: Path) -> None:
         await asyncio.wait_for(embedder.cancelled.wait(), timeout=5)
 
 
-async def test_serve_command_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+async def test_serve_command_exposes_metrics_and_stops_cleanly_on_sigterm(
+    tmp_path: Path,
+) -> None:
     cli = Path(sys.executable).with_name("retrieval")
     env = os.environ | {
         "RETRIEVAL_DATA_DIR": str(tmp_path / "data"),
         "RETRIEVAL_LOG_FORMAT": "json",
         "RETRIEVAL_GRPC_HOST": "127.0.0.1",
         "RETRIEVAL_GRPC_PORT": "0",
+        "RETRIEVAL_METRICS_PORT": "0",
     }
     env.pop("RETRIEVAL_MONGODB_URI", None)
     process = await asyncio.create_subprocess_exec(
@@ -348,6 +353,15 @@ async def test_serve_command_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
         serving = await asyncio.wait_for(log_event(process.stderr, "grpc.serving"), timeout=120)
         async with RetrievalClient.connect(f"127.0.0.1:{serving['port']}") as client:
             assert (await client.stats()).namespaces == ()
+        async with httpx.AsyncClient() as http:
+            scraped = await http.get(f"http://127.0.0.1:{serving['metrics_port']}/metrics")
+        assert scraped.status_code == 200
+        assert re.search(
+            r'^retrieval_rpc_requests_total\{code="OK",method="GetStats",'
+            r'service="retrieval\.v1\.RetrievalService"\} 1\.0$',
+            scraped.text,
+            re.MULTILINE,
+        ), scraped.text
         process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(log_event(process.stderr, "grpc.stopped"), timeout=30)
         assert await asyncio.wait_for(process.wait(), timeout=30) == 0
