@@ -72,6 +72,12 @@ class ServiceMetrics:
             ["result"],
             registry=registry,
         )
+        self.query_vector_cache_lookups = Counter(
+            "retrieval_query_vector_cache_lookups",
+            "Query vectors taken from this process's cache (hit) or embedded (miss).",
+            ["result"],
+            registry=registry,
+        )
         self.store_up = Gauge(
             "retrieval_store_up",
             "1 while every store answered the last health probe, else 0.",
