@@ -78,6 +78,7 @@ def dataset(tmp_path: Path) -> BeirDataset:
 def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Application:
     chunks = InMemoryChunkRepository()
     keywords = InMemoryKeywordIndex()
+    ledger = InMemoryDocumentLedger()
     telemetry = quiet_telemetry()
     retrieval = RetrievalService(
         retrieval_stages(embedder, index, keywords, chunks, NoReranker()),
@@ -95,13 +96,13 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
             index,
             keywords,
             chunks,
-            InMemoryDocumentLedger(),
+            ledger,
             InMemoryNamespaceGenerations(),
             DEFAULT_DOMAINS,
             "default",
             ChunkingPolicy(),
         ),
-        stats=StatsService(index, chunks),
+        stats=StatsService(index, keywords, chunks, ledger, embedder, (), probe_timeout_s=1.0),
         answers=AnswerService(retrieval, ScriptedLlm()),
         telemetry=telemetry,
     )

@@ -37,6 +37,7 @@ from retrieval.service.answer_service import AnswerService
 from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.query_vector_cache import QueryVectorCache
 from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
@@ -285,9 +286,15 @@ class Container(containers.DeclarativeContainer):
     closing_adapters = providers.Resource(
         closing_adapters, backend_index, keyword_index, model_embedder, reranker, llm
     )
+    query_embedder = providers.Singleton(
+        QueryVectorCache,
+        embedder=embedder,
+        max_entries=settings.provided.query_vector_cache_entries,
+        metrics=metrics,
+    )
     retrieval_stages = providers.Singleton(
         retrieval_stages,
-        embedder=embedder,
+        embedder=query_embedder,
         index=vector_index,
         keywords=keyword_index,
         chunks=chunk_repository,

@@ -235,6 +235,9 @@ class Settings(BaseSettings):
     result_cache_ttl_s: float = Field(
         default=60.0, gt=0, description="Longest a cached result is served."
     )
+    query_vector_cache_entries: int = Field(
+        default=4096, ge=0, description="Query vectors kept per replica; 0: none."
+    )
     namespace_generations_collection: str = Field(
         default="namespace_generations",
         description="Collection of per-namespace write generations (cache invalidation).",

@@ -65,9 +65,7 @@ def footprint_table(report: CollectionStats) -> Table:
     table.add_column("disk", justify="right")
     table.add_column("memory", justify="right")
     for footprint in report.footprints:
-        table.add_row(
-            footprint.store, size(footprint.disk_bytes), size(footprint.memory_bytes)
-        )
+        table.add_row(footprint.store, size(footprint.disk_bytes), size(footprint.memory_bytes))
     return table
 
 
