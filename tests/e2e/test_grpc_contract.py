@@ -42,6 +42,7 @@ def test_service_is_versioned_with_its_rpcs() -> None:
         "GetStats",
         "BuildContext",
         "Answer",
+        "Validate",
     ]
     for method in service.methods:
         assert method.input_type.name == f"{method.name}Request"

@@ -21,6 +21,7 @@ from dependency_injector import providers
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from retrieval.container import Application, Container, running
+from retrieval.domain.collection_health import HealthStatus
 from retrieval.domain.models import RagChunk, RagDocument
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import (
@@ -30,7 +31,8 @@ from retrieval.errors import (
     RetrievalError,
 )
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, create_server
-from retrieval.grpc.server import serve, stop_on_signals
+from retrieval.grpc.health import MONITOR_TASK
+from retrieval.grpc.server import SERVICE_NAME, serve, stop_on_signals
 from retrieval.ports.embedder import Vector
 from retrieval.service.ingestion_service import Outcome
 from retrieval.settings import Settings
@@ -51,6 +53,12 @@ DOCUMENT = RagDocument(
     title="Frost",
     domain="weather_patterns",
     content="Ground frost scorches the plucking table of tea bushes on still winter nights.",
+)
+SECOND_DOCUMENT = RagDocument(
+    document_id="drought",
+    title="Drought",
+    domain="weather_patterns",
+    content="Long droughts wilt young tea bushes; growers mulch the rows to keep soil moist.",
 )
 FAST_RETRIES = RetryPolicy(attempts=3, initial_backoff=0.01, max_backoff=0.02)
 
@@ -290,6 +298,66 @@ async def test_unreachable_stores_stop_the_server(tmp_path: Path) -> None:
             await create_server(app, f"127.0.0.1:{port}", GrpcSettings())
         with pytest.raises(ConnectionRefusedError):
             await asyncio.open_connection("127.0.0.1", port)
+
+
+async def test_stats_report_the_health_of_the_collection(tmp_path: Path) -> None:
+    index = InMemoryVectorIndex()
+    async with (
+        application(tmp_path, index=index) as app,
+        served(app) as port,
+        RetrievalClient.connect(f"127.0.0.1:{port}") as client,
+    ):
+        await app.ingestion.ingest([SECOND_DOCUMENT], NAMESPACE)
+        healthy = await client.stats()
+        assert (healthy.status, healthy.reasons) == (HealthStatus.GREEN, ())
+        assert healthy.embedding_model == HashEmbedder().model
+        assert healthy.total_chunk_count == healthy.total_vector_count == 2
+        sizes = {footprint.store: footprint for footprint in healthy.footprints}
+        assert set(sizes) == {"vector index (exact)", "keyword index (bm25)", "mongodb (embedded)"}
+        assert sizes["keyword index (bm25)"].disk_bytes > 0
+        assert sizes["mongodb (embedded)"].memory_bytes is None
+
+        [lost, *_] = [chunk async for page in index.list_ids(NAMESPACE) for chunk in page]
+        await index.delete(namespace=NAMESPACE, ids=[lost])
+        degraded = await client.stats()
+    [namespace] = degraded.namespaces
+    assert degraded.status is namespace.status is HealthStatus.YELLOW
+    assert (namespace.vector_count, namespace.chunk_count) == (1, 2)
+    assert namespace.orphans is not None
+    assert namespace.orphans.texts_without_vectors == 1
+    assert degraded.reasons == (f"namespace {NAMESPACE}: 1 texts without vectors",)
+
+
+async def test_health_follows_the_stores_while_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVAL_HEALTH_INTERVAL_S", "0.05")
+    monkeypatch.setenv("RETRIEVAL_HEALTH_PROBE_TIMEOUT_S", "0.2")
+    chunks = GatedChunkRepository()
+    chunks.gate.set()
+    async with application(tmp_path, chunks=chunks) as app:
+        async with (
+            served(app) as port,
+            grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+            RetrievalClient.connect(f"127.0.0.1:{port}") as client,
+        ):
+            [monitor] = [task for task in asyncio.all_tasks() if task.get_name() == MONITOR_TASK]
+            statuses = health_pb2_grpc.HealthStub(channel).Watch(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME)
+            )
+            assert (await statuses.read()).status == health_pb2.HealthCheckResponse.SERVING
+            chunks.gate.clear()
+            changed = await asyncio.wait_for(statuses.read(), timeout=5)
+            assert changed.status == health_pb2.HealthCheckResponse.NOT_SERVING
+            unreachable = await client.stats()
+            assert unreachable.status is HealthStatus.RED
+            assert unreachable.reasons == ("stores: store unreachable: no answer within 0.2 s",)
+            chunks.gate.set()
+            recovered = await asyncio.wait_for(statuses.read(), timeout=5)
+            assert recovered.status == health_pb2.HealthCheckResponse.SERVING
+            assert (await client.stats()).status is HealthStatus.GREEN
+            statuses.cancel()
+        await asyncio.wait_for(monitor, timeout=5)
 
 
 async def test_sigterm_drains_in_flight_calls(tmp_path: Path) -> None:

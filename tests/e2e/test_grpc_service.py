@@ -35,6 +35,7 @@ from retrieval.domain.models import (
     RetrievalQuery,
     SearchMode,
 )
+from retrieval.domain.validation import QueryType, ValidationCase, ValidationRequest
 from retrieval.errors import (
     BackendNotConfiguredError,
     DocumentBusyError,
@@ -701,3 +702,91 @@ async def test_a_call_is_traced_with_one_span_per_stage(
         "trace-me-1"
     }
     assert call.attributes["retrieval.matches"] == response.total_matches
+
+
+VALIDATIONS = [
+    ValidationRequest(namespace=NAMESPACE, top_k=1),
+    ValidationRequest(
+        namespace=NAMESPACE,
+        cases=(
+            ValidationCase(query="blister blight", expected_document_ids=("blister-blight",)),
+            ValidationCase(
+                id="frost-in-the-wrong-place",
+                query="frost on tea bushes",
+                expected_document_ids=("grading",),
+                expected_keywords=("thatch", "hail", "sleet"),
+                min_score=0.99,
+                query_type=QueryType.EDGE_CASE,
+                domains=("weather_patterns",),
+            ),
+        ),
+        expected_metadata=("region",),
+        success_criterion=0.5,
+        top_k=2,
+    ),
+]
+
+
+@pytest.mark.parametrize("asked", VALIDATIONS, ids=["smoke", "cases"])
+async def test_validate_gives_what_the_in_process_call_gives(
+    application: Application, client: RetrievalClient, asked: ValidationRequest
+) -> None:
+    local = await application.validation.validate(asked)
+    remote = await client.validate(asked)
+    assert remote == local
+    assert remote.passed
+    assert remote.total_queries == len(asked.cases or DOCUMENTS)
+    assert remote.vector_count == remote.chunk_count > 0
+
+
+async def test_validate_reports_why_a_case_failed(client: RetrievalClient) -> None:
+    report = await client.validate(VALIDATIONS[1])
+    [failed] = report.failed_queries
+    assert (failed.id, failed.query_type) == ("frost-in-the-wrong-place", QueryType.EDGE_CASE)
+    assert failed.reasons[0] == "expected document grading not in top 2 (found frost)"
+    assert failed.reasons[1] == "1 of 3 keywords in the top 3; missing: hail, sleet"
+    assert failed.reasons[2].startswith("top score ")
+    assert report.metadata_completeness == 0.5
+    assert report.by_query_type["edge_case"].success_rate == 0.0
+
+
+@pytest.mark.parametrize(
+    ("request_message", "code", "detail"),
+    [
+        pytest.param(
+            pb.ValidateRequest(namespace="never-written"),
+            grpc.StatusCode.NOT_FOUND,
+            "never-written",
+            id="unknown-namespace",
+        ),
+        pytest.param(
+            pb.ValidateRequest(), grpc.StatusCode.INVALID_ARGUMENT, "namespace: ", id="no-namespace"
+        ),
+        pytest.param(
+            pb.ValidateRequest(
+                namespace=NAMESPACE,
+                cases=[pb.ValidationCase(query="frost", query_type="opinion")],
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "cases.0.query_type: ",
+            id="query-type",
+        ),
+        pytest.param(
+            pb.ValidateRequest(namespace=NAMESPACE, success_criterion=1.5),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "success_criterion: ",
+            id="criterion",
+        ),
+    ],
+)
+async def test_bad_validate_is_refused_with_its_status(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+    request_message: pb.ValidateRequest,
+    code: grpc.StatusCode,
+    detail: str,
+) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await stub.Validate(request_message)
+    assert raised.value.code() is code
+    assert detail in raised.value.details()
+    await still_serving(stub)

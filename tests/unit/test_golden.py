@@ -8,13 +8,15 @@ from pathlib import Path
 import pytest
 
 from retrieval.adapters.no_reranker import NoReranker
-from retrieval.domain.models import DEFAULT_DOMAINS, RetrievalMatch
+from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, RetrievalMatch, RetrievalQuery
 from retrieval.errors import InvalidRequestError
 from retrieval.evaluation.ablation import (
     DEFAULT_VARIANT,
+    REPEAT_VARIANT,
     RERANK_VARIANT,
     VARIANTS,
     ablation_variants,
+    ask_every_variant,
 )
 from retrieval.evaluation.golden import (
     ALL_DOMAINS,
@@ -26,8 +28,9 @@ from retrieval.evaluation.golden import (
 from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
-from retrieval.service.result_cache import Uncached
+from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
+from retrieval.settings import Settings
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
@@ -183,7 +186,37 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
 
 
 def test_a_rerank_row_joins_the_ablation_only_with_a_reranker() -> None:
-    assert RERANK_VARIANT not in ablation_variants(reranker_configured=False)
-    with_reranker = ablation_variants(reranker_configured=True)
+    without = Settings(_env_file=None, result_cache_entries=0)
+    assert ablation_variants(without).keys() == VARIANTS.keys()
+    with_reranker = ablation_variants(without.model_copy(update={"rerank_backend": "pinecone"}))
     assert with_reranker[RERANK_VARIANT].rerank is True
     assert with_reranker.keys() - {RERANK_VARIANT} == VARIANTS.keys()
+
+
+async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> None:
+    index, chunks, embedder = InMemoryVectorIndex(), InMemoryChunkRepository(), HashEmbedder()
+    keywords, generations = InMemoryKeywordIndex(), InMemoryNamespaceGenerations()
+    ingestion = IngestionService(
+        embedder, index, keywords, chunks, InMemoryDocumentLedger(), generations,
+        DEFAULT_DOMAINS, "default", ChunkingPolicy(),
+    )  # fmt: skip
+    await ingestion.ingest(
+        [RagDocument(document_id=d, title=d, domain=domain, content=text)
+         for d, domain, text in DOCUMENTS], "tea",
+    )  # fmt: skip
+    retrieval = RetrievalService(
+        retrieval_stages(embedder, index, keywords, chunks, NoReranker()), DEFAULT_DOMAINS,
+        "tea", SearchPlan(), ResultCache(generations), quiet_telemetry(),
+    )  # fmt: skip
+    variants = ablation_variants(Settings(_env_file=None))
+    requests = [RetrievalQuery(query=sample["query"]) for sample in SAMPLES]
+
+    answers = await ask_every_variant(retrieval, requests, variants)
+
+    assert REPEAT_VARIANT in variants
+    assert all(result.cached for result in answers[REPEAT_VARIANT])
+    assert not any(result.cached for result in answers[DEFAULT_VARIANT])
+    assert [r.matches for r in answers[REPEAT_VARIANT]] == [
+        r.matches for r in answers[DEFAULT_VARIANT]
+    ]
+    assert all(r.timings.stages.keys() == {"cache"} for r in answers[REPEAT_VARIANT])

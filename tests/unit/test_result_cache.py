@@ -20,12 +20,14 @@ from retrieval.domain.models import (
     RetrievalQuery,
     RetrievalResult,
     SearchMode,
+    StageTimings,
 )
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.result_cache import ResultCache
 from retrieval_testkit import InMemoryNamespaceGenerations
 
 NS = "tea"
+COMPUTE_MS = 5_000.0
 QUERY = RetrievalQuery(query="frost damage", domains=("weather_patterns",), top_k=5)
 
 
@@ -69,6 +71,7 @@ def answer(namespace: str, version: int, degraded: tuple[str, ...] = ()) -> Retr
         namespace=namespace,
         total_matches=1,
         degraded=degraded,
+        timings=StageTimings(stages={"search": COMPUTE_MS}, total_ms=COMPUTE_MS),
     )
 
 
@@ -85,8 +88,22 @@ async def test_an_identical_request_is_served_from_the_cache() -> None:
     assert compute.runs == 1
     assert not first.cached
     assert second.cached
-    assert second.model_copy(update={"cached": False, "query": "as computed"}) == first
+    assert (
+        second.model_copy(
+            update={"cached": False, "query": "as computed", "timings": first.timings}
+        )
+        == first
+    )
     assert generations.current_calls == 2
+
+
+async def test_a_cached_result_reports_the_time_of_the_call_that_served_it() -> None:
+    cache = ResultCache(InMemoryNamespaceGenerations())
+    computed = await cache.through(QUERY, NS, Computations())
+    served = await cache.through(QUERY, NS, Computations())
+    assert computed.timings.stages == {"search": COMPUTE_MS}
+    assert served.timings.stages.keys() == {"cache"}
+    assert served.timings.total_ms == served.timings.stages["cache"] < COMPUTE_MS
 
 
 @pytest.mark.parametrize(

@@ -138,25 +138,28 @@ def test_a_malformed_case_file_names_the_field_or_line(text: str, field: str, me
 
 def test_an_expected_document_in_the_top_k_passes_and_one_missing_says_what_came_instead() -> None:
     found = [match("monsoon"), match("frost"), match("monsoon")]
-    assert missing_documents(["frost", "hail"], found, 5) is None
+    assert missing_documents(["frost", "hail"], found, 5, True) is None
     assert (
-        missing_documents(["blister-blight"], found, 5)
+        missing_documents(["blister-blight"], found, 5, True)
         == "expected document blister-blight not in top 5 (found monsoon, frost)"
     )
     assert (
-        missing_documents(["a", "b"], [], 3)
+        missing_documents(["a", "b"], [], 3, False)
         == "expected documents a, b not in top 3 (found nothing)"
     )
 
 
 def test_an_expected_document_found_without_a_cosine_has_lost_its_vectors() -> None:
-    hybrid = [match("monsoon", cosine=0.4), match("frost", cosine=None)]
-    assert missing_documents(["frost"], hybrid, 5) == (
+    lost = (
         "expected document frost found by keyword search only: its chunks have no vectors "
         "(no cosine similarity)"
     )
+    hybrid = [match("monsoon", cosine=0.4), match("frost", cosine=None)]
+    assert missing_documents(["frost"], hybrid, 5, cosines_expected=True) == lost
+    assert missing_documents(["frost"], hybrid[1:], 1, cosines_expected=True) == lost
+    assert missing_documents(["frost", "monsoon"], hybrid, 5, cosines_expected=True) is None
     keyword_mode = [match("monsoon", cosine=None), match("frost", cosine=None)]
-    assert missing_documents(["frost"], keyword_mode, 5) is None
+    assert missing_documents(["frost"], keyword_mode, 5, cosines_expected=False) is None
 
 
 def test_half_the_keywords_in_the_top_three_texts_pass_case_insensitively() -> None:
@@ -191,14 +194,15 @@ def test_a_case_gathers_every_reason_it_fails() -> None:
         expected_keywords=("thatch", "shade"),
         min_score=0.9,
     )
-    reasons = grade(case, [match("monsoon", "rain", cosine=0.3)], 5, degraded=("keyword",))
+    found = [match("monsoon", "rain", cosine=0.3)]
+    reasons = grade(case, found, 5, degraded=("keyword",), cosines_expected=True)
     assert reasons == (
         "degraded: keyword failed and the rest answered",
         "expected document frost not in top 5 (found monsoon)",
         "0 of 2 keywords in the top 3; missing: thatch, shade",
         "top score 0.3000 < 0.9",
     )
-    assert grade(ValidationCase(query="anything"), [], 5) == ()
+    assert grade(ValidationCase(query="anything"), [], 5, degraded=(), cosines_expected=True) == ()
 
 
 documents = st.sampled_from(["a", "b", "c", "d"])
@@ -216,18 +220,28 @@ cases = st.builds(
 )
 
 
-@given(cases, matches, st.integers(1, 6), st.lists(st.sampled_from(["dense", "keyword"])))
+@given(
+    cases,
+    matches,
+    st.integers(1, 6),
+    st.lists(st.sampled_from(["dense", "keyword"])),
+    st.booleans(),
+)
 def test_a_case_passes_exactly_when_every_check_passes(
-    case: ValidationCase, found: list[RetrievalMatch], top_k: int, degraded: list[str]
+    case: ValidationCase,
+    found: list[RetrievalMatch],
+    top_k: int,
+    degraded: list[str],
+    cosines_expected: bool,
 ) -> None:
     checks = [
         not degraded,
         not case.expected_document_ids
-        or missing_documents(case.expected_document_ids, found, top_k) is None,
+        or missing_documents(case.expected_document_ids, found, top_k, cosines_expected) is None,
         missing_keywords(case.expected_keywords, found) is None,
         low_score(case.min_score, found) is None,
     ]
-    reasons = grade(case, found, top_k, degraded)
+    reasons = grade(case, found, top_k, degraded=degraded, cosines_expected=cosines_expected)
     assert (reasons == ()) == all(checks)
     assert len(reasons) == checks.count(False)
 

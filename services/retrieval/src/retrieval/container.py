@@ -333,6 +333,7 @@ class Container(containers.DeclarativeContainer):
         retrieval=retrieval_service,
         stats=stats_service,
         chunks=chunk_repository,
+        plan=search_plan,
         allowed_domains=settings.provided.allowed_domains,
         success_rate=settings.provided.validation_success_rate,
     )

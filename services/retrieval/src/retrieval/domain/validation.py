@@ -5,10 +5,10 @@ files, derives the smoke set from a namespace's documents, grades each result an
 
 A case passes when every check it asks for passes:
 
-- ``expected_document_ids``: one of them is among the ``top_k`` matches. When the result
-  carries cosine similarities (``scores['dense']``: dense and hybrid mode) and the expected
-  document's matches carry none, it was found by keyword search alone because its chunks have
-  no vectors, and the check fails.
+- ``expected_document_ids``: one of them is among the ``top_k`` matches. When the dense
+  search answered (dense and hybrid mode), every match carries its cosine similarity
+  (``scores['dense']``); an expected document whose matches carry none was found by keyword
+  search alone because its chunks have no vectors, and the check fails.
 - ``expected_keywords``: at least half of them appear, case-insensitively, in the texts of
   the top ``KEYWORD_MATCHES`` matches.
 - ``min_score``: the top match's cosine similarity reaches it. Not its ``score``: a fused or
@@ -215,9 +215,13 @@ def top_cosine(matches: Sequence[RetrievalMatch]) -> float | None:
 
 
 def missing_documents(
-    expected: Sequence[str], matches: Sequence[RetrievalMatch], top_k: int
+    expected: Sequence[str],
+    matches: Sequence[RetrievalMatch],
+    top_k: int,
+    cosines_expected: bool,
 ) -> str | None:
-    """Why no expected document counts as found, or None."""
+    """Why no expected document counts as found, or None; ``cosines_expected`` when the
+    dense search answered, so that a match without a cosine similarity has no vector."""
     found = ranked_documents(matches[:top_k])
     hits = [document for document in expected if document in found]
     if not hits:
@@ -227,7 +231,7 @@ def missing_documents(
             f"(found {', '.join(found) or 'nothing'})"
         )
     with_cosine = {m.document_id for m in matches[:top_k] if DENSE in m.scores}
-    if with_cosine and not with_cosine.intersection(hits):
+    if cosines_expected and not with_cosine.intersection(hits):
         return (
             f"expected document {hits[0]} found by keyword search only: its chunks have no "
             "vectors (no cosine similarity)"
@@ -266,12 +270,15 @@ def grade(
     case: ValidationCase,
     matches: Sequence[RetrievalMatch],
     top_k: int,
-    degraded: Sequence[str] = (),
+    *,
+    degraded: Sequence[str],
+    cosines_expected: bool,
 ) -> tuple[str, ...]:
-    """Why the answer fails the case; empty when it passes."""
+    """Why the answer fails the case; empty when it passes. ``degraded`` names the searches
+    that failed; ``cosines_expected`` when the dense search answered."""
     reasons = [
         f"degraded: {', '.join(degraded)} failed and the rest answered" if degraded else None,
-        missing_documents(case.expected_document_ids, matches, top_k)
+        missing_documents(case.expected_document_ids, matches, top_k, cosines_expected)
         if case.expected_document_ids
         else None,
         missing_keywords(case.expected_keywords, matches),

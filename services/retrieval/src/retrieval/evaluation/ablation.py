@@ -24,6 +24,7 @@ from retrieval.domain.models import (
 from retrieval.domain.ranking.fusion import FusionMethod
 from retrieval.evaluation.metrics import latency_percentiles
 from retrieval.service.retrieval_service import RetrievalService
+from retrieval.settings import RerankBackend, Settings
 
 ABLATION_FILE = "ablation.json"
 DEFAULT_VARIANT = "default"
@@ -41,14 +42,20 @@ VARIANTS: dict[str, RetrievalOptions] = {
 }
 """The settings' defaults, then one switch changed at a time."""
 RERANK_VARIANT = "rerank"
+REPEAT_VARIANT = "default, asked again (result cache)"
+"""The default's request asked a second time right after it: what the result cache saves."""
 
 
-def ablation_variants(reranker_configured: bool) -> dict[str, RetrievalOptions]:
-    """``VARIANTS``, and reranking when a reranker is configured (without one the row would
-    only repeat the default, flagged degraded)."""
-    if not reranker_configured:
-        return dict(VARIANTS)
-    return {**VARIANTS, RERANK_VARIANT: RetrievalOptions(rerank=True)}
+def ablation_variants(settings: Settings) -> dict[str, RetrievalOptions]:
+    """``VARIANTS``, reranking when a reranker is configured (without one the row would only
+    repeat the default, flagged degraded), and the default asked again when results are
+    cached (without a cache the row would only repeat the default)."""
+    variants = dict(VARIANTS)
+    if settings.rerank_backend is not RerankBackend.NONE:
+        variants[RERANK_VARIANT] = RetrievalOptions(rerank=True)
+    if settings.result_cache_entries > 0:
+        variants[REPEAT_VARIANT] = VARIANTS[DEFAULT_VARIANT]
+    return variants
 
 
 Progress = Callable[[int, int], None]
@@ -76,14 +83,17 @@ async def ask_every_variant(
     variants: Mapping[str, RetrievalOptions],
     progress: Progress | None = None,
 ) -> dict[str, list[RetrievalResult]]:
-    """Each request's result under each variant, in request order."""
-    names = list(variants)
-    results: dict[str, list[RetrievalResult]] = {name: [] for name in names}
+    """Each request's result under each variant, in request order; ``REPEAT_VARIANT`` asks
+    the default's request again right after it."""
+    names = [name for name in variants if name != REPEAT_VARIANT]
+    results: dict[str, list[RetrievalResult]] = {name: [] for name in variants}
     for position, request in enumerate(requests):
         turn = position % len(names)
         for name in names[turn:] + names[:turn]:
             asked = request.model_copy(update={"options": variants[name]})
             results[name].append(await retrieval.retrieve_query(asked))
+            if name == DEFAULT_VARIANT and REPEAT_VARIANT in variants:
+                results[REPEAT_VARIANT].append(await retrieval.retrieve_query(asked))
         if progress is not None:
             progress(position + 1, len(requests))
     return results

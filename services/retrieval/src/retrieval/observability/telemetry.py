@@ -52,15 +52,15 @@ class Telemetry:
 
     def retrieved(self, result: RetrievalResult, span: Span) -> None:
         """Record what a retrieval returned (on its span too), whether the cache served it,
-        and, for one computed now, the time of each stage and search the result reports."""
+        and the time of each stage and search the result reports (only ``cache`` for one the
+        cache served)."""
         self.metrics.cache_lookups.labels(result="hit" if result.cached else "miss").inc()
         self.metrics.matches.observe(result.total_matches)
         cosines = [match.scores["dense"] for match in result.matches if "dense" in match.scores]
         if cosines:
             self.metrics.top_cosine.observe(max(cosines))
-        if not result.cached:
-            for stage, ms in result.timings.stages.items():
-                self.metrics.stage_duration.labels(stage=stage).observe(ms / 1e3)
+        for stage, ms in result.timings.stages.items():
+            self.metrics.stage_duration.labels(stage=stage).observe(ms / 1e3)
         span.set_attribute("retrieval.namespace", result.namespace)
         span.set_attribute("retrieval.matches", result.total_matches)
         span.set_attribute("retrieval.cached", result.cached)

@@ -59,10 +59,11 @@ from typing import Protocol
 import structlog
 from cachetools import TTLCache
 
-from retrieval.domain.models import RetrievalQuery, RetrievalResult
+from retrieval.domain.models import CACHE_STAGE, RetrievalQuery, RetrievalResult, StageTimings
 from retrieval.domain.query_text import normalise
 from retrieval.errors import RetrievalError
 from retrieval.ports.namespace_generations import NamespaceGenerations
+from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("result_cache")
 
@@ -114,8 +115,10 @@ class ResultCache:
         """The result of ``compute()`` for this request in ``namespace`` (already resolved
         from the request and the default), from the cache when an identical request computed
         it since the namespace's last completed write. A cached result says ``cached=True``,
-        carries this request's query as asked, and the timings of the call that computed it.
+        carries this request's query as asked, and this call's timings: the ``cache`` stage
+        (reading the generation and the entry) and the total.
         Errors of ``compute`` propagate and are not kept."""
+        clock = StageClock()
         try:
             generation = await self._generations.current(namespace)
         except RetrievalError as error:
@@ -126,7 +129,11 @@ class ResultCache:
         key = cache_key(request, namespace, generation)
         kept = self._entries.get(key)
         if kept is not None:
-            return kept.model_copy(update={"cached": True, "query": request.query})
+            spent = clock.elapsed_ms()
+            timings = StageTimings(stages={CACHE_STAGE: spent}, total_ms=spent)
+            return kept.model_copy(
+                update={"cached": True, "query": request.query, "timings": timings}
+            )
         result = await compute()
         if not result.degraded:
             self._entries[key] = result

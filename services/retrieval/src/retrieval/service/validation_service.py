@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 
 import structlog
 
-from retrieval.domain.models import RetrievalQuery
+from retrieval.domain.models import DENSE, RetrievalQuery
 from retrieval.domain.validation import (
     CaseSource,
     NamespaceSurvey,
@@ -21,6 +21,7 @@ from retrieval.domain.validation import (
 )
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError, RetrievalError
 from retrieval.ports import ChunkRepository
+from retrieval.service.pipeline import SearchPlan
 from retrieval.service.retrieval_service import RetrievalService, check_domains
 from retrieval.service.stats import StatsService
 
@@ -29,19 +30,21 @@ log = structlog.get_logger("retrieval")
 
 class ValidationService:
     """Asks a namespace its cases (or, without cases, each document's title) through
-    ``retrieval`` with the served settings, grades every answer, and reads the namespace's
-    counts and chunk metadata; writes nothing. A request that sets no success criterion must
-    meet ``success_rate``."""
+    ``retrieval`` with the served settings (``plan``, the switches it searches with), grades
+    every answer, and reads the namespace's counts and chunk metadata; writes nothing. A
+    request that sets no success criterion must meet ``success_rate``."""
 
     def __init__(
         self,
         retrieval: RetrievalService,
         stats: StatsService,
         chunks: ChunkRepository,
+        plan: SearchPlan,
         allowed_domains: Collection[str],
         success_rate: float,
     ) -> None:
         self._retrieval = retrieval
+        self._plan = plan
         self._stats = stats
         self._chunks = chunks
         self._allowed_domains = frozenset(allowed_domains)
@@ -122,5 +125,11 @@ class ValidationService:
                 "validate.query_failed", namespace=namespace, query=case.query, error=str(error)
             )
             return QueryOutcome.of(case, position, [f"retrieval failed: {error}"], None)
-        reasons = grade(case, result.matches, top_k, result.degraded)
+        reasons = grade(
+            case,
+            result.matches,
+            top_k,
+            degraded=result.degraded,
+            cosines_expected=self._plan.uses_dense and DENSE not in result.degraded,
+        )
         return QueryOutcome.of(case, position, reasons, top_cosine(result.matches))
