@@ -86,9 +86,19 @@ def test_ingest_query_stats_across_processes(workspace: Path) -> None:
     assert "red-rust" in filtered.stdout
     assert "frost-protection" not in filtered.stdout
 
-    stats = run(workspace, "stats")
+    stats = run(workspace, "stats", "--json")
     assert stats.returncode == 0, stats.stderr
-    assert "e2e" in stats.stdout
+    report = json.loads(stats.stdout)
+    assert (report["status"], report["reasons"]) == ("green", [])
+    [namespace] = report["namespaces"]
+    assert namespace["namespace"] == "e2e"
+    assert namespace["vector_count"] == namespace["chunk_count"] == report["total_chunk_count"]
+    assert {footprint["store"] for footprint in report["footprints"]} == {
+        "vector index (exact)",
+        "keyword index (bm25)",
+        "mongodb (embedded)",
+    }
+    assert all(footprint["disk_bytes"] > 0 for footprint in report["footprints"])
 
 
 def test_query_options_choose_the_searches(workspace: Path) -> None:

@@ -19,6 +19,7 @@ from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
@@ -89,7 +90,14 @@ def retrieval(
 ) -> RetrievalService:
     """With the default settings' switches."""
     return RetrievalService(
-        retrieval_stages(golden_embedder, index, keywords, mongo_repository, NoReranker()),
+        retrieval_stages(
+            golden_embedder,
+            index,
+            keywords,
+            mongo_repository,
+            NoReranker(),
+            RocchioRewriter(index),
+        ),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),

@@ -21,6 +21,7 @@ from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.reports import write_golden_reports
 from retrieval.service.ingestion_service import IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit.telemetry import quiet_telemetry
@@ -117,7 +118,14 @@ async def test_two_concurrent_runs_do_not_meet(
 ) -> None:
     recording = RecordingIndex(index)
     retrieval = RetrievalService(
-        retrieval_stages(golden_embedder, recording, keywords, mongo_repository, NoReranker()),
+        retrieval_stages(
+            golden_embedder,
+            recording,
+            keywords,
+            mongo_repository,
+            NoReranker(),
+            RocchioRewriter(recording),
+        ),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),

@@ -17,6 +17,7 @@ from retrieval.errors import (
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
@@ -76,7 +77,9 @@ async def retrieval() -> RetrievalService:
         ChunkingPolicy(),
     )
     await ingestion.ingest(DOCUMENTS, NS)
-    stages = retrieval_stages(embedder, index, keywords, chunks, NoReranker())
+    stages = retrieval_stages(
+        embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index)
+    )
     return RetrievalService(
         stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached(), quiet_telemetry()
     )

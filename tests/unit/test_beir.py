@@ -29,6 +29,7 @@ from retrieval.evaluation.beir_data import (
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
@@ -81,7 +82,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
     ledger = InMemoryDocumentLedger()
     telemetry = quiet_telemetry()
     retrieval = RetrievalService(
-        retrieval_stages(embedder, index, keywords, chunks, NoReranker()),
+        retrieval_stages(embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index)),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),

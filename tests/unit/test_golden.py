@@ -28,6 +28,7 @@ from retrieval.evaluation.golden import (
 from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
@@ -122,7 +123,7 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
     index, chunks, embedder = InMemoryVectorIndex(), InMemoryChunkRepository(), HashEmbedder()
     keywords = InMemoryKeywordIndex()
     retrieval = RetrievalService(
-        retrieval_stages(embedder, index, keywords, chunks, NoReranker()),
+        retrieval_stages(embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index)),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
@@ -205,7 +206,9 @@ async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> 
          for d, domain, text in DOCUMENTS], "tea",
     )  # fmt: skip
     retrieval = RetrievalService(
-        retrieval_stages(embedder, index, keywords, chunks, NoReranker()), DEFAULT_DOMAINS,
+        retrieval_stages(
+            embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index)
+        ), DEFAULT_DOMAINS,
         "tea", SearchPlan(), ResultCache(generations), quiet_telemetry(),
     )  # fmt: skip
     variants = ablation_variants(Settings(_env_file=None))

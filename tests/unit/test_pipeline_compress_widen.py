@@ -32,6 +32,7 @@ from retrieval.service.pipeline import (
 from retrieval.service.pipeline.compress import Compress
 from retrieval.service.pipeline.dense_scores import CompleteDenseScores
 from retrieval.service.pipeline.hydrate import Hydrate
+from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.pipeline.widen import Widen
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
@@ -265,7 +266,9 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
         ],
         NS,
     )
-    stages = retrieval_stages(embedder, index, keywords, chunks, NoReranker())
+    stages = retrieval_stages(
+        embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index)
+    )
     names = [stage.name for stage in stages]
     assert names.index("rerank") < names.index("compress") < names.index("diversify")
     assert names[-2:] == ["fetch", "widen"]

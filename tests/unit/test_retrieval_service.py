@@ -25,6 +25,7 @@ from retrieval.errors import (
 )
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.pipeline.rewrite import LlmRewriter, RocchioRewriter
 from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
@@ -33,6 +34,7 @@ from retrieval_testkit import (
     InMemoryDocumentLedger,
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
+    ScriptedLlm,
     WordOverlapReranker,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
@@ -82,7 +84,12 @@ class Stores:
         )
 
     def service(
-        self, embedder=None, allowed_domains=DEFAULT_DOMAINS, plan=SearchPlan(), reranker=None
+        self,
+        embedder=None,
+        allowed_domains=DEFAULT_DOMAINS,
+        plan=SearchPlan(),
+        reranker=None,
+        rewriter=None,
     ) -> RetrievalService:
         stages = retrieval_stages(
             embedder or self.embedder,
@@ -90,6 +97,7 @@ class Stores:
             self.keywords,
             self.chunks,
             reranker or NoReranker(),
+            rewriter or RocchioRewriter(self.index),
         )
         return RetrievalService(stages, allowed_domains, NS, plan, Uncached(), quiet_telemetry())
 
@@ -226,6 +234,7 @@ async def test_timings_cover_every_stage(stores: Stores) -> None:
         "fuse",
         "vectors",
         "threshold",
+        "rewrite",
         "rerank",
         "compress",
         "diversify",
@@ -283,6 +292,7 @@ async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> No
         "fuse": 3,
         "vectors": 3,
         "threshold": 2,
+        "rewrite": 2,
         "rerank": 2,
         "compress": 2,
         "diversify": 2,
@@ -483,7 +493,12 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
     stores = Stores()
     generations = InMemoryNamespaceGenerations()
     stages = retrieval_stages(
-        stores.embedder, stores.index, stores.keywords, stores.chunks, NoReranker()
+        stores.embedder,
+        stores.index,
+        stores.keywords,
+        stores.chunks,
+        NoReranker(),
+        RocchioRewriter(stores.index),
     )
     cache = ResultCache(generations)
     service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())
@@ -512,3 +527,82 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
     assert "pruning" not in {
         m.document_id for m in (await service.retrieve("pruning tea bushes", top_k=3)).matches
     }
+
+
+WEAK = "rain on the estates"
+"""Matches something, but no chunk closely: its best cosine is well under 0.9."""
+
+
+async def test_a_query_is_rewritten_only_when_asked_and_weak(stores: Stores) -> None:
+    off = await stores.retrieval.retrieve(WEAK)
+    strong = await stores.retrieval.retrieve(
+        WEAK, options=RetrievalOptions(rewrite=True, rewrite_threshold=0.0)
+    )
+    weak = await stores.retrieval.retrieve(
+        WEAK, options=RetrievalOptions(rewrite=True, rewrite_threshold=0.99)
+    )
+    assert off.rewrites == strong.rewrites == ()
+    assert strong.matches == off.matches
+    assert off.query_used == WEAK
+    (rewrite,) = weak.rewrites
+    best = max(m.scores["dense"] for m in off.matches)
+    assert (rewrite.attempt, rewrite.method, rewrite.query) == (1, "rocchio", WEAK)
+    assert rewrite.reason == f"best cosine {best:.3f} < 0.99"
+    assert rewrite.best_cosine == max(m.scores["dense"] for m in weak.matches)
+    assert rewrite.best_cosine > best, "feedback moves the query towards what it found"
+
+
+async def test_rewrites_stop_after_the_configured_attempts(stores: Stores) -> None:
+    service = stores.service(
+        plan=SearchPlan(rewrite=True, rewrite_threshold=1.0, rewrite_attempts=3)
+    )
+    result = await service.retrieve(WEAK)
+    assert [r.attempt for r in result.rewrites] == [1, 2, 3]
+    assert result.matches
+
+
+async def test_an_llm_rewrite_searches_with_the_models_query(stores: Stores) -> None:
+    llm = ScriptedLlm(lambda request: '"blister blight fungus"\nThis names the disease.')
+    service = stores.service(rewriter=LlmRewriter(llm))
+    result = await service.retrieve(
+        "that leaf thing", options=RetrievalOptions(rewrite=True, rewrite_threshold=0.99)
+    )
+    assert result.query_used == "blister blight fungus"
+    assert result.query == "that leaf thing"
+    assert result.rewrites[0].query == "blister blight fungus"
+    assert result.matches[0].document_id == "blister-blight"
+    assert llm.calls[0].messages[-1].content == "that leaf thing"
+
+
+def failing(request: object) -> str:
+    raise BackendUnavailableError("model down")
+
+
+@pytest.mark.parametrize("reply", [failing, lambda request: "  \n\n"], ids=["down", "blank"])
+async def test_a_failed_rewrite_keeps_the_original_result(stores: Stores, reply) -> None:
+    options = RetrievalOptions(rewrite=True, rewrite_threshold=0.99)
+    plain = await stores.retrieval.retrieve(WEAK)
+    with capture_logs() as logs:
+        result = await stores.service(rewriter=LlmRewriter(ScriptedLlm(reply))).retrieve(
+            WEAK, options=options
+        )
+    assert [m.chunk_id for m in result.matches] == [m.chunk_id for m in plain.matches]
+    assert result.query_used == WEAK
+    (rewrite,) = result.rewrites
+    assert "rewrite failed" in rewrite.reason
+    assert rewrite.best_cosine is None
+    assert any(e["event"] == "retrieve.rewrite_failed" for e in logs)
+
+
+async def test_nothing_found_is_weak_too(stores: Stores) -> None:
+    options = RetrievalOptions(rewrite=True, rewrite_threshold=0.5)
+    feedback = await stores.retrieval.retrieve(WEAK, confidence_threshold=0.99, options=options)
+    llm = ScriptedLlm(lambda request: "blister blight fungus")
+    asked = await stores.service(rewriter=LlmRewriter(llm)).retrieve(
+        WEAK, confidence_threshold=0.99, options=options
+    )
+    assert feedback.rewrites[0].reason == (
+        "nothing found; rewrite failed: no candidates to learn from"
+    )
+    assert asked.rewrites[0].reason == "nothing found"
+    assert asked.query_used == "blister blight fungus"

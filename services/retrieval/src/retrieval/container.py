@@ -37,6 +37,7 @@ from retrieval.service.answer_service import AnswerService
 from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.pipeline.rewrite import LlmRewriter, RocchioRewriter
 from retrieval.service.query_vector_cache import QueryVectorCache
 from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
@@ -177,6 +178,9 @@ def search_plan(settings: Settings) -> SearchPlan:
         redundancy_threshold=settings.search_redundancy_threshold,
         neighbours=settings.search_neighbours,
         rerank=settings.search_rerank,
+        rewrite=settings.search_rewrite,
+        rewrite_threshold=settings.search_rewrite_threshold,
+        rewrite_attempts=settings.search_rewrite_attempts,
         rerank_depth=settings.search_rerank_depth,
         rrf_k=settings.search_rrf_k,
         query_max_words=settings.query_max_words,
@@ -292,9 +296,15 @@ class Container(containers.DeclarativeContainer):
         max_entries=settings.provided.query_vector_cache_entries,
         metrics=metrics,
     )
+    rewriter = providers.Selector(
+        settings.provided.rewrite_backend,
+        rocchio=providers.Singleton(RocchioRewriter, index=vector_index),
+        llm=providers.Singleton(LlmRewriter, llm=llm),
+    )
     retrieval_stages = providers.Singleton(
         retrieval_stages,
         embedder=query_embedder,
+        rewriter=rewriter,
         index=vector_index,
         keywords=keyword_index,
         chunks=chunk_repository,

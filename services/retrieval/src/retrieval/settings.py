@@ -33,6 +33,11 @@ class RerankBackend(StrEnum):
     PINECONE = "pinecone"
 
 
+class RewriteBackend(StrEnum):
+    ROCCHIO = "rocchio"
+    LLM = "llm"
+
+
 class LogFormat(StrEnum):
     AUTO = "auto"
     JSON = "json"
@@ -184,6 +189,20 @@ class Settings(BaseSettings):
     )
     search_rerank_depth: int = Field(
         default=50, ge=1, le=MAX_FETCH_K, description="Candidates the reranker reorders."
+    )
+    search_rewrite: bool = Field(
+        default=False, description="Rewrite a weak query and search again."
+    )
+    search_rewrite_threshold: float = Field(
+        default=0.8, ge=0, le=1, description="Best cosine under which a query is rewritten."
+    )
+    search_rewrite_attempts: int = Field(
+        default=1, ge=1, le=3, description="Most rewrites of one query."
+    )
+    rewrite_backend: RewriteBackend = Field(
+        default=RewriteBackend.ROCCHIO,
+        description="Query rewriter: rocchio (feedback from the best candidates' vectors) or "
+        "llm (the configured chat model).",
     )
     rerank_backend: RerankBackend = Field(
         default=RerankBackend.NONE,

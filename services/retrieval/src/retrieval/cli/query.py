@@ -37,6 +37,12 @@ def query(
     neighbours: int | None = typer.Option(
         None, help="Widen each match to this many chunks either side, 0 off [settings]."
     ),
+    rewrite: bool | None = typer.Option(
+        None, "--rewrite/--no-rewrite", help="Rewrite a weak query and search again [settings]."
+    ),
+    rewrite_threshold: float | None = typer.Option(
+        None, help="Best cosine under which a query is rewritten [settings]."
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the RetrievalResult as JSON, and nothing else, on stdout."
     ),
@@ -57,6 +63,8 @@ def query(
                 rerank=rerank,
                 redundancy_threshold=redundancy_threshold,
                 neighbours=neighbours,
+                rewrite=rewrite,
+                rewrite_threshold=rewrite_threshold,
             )
             result = await app.retrieval.retrieve(
                 text, domain, top_k, threshold, namespace, options

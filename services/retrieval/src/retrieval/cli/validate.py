@@ -19,7 +19,7 @@ from retrieval.domain.validation import (
     ValidationRequest,
     parse_case_file,
 )
-from retrieval.errors import InvalidRequestError
+from retrieval.errors import InvalidRequestError, RetrievalError
 from retrieval.evaluation.reports import ABSENT, figure, table
 
 
@@ -28,11 +28,34 @@ def load_cases(path: Path) -> CaseFile:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise InvalidRequestError(f"{path} is not UTF-8 text", field="cases") from error
+    except OSError as error:
+        raise InvalidRequestError(f"cannot read {path}: {error.strerror}", field="cases") from error
     return parse_case_file(text)
 
 
 def metadata_fields(option: str | None) -> tuple[str, ...]:
     return tuple(name.strip() for name in (option or "").split(",") if name.strip())
+
+
+def validation_request(
+    namespace: str,
+    cases: Path | None,
+    expect_metadata: str | None,
+    success_rate: float | None,
+    top_k: int,
+) -> ValidationRequest:
+    """The request the options describe; the option wins over the case file's
+    ``expected_metadata``."""
+    suite = load_cases(cases) if cases is not None else None
+    return validated(
+        ValidationRequest,
+        namespace=namespace,
+        cases=suite.cases if suite is not None else (),
+        expected_metadata=metadata_fields(expect_metadata)
+        or (suite.expected_metadata if suite is not None else ()),
+        success_criterion=success_rate,
+        top_k=top_k,
+    )
 
 
 def spread(scores: ScoreStatistics) -> str:
@@ -79,6 +102,24 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def failed_table(report: ValidationReport) -> list[str]:
+    if not report.failed_queries:
+        return ["None: every query passed."]
+    return table(
+        "| id | type | query | top cosine | reasons |",
+        [
+            [
+                cell(outcome.id),
+                outcome.query_type.value,
+                cell(outcome.query),
+                figure(outcome.top_score),
+                cell("; ".join(outcome.reasons)),
+            ]
+            for outcome in report.failed_queries
+        ],
+    )
+
+
 def validation_markdown(report: ValidationReport) -> str:
     lines = [
         f"# Validation of namespace `{report.namespace}`",
@@ -87,19 +128,7 @@ def validation_markdown(report: ValidationReport) -> str:
         "",
         "## Failed queries",
         "",
-        *table(
-            "| id | type | query | top cosine | reasons |",
-            [
-                [
-                    cell(outcome.id),
-                    outcome.query_type.value,
-                    cell(outcome.query),
-                    figure(outcome.top_score),
-                    cell("; ".join(outcome.reasons)),
-                ]
-                for outcome in report.failed_queries
-            ],
-        ),
+        *failed_table(report),
     ]
     return "\n".join(lines) + "\n"
 
@@ -137,17 +166,13 @@ def validate(
     """Ask a namespace its questions as agents ask them and grade the answers; the exit code
     is 1 when fewer than the success rate pass."""
 
+    try:
+        request = validation_request(namespace, cases, expect_metadata, success_rate, top_k)
+    except RetrievalError as error:
+        console.print(f"[red]error:[/red] {escape(str(error))}")
+        raise typer.Exit(code=1) from error
+
     async def work(app: Application) -> ValidationReport:
-        suite = load_cases(cases) if cases is not None else None
-        request = validated(
-            ValidationRequest,
-            namespace=namespace,
-            cases=suite.cases if suite is not None else (),
-            expected_metadata=metadata_fields(expect_metadata)
-            or (suite.expected_metadata if suite is not None else ()),
-            success_criterion=success_rate,
-            top_k=top_k,
-        )
         return await app.validation.validate(request)
 
     report = run_with_application(work)

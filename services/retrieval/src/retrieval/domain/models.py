@@ -113,6 +113,7 @@ THRESHOLD_STAGE = "threshold"
 RERANK_STAGE = "rerank"
 DIVERSIFY_STAGE = "diversify"
 FETCH_STAGE = "fetch"
+REWRITE_STAGE = "rewrite"
 CACHE_STAGE = "cache"
 
 DENSE = "dense"
@@ -206,6 +207,17 @@ class RetrievalOptions(Frozen):
         description="Widen each match to the chunks up to this many positions either side of "
         "it in its document, as one text; 0: the match alone.",
     )
+    rewrite: bool | None = Field(
+        default=None,
+        description="Rewrite the query and search again when its best match is weak "
+        "(best cosine under ``rewrite_threshold``).",
+    )
+    rewrite_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Best cosine similarity under which a query is rewritten.",
+    )
 
 
 class RetrievalQuery(Frozen):
@@ -251,6 +263,18 @@ class RetrievalMatch(Frozen):
     metadata: Metadata = Field(default_factory=dict, description="The document's metadata.")
 
 
+class QueryRewrite(Frozen):
+    """One rewrite of a query whose best match was weak, and what searching again found."""
+
+    attempt: int = Field(ge=1, description="1 for the first rewrite.")
+    method: str = Field(description="How it was rewritten: rocchio or llm.")
+    query: str = Field(description="The query searched again; the same text for rocchio.")
+    reason: str = Field(description="Why it was rewritten, or why the rewrite failed.")
+    best_cosine: float | None = Field(
+        description="Best cosine similarity after searching again; None if it failed."
+    )
+
+
 class MatchStatistics(Frozen):
     """How many matches a retrieval returned and how their ranking scores spread."""
 
@@ -293,4 +317,12 @@ class RetrievalResult(Frozen):
     statistics: MatchStatistics = Field(
         default_factory=MatchStatistics,
         description="Number of matches and the mean, best and worst of their ``score``.",
+    )
+    rewrites: tuple[QueryRewrite, ...] = Field(
+        default=(), description="Rewrites of a weak query, in order; empty when none ran."
+    )
+    query_used: str = Field(
+        default="",
+        description="The query text the matches were found with: normalised, cut to the "
+        "model's window, rewritten; empty for a blank query.",
     )

@@ -39,6 +39,7 @@ VARIANTS: dict[str, RetrievalOptions] = {
     "mmr 0.7": RetrievalOptions(mmr_lambda=0.7),
     "one chunk per document": RetrievalOptions(max_per_document=1),
     "no near-duplicates (0.95)": RetrievalOptions(redundancy_threshold=0.95),
+    "rewrite weak queries": RetrievalOptions(rewrite=True),
 }
 """The settings' defaults, then one switch changed at a time."""
 RERANK_VARIANT = "rerank"

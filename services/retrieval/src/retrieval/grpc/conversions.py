@@ -18,8 +18,9 @@ from retrieval.domain.models import (
     EMBED_STAGE,
     FETCH_STAGE,
     SEARCH_STAGE,
-    RagDocument,
     MatchStatistics,
+    QueryRewrite,
+    RagDocument,
     RetrievalMatch,
     RetrievalOptions,
     RetrievalQuery,
@@ -165,6 +166,8 @@ def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
         degraded=result.degraded,
         cached=result.cached,
         statistics=pb.MatchStatistics(**result.statistics.model_dump()),
+        rewrites=[pb.QueryRewrite(**rewrite.model_dump()) for rewrite in result.rewrites],
+        query_used=result.query_used,
     )
 
 
@@ -211,6 +214,17 @@ def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
             if response.HasField("statistics")
             else MatchStatistics.of([match.score for match in matches])
         ),
+        rewrites=tuple(
+            QueryRewrite(
+                attempt=rewrite.attempt,
+                method=rewrite.method,
+                query=rewrite.query,
+                reason=rewrite.reason,
+                best_cosine=rewrite.best_cosine if rewrite.HasField("best_cosine") else None,
+            )
+            for rewrite in response.rewrites
+        ),
+        query_used=response.query_used,
     )
 
 

@@ -115,6 +115,7 @@ class RetrievalService:
             candidates=dict(state.counts),
             degraded=list(state.degraded),
             truncated=state.truncated,
+            rewrites=len(state.rewrites),
             returned=result.total_matches,
             **{f"{stage}_ms": ms for stage, ms in result.timings.stages.items()},
             total_ms=result.timings.total_ms,
@@ -134,4 +135,6 @@ class RetrievalService:
             query_truncated=state.truncated,
             degraded=state.degraded,
             statistics=MatchStatistics.of([match.score for match in state.matches]),
+            rewrites=state.rewrites,
+            query_used=state.text,
         )

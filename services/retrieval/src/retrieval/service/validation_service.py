@@ -121,10 +121,11 @@ class ValidationService:
         except InvalidRequestError:
             raise
         except RetrievalError as error:
+            failed = QueryOutcome.of(case, position, [f"retrieval failed: {error}"], None)
             log.warning(
-                "validate.query_failed", namespace=namespace, query=case.query, error=str(error)
+                "validate.query_failed", namespace=namespace, case=failed.id, error=str(error)
             )
-            return QueryOutcome.of(case, position, [f"retrieval failed: {error}"], None)
+            return failed
         reasons = grade(
             case,
             result.matches,

@@ -125,7 +125,7 @@ class RetrieveRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ..., options: _Optional[_Union[RetrievalOptions, _Mapping]] = ...) -> None: ...
 
 class RetrievalOptions(_message.Message):
-    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document", "rerank", "redundancy_threshold", "neighbours")
+    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document", "rerank", "redundancy_threshold", "neighbours", "rewrite", "rewrite_threshold")
     MODE_FIELD_NUMBER: _ClassVar[int]
     FUSION_FIELD_NUMBER: _ClassVar[int]
     DENSE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -136,6 +136,8 @@ class RetrievalOptions(_message.Message):
     RERANK_FIELD_NUMBER: _ClassVar[int]
     REDUNDANCY_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     NEIGHBOURS_FIELD_NUMBER: _ClassVar[int]
+    REWRITE_FIELD_NUMBER: _ClassVar[int]
+    REWRITE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     mode: str
     fusion: str
     dense_weight: float
@@ -146,10 +148,12 @@ class RetrievalOptions(_message.Message):
     rerank: bool
     redundancy_threshold: float
     neighbours: int
-    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ..., redundancy_threshold: _Optional[float] = ..., neighbours: _Optional[int] = ...) -> None: ...
+    rewrite: bool
+    rewrite_threshold: float
+    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ..., redundancy_threshold: _Optional[float] = ..., neighbours: _Optional[int] = ..., rewrite: _Optional[bool] = ..., rewrite_threshold: _Optional[float] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
-    __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded", "cached", "statistics")
+    __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded", "cached", "statistics", "rewrites", "query_used")
     class StageMsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -167,6 +171,8 @@ class RetrieveResponse(_message.Message):
     DEGRADED_FIELD_NUMBER: _ClassVar[int]
     CACHED_FIELD_NUMBER: _ClassVar[int]
     STATISTICS_FIELD_NUMBER: _ClassVar[int]
+    REWRITES_FIELD_NUMBER: _ClassVar[int]
+    QUERY_USED_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[RetrievalMatch]
     query: str
     namespace: str
@@ -177,7 +183,23 @@ class RetrieveResponse(_message.Message):
     degraded: _containers.RepeatedScalarFieldContainer[str]
     cached: bool
     statistics: MatchStatistics
-    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ..., stage_ms: _Optional[_Mapping[str, float]] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ..., cached: _Optional[bool] = ..., statistics: _Optional[_Union[MatchStatistics, _Mapping]] = ...) -> None: ...
+    rewrites: _containers.RepeatedCompositeFieldContainer[QueryRewrite]
+    query_used: str
+    def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ..., stage_ms: _Optional[_Mapping[str, float]] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ..., cached: _Optional[bool] = ..., statistics: _Optional[_Union[MatchStatistics, _Mapping]] = ..., rewrites: _Optional[_Iterable[_Union[QueryRewrite, _Mapping]]] = ..., query_used: _Optional[str] = ...) -> None: ...
+
+class QueryRewrite(_message.Message):
+    __slots__ = ("attempt", "method", "query", "reason", "best_cosine")
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    BEST_COSINE_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
+    method: str
+    query: str
+    reason: str
+    best_cosine: float
+    def __init__(self, attempt: _Optional[int] = ..., method: _Optional[str] = ..., query: _Optional[str] = ..., reason: _Optional[str] = ..., best_cosine: _Optional[float] = ...) -> None: ...
 
 class MatchStatistics(_message.Message):
     __slots__ = ("matches", "mean_score", "max_score", "min_score")

@@ -10,6 +10,7 @@ from retrieval.service.pipeline.hydrate import Hydrate
 from retrieval.service.pipeline.options import SearchPlan
 from retrieval.service.pipeline.query import FitQuery
 from retrieval.service.pipeline.rerank import Rerank
+from retrieval.service.pipeline.rewrite import Rewriter, RewriteWeakQuery
 from retrieval.service.pipeline.search import Search
 from retrieval.service.pipeline.stage import Candidate, Pipeline, PipelineState, Stage
 from retrieval.service.pipeline.threshold import ScoreThreshold
@@ -22,16 +23,21 @@ def retrieval_stages(
     keywords: KeywordIndex,
     chunks: ChunkRepository,
     reranker: Reranker,
+    rewriter: Rewriter,
 ) -> tuple[Stage, ...]:
     """Fit the query to the model, search (dense and keyword at once), fuse, complete the
-    dense scores, apply the threshold, rerank, drop near-copies, diversify, fetch the texts,
-    widen them to their neighbouring chunks."""
-    return (
-        FitQuery(),
+    dense scores, apply the threshold, rewrite a weak query and do those four again, rerank,
+    drop near-copies, diversify, fetch the texts, widen them to their neighbouring chunks."""
+    search = (
         Search(embedder, index, keywords),
         Fuse(),
         CompleteDenseScores(embedder, index),
         ScoreThreshold(),
+    )
+    return (
+        FitQuery(),
+        *search,
+        RewriteWeakQuery(rewriter, search),
         Rerank(reranker, chunks),
         Compress(),
         Diversify(),

@@ -5,15 +5,11 @@ from dataclasses import replace
 import numpy as np
 
 from retrieval.domain.models import DENSE
+from retrieval.domain.ranking.feedback import unit
 from retrieval.ports import Embedder, VectorIndex
 from retrieval.service.pipeline.stage import Candidate, PipelineState
 
 DENSE_SCORES_STAGE = "vectors"
-
-
-def unit(vector: np.ndarray) -> np.ndarray:
-    norm = float(np.linalg.norm(vector))
-    return vector / norm if norm else vector
 
 
 class CompleteDenseScores:

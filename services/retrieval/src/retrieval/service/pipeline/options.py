@@ -23,6 +23,9 @@ class SearchPlan:
     query_max_words: int = 256
     redundancy_threshold: float = 1.0
     neighbours: int = 0
+    rewrite: bool = False
+    rewrite_threshold: float = 0.8
+    rewrite_attempts: int = 1
 
     def resolve(self, options: RetrievalOptions) -> SearchPlan:
         """These defaults with every switch the request sets; ``InvalidRequestError`` when a

@@ -84,8 +84,11 @@ class Search:
         )
 
     async def _dense(self, state: PipelineState) -> Found:
+        """Searches with the state's query vector when a rewrite set one, else embeds."""
         begun = time.perf_counter()
-        vector = await self._embedder.embed_query(state.text)
+        vector = state.query_vector
+        if vector is None:
+            vector = await self._embedder.embed_query(state.text)
         embedded = time.perf_counter()
         matches = await self._index.query(
             vector,

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from retrieval.domain.models import RagChunk, RetrievalMatch, RetrievalQuery
+from retrieval.domain.models import QueryRewrite, RagChunk, RetrievalMatch, RetrievalQuery
 from retrieval.domain.query_text import normalise
 from retrieval.observability.telemetry import Telemetry
 from retrieval.ports.embedder import Vector
@@ -52,6 +52,7 @@ class PipelineState:
     matches: tuple[RetrievalMatch, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
     timings: Mapping[str, float] = field(default_factory=dict)
+    rewrites: tuple[QueryRewrite, ...] = ()
 
     @classmethod
     def start(cls, query: RetrievalQuery, namespace: str, defaults: SearchPlan) -> PipelineState:

@@ -1,0 +1,28 @@
+"""Relevance feedback on vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+
+
+def rocchio(query: Vector, relevant: Sequence[Vector], alpha: float, beta: float) -> Vector:
+    """``alpha * query + beta * mean(relevant)``, scaled to unit length (Rocchio's formula
+    without negative feedback, each vector taken at unit length)."""
+    q = np.asarray(query, dtype=np.float64)
+    moved = alpha * unit(q)
+    if relevant:
+        moved = moved + beta * np.mean(
+            [unit(np.asarray(v, dtype=np.float64)) for v in relevant], axis=0
+        )
+    return unit(moved).astype(np.float32)
+
+
+def unit(vector: npt.NDArray[np.floating]) -> npt.NDArray[np.floating]:
+    """The vector scaled to length 1; a zero vector as it is."""
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
