@@ -32,7 +32,7 @@ from retrieval.errors import (
 )
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, create_server
 from retrieval.grpc.health import MONITOR_TASK
-from retrieval.grpc.server import SERVICE_NAME, serve, stop_on_signals
+from retrieval.grpc.server import LIVENESS_SERVICE, SERVICE_NAME, serve, stop_on_signals
 from retrieval.ports.embedder import Vector
 from retrieval.service.ingestion_service import Outcome
 from retrieval.settings import Settings
@@ -349,15 +349,25 @@ async def test_health_follows_the_stores_while_serving(
             chunks.gate.clear()
             changed = await asyncio.wait_for(statuses.read(), timeout=5)
             assert changed.status == health_pb2.HealthCheckResponse.NOT_SERVING
+            alive = await health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=LIVENESS_SERVICE), timeout=5
+            )
+            assert alive.status == health_pb2.HealthCheckResponse.SERVING
+            assert store_up(app) == 0
             unreachable = await client.stats()
             assert unreachable.status is HealthStatus.RED
             assert unreachable.reasons == ("stores: store unreachable: no answer within 0.2 s",)
             chunks.gate.set()
             recovered = await asyncio.wait_for(statuses.read(), timeout=5)
             assert recovered.status == health_pb2.HealthCheckResponse.SERVING
+            assert store_up(app) == 1
             assert (await client.stats()).status is HealthStatus.GREEN
             statuses.cancel()
         await asyncio.wait_for(monitor, timeout=5)
+
+
+def store_up(app: Application) -> float | None:
+    return app.telemetry.metrics.registry.get_sample_value("retrieval_store_up")
 
 
 async def test_sigterm_drains_in_flight_calls(tmp_path: Path) -> None:

@@ -180,10 +180,10 @@ async def test_retrieve_gives_what_the_in_process_call_gives(
             for name, value in (("top_k", top_k), ("confidence_threshold", threshold))
             if value is not None
         }
+        remote = await client.retrieve(query, domains, top_k, threshold, NAMESPACE)
         local = await application.retrieval.retrieve(
             query, domains, namespace=NAMESPACE, **arguments
         )
-        remote = await client.retrieve(query, domains, top_k, threshold, NAMESPACE)
         assert remote.matches, query
         assert [(m.chunk_id, m.score) for m in remote.matches] == [
             (m.chunk_id, m.score) for m in local.matches
@@ -193,7 +193,8 @@ async def test_retrieve_gives_what_the_in_process_call_gives(
         )
         assert all(m.scores["fused"] == m.score for m in remote.matches)
         assert all("dense" in m.scores for m in remote.matches)
-        assert remote.timings.stages.keys() == local.timings.stages.keys()
+        assert not remote.cached
+        assert local.cached, "the same request, served from the cache the remote call filled"
         assert {"embed", "dense", "keyword", "search", "fuse", "fetch"} <= set(
             remote.timings.stages
         )

@@ -24,6 +24,7 @@ from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
+from retrieval_testkit import ScriptedLlm
 from retrieval_testkit.telemetry import quiet_telemetry
 
 MIN_HIT_AT_5 = 0.85
@@ -61,7 +62,7 @@ async def test_suite_meets_the_target(
     tmp_path: Path,
 ) -> None:
     namespace = golden_namespace(golden_suite.name)
-    report = await run_golden(golden_suite, retrieval, ingestion, namespace=namespace)
+    report = await run_golden(golden_suite, retrieval, ingestion, namespace=namespace, answers=None)
 
     failures = [(row.id, row.query, row.returned[:3]) for row in report.rows if not row.passed]
     assert report.hit_at_5 >= MIN_HIT_AT_5, failures
@@ -125,6 +126,7 @@ async def test_two_concurrent_runs_do_not_meet(
             mongo_repository,
             NoReranker(),
             RocchioRewriter(recording),
+            ScriptedLlm(),
         ),
         DEFAULT_DOMAINS,
         "default",
@@ -139,6 +141,7 @@ async def test_two_concurrent_runs_do_not_meet(
                 retrieval,
                 ingestion,
                 namespace=golden_namespace(golden_suite.name),
+                answers=None,
             )
             for _ in range(2)
         )
@@ -174,6 +177,6 @@ async def test_namespace_is_removed_when_a_run_fails_midway(
     namespace = golden_namespace(golden_suite.name)
 
     with pytest.raises(InvalidRequestError, match="astrology"):
-        await run_golden(broken, retrieval, ingestion, namespace=namespace)
+        await run_golden(broken, retrieval, ingestion, namespace=namespace, answers=None)
 
     assert await namespace_is_gone(namespace, index, mongo_repository)

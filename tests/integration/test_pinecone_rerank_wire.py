@@ -106,7 +106,7 @@ async def test_a_call_asks_for_no_more_than_it_holds(
     reranker: PineconeReranker, standin: PineconeStandIn
 ) -> None:
     ranked = await reranker.rerank(QUERY, passages(130, answer_at=7), 120)
-    assert [r.body["top_n"] for r in standin.requests_to("/rerank")] == [100, 30]
+    assert sorted(r.body["top_n"] for r in standin.requests_to("/rerank")) == [30, 100]
     assert len({p.index for p in ranked}) == 120
     assert ranked[0].index == 7
 

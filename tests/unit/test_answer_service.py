@@ -78,7 +78,7 @@ async def retrieval() -> RetrievalService:
     )
     await ingestion.ingest(DOCUMENTS, NS)
     stages = retrieval_stages(
-        embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index)
+        embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
     )
     return RetrievalService(
         stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached(), quiet_telemetry()

@@ -33,6 +33,7 @@ from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
+from retrieval.service.validation_service import ValidationService
 from retrieval.settings import Settings
 from retrieval_testkit import (
     HashEmbedder,
@@ -82,13 +83,16 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
     ledger = InMemoryDocumentLedger()
     telemetry = quiet_telemetry()
     retrieval = RetrievalService(
-        retrieval_stages(embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index)),
+        retrieval_stages(
+            embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
+        ),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
         Uncached(),
         telemetry,
     )
+    stats = StatsService(index, keywords, chunks, ledger, embedder, (), probe_timeout_s=1.0)
     return Application(
         settings=Settings(_env_file=None),
         retrieval=retrieval,
@@ -103,8 +107,11 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
             "default",
             ChunkingPolicy(),
         ),
-        stats=StatsService(index, keywords, chunks, ledger, embedder, (), probe_timeout_s=1.0),
+        stats=stats,
         answers=AnswerService(retrieval, ScriptedLlm()),
+        validation=ValidationService(
+            retrieval, stats, chunks, SearchPlan(), DEFAULT_DOMAINS, success_rate=0.8
+        ),
         telemetry=telemetry,
     )
 

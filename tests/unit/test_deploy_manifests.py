@@ -15,6 +15,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Metric
 
 from retrieval.adapters.pinecone_clients import PineconeConnection
+from retrieval.grpc.server import LIVENESS_SERVICE
 from retrieval.grpc.settings import GrpcSettings
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.settings import Settings
@@ -104,10 +105,14 @@ def test_kubernetes_takes_settings_from_the_configmap_and_secrets_from_a_secret(
     assert "name: retrieval-config" in deployment
 
 
-@pytest.mark.parametrize("probe", ["readinessProbe", "livenessProbe"])
-def test_kubernetes_probes_use_the_grpc_health_service(probe: str) -> None:
+@pytest.mark.parametrize(
+    ("probe", "service"), [("readinessProbe", None), ("livenessProbe", LIVENESS_SERVICE)]
+)
+def test_kubernetes_probes_use_the_grpc_health_service(probe: str, service: str | None) -> None:
     deployment = read(DEPLOY / "k8s" / "deployment.yaml")
-    assert re.search(rf"{probe}:\s+grpc:\s+port: 50051\b", deployment)
+    asked = re.search(rf"{probe}:\s+grpc:\s+port: 50051\n(\s+service: (\S+)\n)?", deployment)
+    assert asked
+    assert asked.group(2) == service
     assert "containerPort: 50051" in deployment
     assert "port: 50051" in read(DEPLOY / "k8s" / "service.yaml")
 

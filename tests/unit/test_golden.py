@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from retrieval.adapters.no_reranker import NoReranker
+from retrieval.cli.golden import model_answers
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, RetrievalMatch, RetrievalQuery
-from retrieval.errors import InvalidRequestError
+from retrieval.errors import BackendUnavailableError, InvalidRequestError
 from retrieval.evaluation.ablation import (
     DEFAULT_VARIANT,
     REPEAT_VARIANT,
@@ -21,11 +23,14 @@ from retrieval.evaluation.ablation import (
 from retrieval.evaluation.golden import (
     ALL_DOMAINS,
     ReturnedDocument,
+    SampleAnswer,
     best_per_document,
     grade,
     run_golden,
 )
 from retrieval.evaluation.golden_suite import GoldenSample, load_suite
+from retrieval.evaluation.reports import golden_markdown
+from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.pipeline.rewrite import RocchioRewriter
@@ -33,11 +38,13 @@ from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 from retrieval_testkit import (
+    ChatRequest,
     HashEmbedder,
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
+    ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.telemetry import quiet_telemetry
@@ -118,12 +125,16 @@ def test_a_document_ranks_where_its_best_chunk_ranks() -> None:
     assert (row.first_relevant_rank, row.reciprocal_rank, row.passed) == (2, 0.5, True)
 
 
-async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path) -> None:
-    suite = load_suite(write_suite(tmp_path / "tiny", SAMPLES), DEFAULT_DOMAINS)
-    index, chunks, embedder = InMemoryVectorIndex(), InMemoryChunkRepository(), HashEmbedder()
+def golden_services(
+    index: InMemoryVectorIndex, chunks: InMemoryChunkRepository
+) -> tuple[RetrievalService, IngestionService]:
+    """Retrieval and ingestion over the in-memory doubles, writing to ``index`` and ``chunks``."""
+    embedder, keywords = HashEmbedder(), InMemoryKeywordIndex()
     keywords = InMemoryKeywordIndex()
     retrieval = RetrievalService(
-        retrieval_stages(embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index)),
+        retrieval_stages(
+            embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
+        ),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
@@ -141,6 +152,13 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
         "default",
         ChunkingPolicy(),
     )
+    return retrieval, ingestion
+
+
+async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path / "tiny", SAMPLES), DEFAULT_DOMAINS)
+    index, chunks = InMemoryVectorIndex(), InMemoryChunkRepository()
+    retrieval, ingestion = golden_services(index, chunks)
     stages: list[tuple[str, int, int]] = []
 
     report = await run_golden(
@@ -149,6 +167,7 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
         ingestion,
         namespace="golden-tiny",
         variants=VARIANTS,
+        answers=None,
         progress=lambda *s: stages.append(s),
     )
 
@@ -186,6 +205,89 @@ async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path)
     assert "golden-tiny" not in (await index.stats()).namespaces
 
 
+def cite_first_grades_and_seven(request: ChatRequest) -> str:
+    """Cites [1], the Grades passage and [7], which no context of three passages has;
+    cites nothing about FTGFOP; fails on frost."""
+    prompt = request.messages[-1].content
+    question = prompt.rsplit("Question: ", 1)[1]
+    if "frost" in question:
+        raise BackendUnavailableError("the model is overloaded")
+    if "FTGFOP" in question:
+        return "I do not know."
+    grades = re.search(r"^\[(\d+)\] Grades ", prompt, re.MULTILINE)
+    assert grades is not None, prompt
+    return f"Blister blight spreads in mist [1][{grades[1]}][7]."
+
+
+async def test_with_a_model_every_graded_sample_is_answered_and_its_citations_graded(
+    tmp_path: Path,
+) -> None:
+    suite = load_suite(write_suite(tmp_path / "tiny", SAMPLES), DEFAULT_DOMAINS)
+    index, chunks = InMemoryVectorIndex(), InMemoryChunkRepository()
+    retrieval, ingestion = golden_services(index, chunks)
+    llm = ScriptedLlm(cite_first_grades_and_seven)
+    stages: list[tuple[str, int, int]] = []
+
+    report = await run_golden(
+        suite,
+        retrieval,
+        ingestion,
+        namespace="golden-tiny",
+        answers=AnswerService(retrieval, llm),
+        progress=lambda *s: stages.append(s),
+    )
+
+    answers = {row.id: row.answer for row in report.rows}
+    assert answers["a"] == SampleAnswer(
+        answered=True,
+        cited_documents=("blight", "grades"),
+        unknown_citations=(7,),
+        citation_precision=0.5,
+    )
+    assert answers["c"] == SampleAnswer(answered=True, citation_precision=0.0)
+    assert answers["b"] == SampleAnswer(answered=False, error="the model is overloaded")
+    assert answers["n"] is None, "a negative is not answered"
+    assert len(llm.calls) == 3
+    assert (report.answered, report.answer_failures) == (2, 1)
+    assert report.citation_precision == 0.25
+    assert report.answered_with_citations == 0.5
+    assert report.unknown_citation_rate == pytest.approx(1 / 3)
+    assert stages[-1] == ("answer", 3, 3)
+    markdown = golden_markdown(report, 0.85)
+    assert "| citation precision | 0.250 |" in markdown
+    assert "| samples answered (failed) | 2 (1) |" in markdown
+    assert report.model_dump(mode="json")["rows"][0]["answer"]["cited_documents"] == [
+        "blight",
+        "grades",
+    ]
+    assert await chunks.count("golden-tiny") == 0
+
+
+async def test_without_a_model_there_are_no_answer_figures_and_no_call(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path / "tiny", SAMPLES), DEFAULT_DOMAINS)
+    retrieval, ingestion = golden_services(InMemoryVectorIndex(), InMemoryChunkRepository())
+    llm = ScriptedLlm()
+    unconfigured = Settings(_env_file=None, llm_base_url=None)
+
+    report = await run_golden(
+        suite,
+        retrieval,
+        ingestion,
+        namespace="golden-tiny",
+        answers=model_answers(AnswerService(retrieval, llm), unconfigured),
+    )
+
+    assert llm.calls == []
+    figures = (report.answered, report.answer_failures, report.citation_precision,
+               report.answered_with_citations, report.unknown_citation_rate)  # fmt: skip
+    assert figures == (None,) * 5
+    assert all(row.answer is None for row in report.rows)
+    assert "| answers | no model configured |" in golden_markdown(report, 0.85)
+    configured = unconfigured.model_copy(update={"llm_base_url": "http://127.0.0.1:9/v1"})
+    answers = AnswerService(retrieval, llm)
+    assert model_answers(answers, configured) is answers
+
+
 def test_a_rerank_row_joins_the_ablation_only_with_a_reranker() -> None:
     without = Settings(_env_file=None, result_cache_entries=0)
     assert ablation_variants(without).keys() == VARIANTS.keys()
@@ -207,7 +309,7 @@ async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> 
     )  # fmt: skip
     retrieval = RetrievalService(
         retrieval_stages(
-            embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index)
+            embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
         ), DEFAULT_DOMAINS,
         "tea", SearchPlan(), ResultCache(generations), quiet_telemetry(),
     )  # fmt: skip

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from retrieval.evaluation.metrics import (
     ScoredMatch,
+    citation_precision,
     first_relevant_rank,
     group_by,
     hit_at,
@@ -54,6 +55,27 @@ def test_a_query_without_relevant_judgements_scores_zero() -> None:
     assert recall_at(["x"], judged, 10) == 0.0
     assert ndcg_at(["x"], judged, 10) == 0.0
     assert reciprocal_rank(["x"], judged) == 0.0
+
+
+def test_citation_precision_counts_each_cited_passage() -> None:
+    assert citation_precision(["b", "a"], QRELS) == 0.5
+    assert citation_precision(["b", "b", "e"], QRELS) == pytest.approx(2 / 3), "grade 0 is not"
+    assert citation_precision([], QRELS) == 0.0, "an answer citing nothing is not excused"
+
+
+@given(
+    cited=st.lists(st.sampled_from(["a", "b", "c", "d", "e", "z"]), max_size=8),
+    extra=st.lists(st.sampled_from(["b", "c", "d"]), min_size=1, max_size=4),
+)
+def test_citation_precision_is_a_share_that_relevant_citations_raise(
+    cited: list[str], extra: list[str]
+) -> None:
+    precision = citation_precision(cited, QRELS)
+    relevant = sum(QRELS.get(doc, 0) > 0 for doc in cited)
+    assert 0.0 <= precision <= 1.0
+    assert precision * len(cited) == pytest.approx(relevant)
+    assert citation_precision(cited + extra, QRELS) >= precision
+    assert citation_precision([*cited, "z"], QRELS) <= precision, "an irrelevant one lowers it"
 
 
 def test_ties_are_broken_by_document_id_descending() -> None:

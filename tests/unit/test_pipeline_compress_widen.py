@@ -42,6 +42,7 @@ from retrieval_testkit import (
     InMemoryDocumentLedger,
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
+    ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.telemetry import quiet_telemetry
@@ -267,7 +268,7 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
         NS,
     )
     stages = retrieval_stages(
-        embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index)
+        embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
     )
     names = [stage.name for stage in stages]
     assert names.index("rerank") < names.index("compress") < names.index("diversify")

@@ -90,6 +90,7 @@ class Stores:
         plan=SearchPlan(),
         reranker=None,
         rewriter=None,
+        llm=None,
     ) -> RetrievalService:
         stages = retrieval_stages(
             embedder or self.embedder,
@@ -98,6 +99,7 @@ class Stores:
             self.chunks,
             reranker or NoReranker(),
             rewriter or RocchioRewriter(self.index),
+            llm or ScriptedLlm(),
         )
         return RetrievalService(stages, allowed_domains, NS, plan, Uncached(), quiet_telemetry())
 
@@ -499,6 +501,7 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
         stores.chunks,
         NoReranker(),
         RocchioRewriter(stores.index),
+        ScriptedLlm(),
     )
     cache = ResultCache(generations)
     service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())

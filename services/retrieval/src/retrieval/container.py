@@ -181,6 +181,9 @@ def search_plan(settings: Settings) -> SearchPlan:
         rewrite=settings.search_rewrite,
         rewrite_threshold=settings.search_rewrite_threshold,
         rewrite_attempts=settings.search_rewrite_attempts,
+        llm_filter=settings.search_llm_filter,
+        llm_filter_batch=settings.llm_filter_batch,
+        llm_filter_concurrency=settings.llm_filter_concurrency,
         rerank_depth=settings.search_rerank_depth,
         rrf_k=settings.search_rrf_k,
         query_max_words=settings.query_max_words,
@@ -309,6 +312,7 @@ class Container(containers.DeclarativeContainer):
         keywords=keyword_index,
         chunks=chunk_repository,
         reranker=reranker,
+        llm=llm,
     )
     search_plan = providers.Singleton(search_plan, settings=settings)
     retrieval_service = providers.Singleton(

@@ -194,10 +194,19 @@ class Settings(BaseSettings):
         default=False, description="Rewrite a weak query and search again."
     )
     search_rewrite_threshold: float = Field(
-        default=0.8, ge=0, le=1, description="Best cosine under which a query is rewritten."
+        default=0.85, ge=0, le=1, description="Best cosine under which a query is rewritten."
     )
     search_rewrite_attempts: int = Field(
         default=1, ge=1, le=3, description="Most rewrites of one query."
+    )
+    search_llm_filter: bool = Field(
+        default=False, description="Drop the candidates the language model judges irrelevant."
+    )
+    llm_filter_batch: int = Field(
+        default=8, ge=1, le=32, description="Passages the relevance filter sends per model call."
+    )
+    llm_filter_concurrency: int = Field(
+        default=2, ge=1, le=8, description="Relevance filter calls in flight per retrieval."
     )
     rewrite_backend: RewriteBackend = Field(
         default=RewriteBackend.ROCCHIO,

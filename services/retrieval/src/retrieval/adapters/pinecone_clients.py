@@ -20,6 +20,7 @@ from pinecone.errors import PineconeError
 from retrieval.adapters.batching import slices
 from retrieval.adapters.pinecone_errors import bounded
 from retrieval.adapters.pinecone_limits import MAX_IDS_PER_REQUEST, check_id
+from retrieval.concurrency import gather_bounded
 from retrieval.errors import BackendNotConfiguredError, IndexNotFoundError
 from retrieval.ports.vector_index import LIST_PAGE_SIZE
 
@@ -98,27 +99,6 @@ class PerLoop(Generic[Client]):
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await self._close(client)
-
-
-async def gather_bounded(calls: Sequence[Callable[[], Awaitable[T]]], concurrency: int) -> list[T]:
-    """Results of ``calls`` in order, at most ``concurrency`` at a time.
-
-    The first failure cancels the calls still running and is raised as it was.
-    """
-    semaphore = asyncio.Semaphore(concurrency)
-
-    async def run(call: Callable[[], Awaitable[T]]) -> T:
-        async with semaphore:
-            return await call()
-
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(run(call)) for call in calls]
-    except ExceptionGroup as failures:
-        first = failures.exceptions[0]
-    else:
-        return [task.result() for task in tasks]
-    raise first
 
 
 class IndexCalls:

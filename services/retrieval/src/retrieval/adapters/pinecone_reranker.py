@@ -47,8 +47,9 @@ from dataclasses import dataclass
 
 import structlog
 
-from retrieval.adapters.pinecone_clients import PerLoop, PineconeConnection, gather_bounded
+from retrieval.adapters.pinecone_clients import PerLoop, PineconeConnection
 from retrieval.adapters.pinecone_errors import bounded
+from retrieval.concurrency import gather_bounded
 from retrieval.domain.reranking import RerankedPassage
 from retrieval.errors import BackendError, IndexNotFoundError, InvalidRequestError
 

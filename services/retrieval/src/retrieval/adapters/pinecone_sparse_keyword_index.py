@@ -45,7 +45,6 @@ from retrieval.adapters.pinecone_clients import (
     IndexCalls,
     PerLoop,
     PineconeConnection,
-    gather_bounded,
 )
 from retrieval.adapters.pinecone_errors import bounded
 from retrieval.adapters.pinecone_limits import (
@@ -54,6 +53,7 @@ from retrieval.adapters.pinecone_limits import (
     pack_requests,
     with_metadata,
 )
+from retrieval.concurrency import gather_bounded
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.keywords import KeywordMatch, KeywordRecord
 from retrieval.errors import BackendError, IndexNotFoundError, InvalidRequestError

@@ -42,13 +42,13 @@ from retrieval.adapters.pinecone_clients import (
     DEFAULT_NAMESPACE,
     IndexCalls,
     PineconeConnection,
-    gather_bounded,
 )
 from retrieval.adapters.pinecone_limits import (
     MAX_TOP_K_WITH_METADATA,
     check_id,
     upsert_batches,
 )
+from retrieval.concurrency import gather_bounded
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
 from retrieval.errors import IndexNotFoundError, InvalidRequestError, NamespaceNotFoundError

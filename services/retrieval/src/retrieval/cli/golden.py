@@ -21,7 +21,9 @@ from retrieval.evaluation.ablation import (
 )
 from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_golden
 from retrieval.evaluation.golden_suite import load_suite
-from retrieval.evaluation.reports import figure, write_golden_reports
+from retrieval.evaluation.reports import answer_rows, figure, write_golden_reports
+from retrieval.service.answer_service import AnswerService
+from retrieval.settings import Settings
 
 app = typer.Typer(no_args_is_help=True, help="Golden accuracy runs: a seeded suite, graded.")
 
@@ -37,6 +39,12 @@ async def check_unused(application: Application, namespace: str) -> None:
         )
 
 
+def model_answers(answers: AnswerService, settings: Settings) -> AnswerService | None:
+    """``answers`` when a chat model is configured; None otherwise, so that the run neither
+    calls a model nor reports answer figures."""
+    return answers if settings.llm_base_url is not None else None
+
+
 def summary_table(report: GoldenReport, min_hit_at_5: float) -> Table:
     table = Table(
         title=f"golden suite {report.suite}: {report.samples} samples", title_justify="left"
@@ -50,6 +58,8 @@ def summary_table(report: GoldenReport, min_hit_at_5: float) -> Table:
         table.add_row(name, figure(value), "")
     table.add_row("context precision", figure(report.context_precision), "")
     table.add_row("context recall", figure(report.context_recall), "")
+    for name, value in answer_rows(report):
+        table.add_row(name, value, "")
     table.add_row("retrieve() p50 / p95 ms", f"{report.p50_ms:.1f} / {report.p95_ms:.1f}", "")
     for kind, group in report.by_kind.items():
         table.add_row(f"hit@5 of {kind} ({group.samples})", figure(group.hit_at_5), "")
@@ -81,6 +91,7 @@ def run(
         labels = {
             "seed": f"seeding {len(golden.documents)} documents",
             "ask": "asking samples under every variant",
+            "answer": "answering samples with the model",
         }
         with stage_progress(labels) as progress:
             return await run_golden(
@@ -90,6 +101,7 @@ def run(
                 namespace=target,
                 top_k=top_k,
                 variants=ablation_variants(application.settings),
+                answers=model_answers(application.answers, application.settings),
                 context_tokens=application.settings.answer_context_tokens,
                 progress=progress,
             )

@@ -43,6 +43,11 @@ def query(
     rewrite_threshold: float | None = typer.Option(
         None, help="Best cosine under which a query is rewritten [settings]."
     ),
+    llm_filter: bool | None = typer.Option(
+        None,
+        "--llm-filter/--no-llm-filter",
+        help="Drop the candidates the language model judges irrelevant [settings].",
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the RetrievalResult as JSON, and nothing else, on stdout."
     ),
@@ -65,6 +70,7 @@ def query(
                 neighbours=neighbours,
                 rewrite=rewrite,
                 rewrite_threshold=rewrite_threshold,
+                llm_filter=llm_filter,
             )
             result = await app.retrieval.retrieve(
                 text, domain, top_k, threshold, namespace, options

@@ -24,3 +24,9 @@ class Completion(Frozen):
     )
     prompt_tokens: int | None = Field(default=None, ge=0, description="As the server counts.")
     completion_tokens: int | None = Field(default=None, ge=0, description="As the server counts.")
+
+
+def first_line(reply: str) -> str:
+    """The reply's first non-blank line, without surrounding quotes."""
+    line = next((line.strip() for line in reply.splitlines() if line.strip()), "")
+    return line.strip("\"'`“”").strip()

@@ -218,6 +218,11 @@ class RetrievalOptions(Frozen):
         le=1,
         description="Best cosine similarity under which a query is rewritten.",
     )
+    llm_filter: bool | None = Field(
+        default=None,
+        description="Ask the language model which of the best candidates help answer the "
+        "query and drop the others.",
+    )
 
 
 class RetrievalQuery(Frozen):

@@ -43,17 +43,21 @@ VARIANTS: dict[str, RetrievalOptions] = {
 }
 """The settings' defaults, then one switch changed at a time."""
 RERANK_VARIANT = "rerank"
+LLM_FILTER_VARIANT = "llm relevance filter"
 REPEAT_VARIANT = "default, asked again (result cache)"
 """The default's request asked a second time right after it: what the result cache saves."""
 
 
 def ablation_variants(settings: Settings) -> dict[str, RetrievalOptions]:
-    """``VARIANTS``, reranking when a reranker is configured (without one the row would only
-    repeat the default, flagged degraded), and the default asked again when results are
-    cached (without a cache the row would only repeat the default)."""
+    """``VARIANTS``, reranking when a reranker is configured and the language model's
+    relevance filter when a model is (without one either row would only repeat the default,
+    flagged degraded), and the default asked again when results are cached (without a cache
+    the row would only repeat the default)."""
     variants = dict(VARIANTS)
     if settings.rerank_backend is not RerankBackend.NONE:
         variants[RERANK_VARIANT] = RetrievalOptions(rerank=True)
+    if settings.llm_base_url is not None:
+        variants[LLM_FILTER_VARIANT] = RetrievalOptions(llm_filter=True)
     if settings.result_cache_entries > 0:
         variants[REPEAT_VARIANT] = VARIANTS[DEFAULT_VARIANT]
     return variants

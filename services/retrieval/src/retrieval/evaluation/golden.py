@@ -13,6 +13,13 @@ ranks and scores what that chunk scores; its later chunks are skipped. Ranking m
 documents; hit@5 covers every sample, a negative counting as a hit when nothing scores
 at or above its threshold.
 
+With a chat model configured, ``AnswerService.answer`` then answers every sample that has
+relevant documents (the default's request again), one sample at a time: a local model
+server answers one request at a time anyway, and a rate-limited API is not flooded. Each
+answer's citations are graded against the sample's labels; a sample the model fails on is
+recorded as failed and the run goes on. Without a model these figures are None and no
+model is called.
+
 The namespace is removed (vectors, then chunk texts) when the run ends, failed or not.
 """
 
@@ -22,8 +29,10 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 
+import structlog
 from pydantic import Field
 
+from retrieval.domain.answers import Answer
 from retrieval.domain.context import build_context
 from retrieval.domain.models import (
     DENSE,
@@ -34,7 +43,7 @@ from retrieval.domain.models import (
     RetrievalResult,
     meets_threshold,
 )
-from retrieval.errors import IngestionError
+from retrieval.errors import IngestionError, RetrievalError
 from retrieval.evaluation.ablation import (
     DEFAULT_VARIANT,
     VariantFigures,
@@ -45,6 +54,7 @@ from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.metrics import (
     ScoredMatch,
     ThresholdFigures,
+    citation_precision,
     first_relevant_rank,
     group_by,
     hit_at,
@@ -56,6 +66,7 @@ from retrieval.evaluation.metrics import (
     reciprocal_rank,
     threshold_report,
 )
+from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import DocumentOutcome, IngestionService, Outcome
 from retrieval.service.retrieval_service import RetrievalService
 
@@ -64,7 +75,10 @@ ONLY_DEFAULT = {DEFAULT_VARIANT: RetrievalOptions()}
 NDCG_K = 10
 ALL_DOMAINS = "all"
 Progress = Callable[[str, int, int], None]
-"""Called with a stage name ("seed" or "ask"), the items done so far and the stage's total."""
+"""Called with a stage name ("seed", "ask" or "answer"), the items done so far and the
+stage's total."""
+
+log = structlog.get_logger("retrieval")
 
 
 def golden_namespace(suite: str) -> str:
@@ -77,6 +91,36 @@ class ReturnedDocument(Frozen):
     domain: str = Field(description="Its knowledge domain.")
     score: float = Field(description="Ranking score of its best chunk.")
     cosine: float | None = Field(description="Cosine similarity of that chunk to the query.")
+
+
+class SampleAnswer(Frozen):
+    """What the model answered to one sample, and how its citations grade."""
+
+    answered: bool = Field(
+        description="The model answered; false when it failed or retrieval found no context."
+    )
+    cited_documents: tuple[str, ...] = Field(
+        default=(),
+        description="Document of each passage the answer cites, in order of first citation.",
+    )
+    unknown_citations: tuple[int, ...] = Field(
+        default=(), description="Numbers the answer cites that the context does not have."
+    )
+    citation_precision: float | None = Field(
+        default=None,
+        description="Share of the cited passages from relevant documents; None unanswered.",
+    )
+    error: str | None = Field(default=None, description="Why the model failed; None if it did not.")
+
+    @classmethod
+    def of(cls, answer: Answer, qrels: Mapping[str, int]) -> SampleAnswer:
+        cited = tuple(citation.document_id for citation in answer.citations)
+        return cls(
+            answered=answer.answered,
+            cited_documents=cited,
+            unknown_citations=answer.unknown_citations,
+            citation_precision=citation_precision(cited, qrels) if answer.answered else None,
+        )
 
 
 class SampleRow(Frozen):
@@ -99,6 +143,9 @@ class SampleRow(Frozen):
     ndcg_at_10: float | None
     latency_ms: float = Field(description="retrieve() wall-clock time as the service timed it.")
     passed: bool = Field(description="Relevant document in the top 5, or a negative left empty.")
+    answer: SampleAnswer | None = Field(
+        default=None, description="The model's answer; None for a negative or without a model."
+    )
 
 
 class GroupFigures(Frozen):
@@ -162,6 +209,28 @@ class GoldenReport(Frozen):
     context_recall: float | None = Field(
         default=None,
         description="Of the relevant documents, the share with a chunk in that context.",
+    )
+    answered: int | None = Field(
+        default=None,
+        description="Samples with relevant documents the model answered; None (as every "
+        "answer figure) when no model is configured.",
+    )
+    answer_failures: int | None = Field(
+        default=None, description="Samples the model failed on (errors in their rows)."
+    )
+    citation_precision: float | None = Field(
+        default=None,
+        description="Of the passages an answer cites, the share from relevant documents (0 "
+        "for an answer citing none); mean over the answered samples.",
+    )
+    answered_with_citations: float | None = Field(
+        default=None,
+        description="Share of the answered samples whose answer cites at least one passage.",
+    )
+    unknown_citation_rate: float | None = Field(
+        default=None,
+        description="Of the numbers the answers cite, the share the context does not have; "
+        "None when no answer cites any.",
     )
 
 
@@ -244,13 +313,16 @@ async def run_golden(
     ingestion: IngestionService,
     *,
     namespace: str,
+    answers: AnswerService | None,
     top_k: int = 10,
     variants: Mapping[str, RetrievalOptions] = ONLY_DEFAULT,
     context_tokens: int = 3000,
     progress: Progress | None = None,
 ) -> GoldenReport:
     """Seed ``suite`` into ``namespace``, answer every sample under each variant (the
-    report's figures are the default's), remove the namespace, report."""
+    report's figures are the default's), have ``answers`` answer the samples with relevant
+    documents (None when no model is configured: no answer figures, no model call), remove
+    the namespace, report."""
     requests = [
         RetrievalQuery(query=s.query, domains=s.domains, top_k=top_k, namespace=namespace)
         for s in suite.samples
@@ -259,29 +331,77 @@ async def run_golden(
         started = time.perf_counter()
         chunks = await seed(ingestion, suite, namespace, progress)
         seed_ms = (time.perf_counter() - started) * 1e3
-        answers = await ask_every_variant(
+        results = await ask_every_variant(
             retrieval,
             requests,
             variants,
             None if progress is None else lambda done, total: progress("ask", done, total),
         )
+        given = {} if answers is None else await answer_samples(answers, suite, requests, progress)
     finally:
         await ingestion.delete_namespace(namespace)
     graded = {
         name: [
             grade(sample, best_per_document(result.matches), result.timings.total_ms)
-            for sample, result in zip(suite.samples, results, strict=True)
+            for sample, result in zip(suite.samples, variant_results, strict=True)
         ]
-        for name, results in answers.items()
+        for name, variant_results in results.items()
     }
-    report = summarise(suite, namespace, top_k, chunks, seed_ms, graded[DEFAULT_VARIANT])
+    default_rows = [
+        row.model_copy(update={"answer": given.get(row.id)}) for row in graded[DEFAULT_VARIANT]
+    ]
+    report = summarise(suite, namespace, top_k, chunks, seed_ms, default_rows)
     ablation = {
-        name: variant_figures(variants[name], rows, answers[name]) for name, rows in graded.items()
+        name: variant_figures(variants[name], rows, results[name]) for name, rows in graded.items()
     }
-    precision, recall = context_figures(suite, answers[DEFAULT_VARIANT], context_tokens)
+    precision, recall = context_figures(suite, results[DEFAULT_VARIANT], context_tokens)
     return report.model_copy(
-        update={"ablation": ablation, "context_precision": precision, "context_recall": recall}
+        update={
+            "ablation": ablation,
+            "context_precision": precision,
+            "context_recall": recall,
+            **({} if answers is None else answer_figures(list(given.values()))),
+        }
     )
+
+
+async def answer_samples(
+    answers: AnswerService,
+    suite: GoldenSuite,
+    requests: Sequence[RetrievalQuery],
+    progress: Progress | None,
+) -> dict[str, SampleAnswer]:
+    """The answer to each sample with relevant documents, by sample id, one at a time; a
+    sample the model fails on gets an unanswered row naming the error."""
+    asked = [
+        (sample, request)
+        for sample, request in zip(suite.samples, requests, strict=True)
+        if not sample.is_negative
+    ]
+    given: dict[str, SampleAnswer] = {}
+    for done, (sample, request) in enumerate(asked, start=1):
+        try:
+            given[sample.id] = SampleAnswer.of(await answers.answer(request), sample.relevant)
+        except RetrievalError as error:
+            log.warning("golden.answer_failed", sample=sample.id, error=str(error))
+            given[sample.id] = SampleAnswer(answered=False, error=str(error))
+        if progress is not None:
+            progress("answer", done, len(asked))
+    return given
+
+
+def answer_figures(given: Sequence[SampleAnswer]) -> dict[str, float | int | None]:
+    """The report's answer figures (its field names) from the samples' answers."""
+    answered = [answer for answer in given if answer.answered]
+    unknown = sum(len(answer.unknown_citations) for answer in answered)
+    cited = unknown + sum(len(answer.cited_documents) for answer in answered)
+    return {
+        "answered": len(answered),
+        "answer_failures": sum(1 for answer in given if answer.error is not None),
+        "citation_precision": mean(answer.citation_precision or 0.0 for answer in answered),
+        "answered_with_citations": mean(float(bool(a.cited_documents)) for a in answered),
+        "unknown_citation_rate": unknown / cited if cited else None,
+    }
 
 
 def context_figures(

@@ -75,6 +75,15 @@ def ndcg_at(ranking: Ranking, qrels: Qrels, k: int) -> float:
     return dcg(qrels.get(doc, 0) for doc in ranking[:k]) / ideal
 
 
+def citation_precision(cited_documents: Sequence[str], qrels: Qrels) -> float:
+    """Share of the passages an answer cites whose document is relevant, given the document
+    of each cited passage (a document cited through two passages counts twice); 0 when it
+    cites none, as precision does not excuse an empty ranking."""
+    if not cited_documents:
+        return 0.0
+    return sum(1 for doc in cited_documents if qrels.get(doc, 0) > 0) / len(cited_documents)
+
+
 def rank_by_score(scores: Mapping[str, float]) -> list[str]:
     """Document ids in trec_eval's order: score descending, then id descending."""
     return sorted(scores, key=lambda doc: (scores[doc], doc), reverse=True)

@@ -7,10 +7,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from retrieval.evaluation.ablation import COLUMNS, ablation_rows
-from retrieval.evaluation.golden import ALL_DOMAINS, GoldenReport, GroupFigures
+from retrieval.evaluation.golden import ALL_DOMAINS, GoldenReport, GroupFigures, SampleRow
 from retrieval.evaluation.metrics import ScoreSummary, ThresholdFigures
 
 ABSENT = "-"
+NO_MODEL = "no model configured"
 GROUP_COLUMNS = "| {} | samples | hit@5 | recall@5 | precision@5 | MRR | nDCG@10 |"
 
 
@@ -21,6 +22,28 @@ def figure(value: float | None) -> str:
 def table(header: str, rows: Iterable[Iterable[str]]) -> list[str]:
     columns = header.count("|") - 1
     return [header, "|" + "---|" * columns, *("| " + " | ".join(row) + " |" for row in rows)]
+
+
+def answer_rows(report: GoldenReport) -> list[list[str]]:
+    """The answer figures as (metric, value) rows; one row saying so without a model."""
+    if report.answered is None:
+        return [["answers", NO_MODEL]]
+    return [
+        ["samples answered (failed)", f"{report.answered} ({report.answer_failures})"],
+        ["citation precision", figure(report.citation_precision)],
+        ["answers citing a passage", figure(report.answered_with_citations)],
+        ["unknown citation rate", figure(report.unknown_citation_rate)],
+    ]
+
+
+def cited(row: SampleRow) -> str:
+    """The documents a sample's answer cites, or why there are none (the JSON report has
+    the error of a failed answer)."""
+    if row.answer is None:
+        return ABSENT
+    if row.answer.error is not None:
+        return "**failed**"
+    return ", ".join(row.answer.cited_documents) or "none"
 
 
 def group_rows(groups: dict[str, GroupFigures]) -> list[list[str]]:
@@ -73,6 +96,7 @@ def golden_markdown(report: GoldenReport, min_hit_at_5: float) -> str:
                     "context precision / recall",
                     f"{figure(report.context_precision)} / {figure(report.context_recall)}",
                 ],
+                *answer_rows(report),
                 ["retrieve() p50 / p95", f"{report.p50_ms:.1f} / {report.p95_ms:.1f} ms"],
             ],
         ),
@@ -107,7 +131,8 @@ def golden_markdown(report: GoldenReport, min_hit_at_5: float) -> str:
         "## Samples",
         "",
         *table(
-            "| id | kind | passed | first relevant rank | expected | returned (score) | ms |",
+            "| id | kind | passed | first relevant rank | expected | returned (score) | ms "
+            "| answer cites |",
             [
                 [
                     row.id,
@@ -117,6 +142,7 @@ def golden_markdown(report: GoldenReport, min_hit_at_5: float) -> str:
                     ", ".join(f"{doc} ({g})" for doc, g in row.expected.items()) or "none",
                     ", ".join(f"{d.document_id} ({d.score:.3f})" for d in row.returned[:5]),
                     f"{row.latency_ms:.1f}",
+                    cited(row),
                 ]
                 for row in report.rows
             ],

@@ -50,13 +50,9 @@ def correlation_id(supplied: str | None) -> str:
     return new_correlation_id()
 
 
-class CorrelationIdInterceptor(grpc.aio.ServerInterceptor):
-    """Binds ``x-correlation-id`` (the caller's, or a new one) to every log line of a call.
-
-    The id goes back in the trailing metadata, which a client sees after success and failure
-    alike (initial metadata would cost a second send per call). Methods with a unary response
-    are wrapped; streaming responses (health Watch, reflection) pass through untouched.
-    """
+class UnaryResponseInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps what methods with a unary response do; streaming responses (health Watch,
+    reflection) pass through untouched."""
 
     async def intercept_service(
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
@@ -65,16 +61,29 @@ class CorrelationIdInterceptor(grpc.aio.ServerInterceptor):
         if handler is None or handler.response_streaming:
             return handler
         behaviour = handler.stream_unary if handler.request_streaming else handler.unary_unary
-        cid = correlation_id(
-            metadata_value(handler_call_details.invocation_metadata, CORRELATION_ID_KEY)
-        )
+        return with_behaviour(handler, self.wrap(behaviour, handler_call_details))
+
+    def wrap(self, behaviour: Behaviour, details: grpc.HandlerCallDetails) -> Behaviour:
+        """What the method does once intercepted."""
+        raise NotImplementedError
+
+
+class CorrelationIdInterceptor(UnaryResponseInterceptor):
+    """Binds ``x-correlation-id`` (the caller's, or a new one) to every log line of a call.
+
+    The id goes back in the trailing metadata, which a client sees after success and failure
+    alike (initial metadata would cost a second send per call).
+    """
+
+    def wrap(self, behaviour: Behaviour, details: grpc.HandlerCallDetails) -> Behaviour:
+        cid = correlation_id(metadata_value(details.invocation_metadata, CORRELATION_ID_KEY))
 
         async def correlated(request: Any, context: grpc.aio.ServicerContext) -> Any:
             with correlation_scope(cid):
                 context.set_trailing_metadata(((CORRELATION_ID_KEY, cid),))
                 return await behaviour(request, context)
 
-        return with_behaviour(handler, correlated)
+        return correlated
 
 
 def service_and_method(full_method: str) -> tuple[str, str]:
@@ -83,21 +92,15 @@ def service_and_method(full_method: str) -> tuple[str, str]:
     return service, method
 
 
-class TelemetryInterceptor(grpc.aio.ServerInterceptor):
+class TelemetryInterceptor(UnaryResponseInterceptor):
     """Counts every call with a unary response by service, method and status code, times it,
     keeps the number in flight, and traces it in a span that the service's spans nest in."""
 
     def __init__(self, telemetry: Telemetry) -> None:
         self._telemetry = telemetry
 
-    async def intercept_service(
-        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler | None:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.response_streaming:
-            return handler
-        behaviour = handler.stream_unary if handler.request_streaming else handler.unary_unary
-        service, method = service_and_method(handler_call_details.method)
+    def wrap(self, behaviour: Behaviour, details: grpc.HandlerCallDetails) -> Behaviour:
+        service, method = service_and_method(details.method)
         metrics = self._telemetry.metrics
 
         async def observed(request: Any, context: grpc.aio.ServicerContext) -> Any:
@@ -127,7 +130,7 @@ class TelemetryInterceptor(grpc.aio.ServerInterceptor):
                 )
                 metrics.rpc_requests.labels(service=service, method=method, code=code.name).inc()
 
-        return with_behaviour(handler, observed)
+        return observed
 
 
 class BearerTokenInterceptor(grpc.aio.ServerInterceptor):

@@ -6,7 +6,6 @@ import asyncio
 import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import partial
 
 import grpc
 import structlog
@@ -14,7 +13,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from retrieval.container import Application
-from retrieval.grpc.health import HealthMonitor
+from retrieval.grpc.health import HealthMonitor, Publish
 from retrieval.grpc.interceptors import (
     BearerTokenInterceptor,
     CorrelationIdInterceptor,
@@ -22,6 +21,7 @@ from retrieval.grpc.interceptors import (
 )
 from retrieval.grpc.servicer import RetrievalServicer
 from retrieval.grpc.settings import GrpcSettings, message_size_options
+from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.metrics_endpoint import metrics_endpoint
 from retrieval.observability.telemetry import Telemetry
 from retrieval_proto.retrieval.v1 import retrieval_pb2, retrieval_pb2_grpc
@@ -30,6 +30,10 @@ log = structlog.get_logger("grpc")
 
 SERVICE_NAME = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
 HEALTH_SERVICES = ("", SERVICE_NAME)
+"""Say whether the service can answer: SERVING only while its stores answer."""
+LIVENESS_SERVICE = "liveness"
+"""Says the process answers at all: SERVING from the start, whatever the stores do, so a
+liveness probe restarts a stuck process, not every replica during a store outage."""
 
 
 def server_credentials(settings: GrpcSettings) -> grpc.ServerCredentials | None:
@@ -63,6 +67,16 @@ async def set_health(
         await servicer.set(service, status)
 
 
+def health_publisher(servicer: health.aio.HealthServicer, metrics: ServiceMetrics) -> Publish:
+    """Publishes a serving status to the health service and to the ``store_up`` gauge."""
+
+    async def publish(status: health_pb2.HealthCheckResponse.ServingStatus) -> None:
+        metrics.store_up.set(1 if status == health_pb2.HealthCheckResponse.SERVING else 0)
+        await set_health(servicer, status)
+
+    return publish
+
+
 async def create_server(
     application: Application, address: str, settings: GrpcSettings
 ) -> tuple[grpc.aio.Server, int]:
@@ -87,7 +101,8 @@ async def create_server(
         server,
     )
     health_servicer = health.aio.HealthServicer()
-    await set_health(health_servicer, health_pb2.HealthCheckResponse.NOT_SERVING)
+    publish = health_publisher(health_servicer, application.telemetry.metrics)
+    await publish(health_pb2.HealthCheckResponse.NOT_SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
@@ -98,17 +113,14 @@ async def create_server(
     else:
         port = server.add_secure_port(address, credentials)
     await server.start()
+    await health_servicer.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
     try:
         await application.stats.probe()
     except BaseException:
         await server.stop(None)
         raise
-    await set_health(health_servicer, health_pb2.HealthCheckResponse.SERVING)
-    monitor = HealthMonitor(
-        application.stats,
-        partial(set_health, health_servicer),
-        application.settings.health_interval_s,
-    )
+    await publish(health_pb2.HealthCheckResponse.SERVING)
+    monitor = HealthMonitor(application.stats, publish, application.settings.health_interval_s)
     monitor.start(server)
     return server, port
 

@@ -1,12 +1,14 @@
 """Retrieval as a list of stages over one state; the container composes the list."""
 
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
+from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
 from retrieval.service.pipeline.compress import Compress
 from retrieval.service.pipeline.dense_scores import CompleteDenseScores
 from retrieval.service.pipeline.diversify import Diversify
 from retrieval.service.pipeline.fuse import Fuse
 from retrieval.service.pipeline.hydrate import Hydrate
+from retrieval.service.pipeline.llm_filter import LlmFilter
 from retrieval.service.pipeline.options import SearchPlan
 from retrieval.service.pipeline.query import FitQuery
 from retrieval.service.pipeline.rerank import Rerank
@@ -24,10 +26,12 @@ def retrieval_stages(
     chunks: ChunkRepository,
     reranker: Reranker,
     rewriter: Rewriter,
+    llm: Llm,
 ) -> tuple[Stage, ...]:
     """Fit the query to the model, search (dense and keyword at once), fuse, complete the
     dense scores, apply the threshold, rewrite a weak query and do those four again, rerank,
-    drop near-copies, diversify, fetch the texts, widen them to their neighbouring chunks."""
+    drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
+    texts, widen them to their neighbouring chunks."""
     search = (
         Search(embedder, index, keywords),
         Fuse(),
@@ -40,6 +44,7 @@ def retrieval_stages(
         RewriteWeakQuery(rewriter, search),
         Rerank(reranker, chunks),
         Compress(),
+        LlmFilter(llm, chunks),
         Diversify(),
         Hydrate(chunks),
         Widen(chunks),

@@ -24,8 +24,11 @@ class SearchPlan:
     redundancy_threshold: float = 1.0
     neighbours: int = 0
     rewrite: bool = False
-    rewrite_threshold: float = 0.8
+    rewrite_threshold: float = 0.85
     rewrite_attempts: int = 1
+    llm_filter: bool = False
+    llm_filter_batch: int = 8
+    llm_filter_concurrency: int = 2
 
     def resolve(self, options: RetrievalOptions) -> SearchPlan:
         """These defaults with every switch the request sets; ``InvalidRequestError`` when a
@@ -71,6 +74,7 @@ class SearchPlan:
             or self.compares_vectors
             or self.max_per_document
             or self.rerank
+            or self.llm_filter
         ):
             return max(self.fetch_k, top_k)
         return top_k

@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 import structlog
 
-from retrieval.domain.chat import ChatMessage
+from retrieval.domain.chat import ChatMessage, first_line
 from retrieval.domain.models import DENSE, REWRITE_STAGE, QueryRewrite
 from retrieval.domain.query_text import normalise, truncate_words
 from retrieval.domain.ranking.feedback import rocchio
@@ -167,9 +167,3 @@ class LlmRewriter:
         if not text:
             raise RewriteFailedError("the model answered with no query")
         return replace(state, text=text, query_vector=None)
-
-
-def first_line(reply: str) -> str:
-    """The reply's first non-blank line, without surrounding quotes."""
-    line = next((line.strip() for line in reply.splitlines() if line.strip()), "")
-    return line.strip("\"'`“”").strip()

@@ -1,0 +1,103 @@
+"""Dropping the candidates a language model judges irrelevant to the query."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
+
+import structlog
+
+from retrieval.concurrency import gather_bounded
+from retrieval.domain.chat import ChatMessage
+from retrieval.domain.ranking.relevance import Judgement, read_judgement
+from retrieval.errors import BackendError, BackendNotConfiguredError, InvalidRequestError
+from retrieval.ports import ChunkRepository
+from retrieval.ports.llm import Llm
+from retrieval.service.pipeline.stage import PipelineState
+
+log = structlog.get_logger("retrieval")
+
+LLM_FILTER_STAGE = "llm_filter"
+JUDGED_PER_MATCH = 2
+"""Candidates judged per match asked for (``top_k``): room for the model to drop some."""
+FILTER_PROMPT = (
+    "You judge the passages a search engine found for a query. Name the passages that help "
+    "answer the query. Answer with their numbers alone, separated by commas (for example: "
+    "2, 5), or with the word none when no passage helps."
+)
+REPLY_TOKENS = 16
+REPLY_TOKENS_PER_PASSAGE = 4
+
+
+class LlmFilter:
+    """Asks the language model which of the first ``JUDGED_PER_MATCH * top_k`` candidates
+    help answer the query and keeps those, in their order; the candidates past them are
+    dropped (every match returned was judged). Their texts are fetched here, in one round
+    trip, and kept for ``Hydrate``. The model reads ``llm_filter_batch`` numbered passages a
+    call, ``llm_filter_concurrency`` calls at a time. A call that fails, or whose reply
+    cannot be read, keeps its batch, with a warning and ``llm_filter`` in ``degraded``. A
+    candidate without a stored text is left for ``Hydrate`` to skip."""
+
+    name = LLM_FILTER_STAGE
+
+    def __init__(self, llm: Llm, chunks: ChunkRepository) -> None:
+        self._llm = llm
+        self._chunks = chunks
+
+    async def run(self, state: PipelineState) -> PipelineState:
+        plan = state.plan
+        if not plan.llm_filter or not state.candidates:
+            return state
+        judged = state.candidates[: JUDGED_PER_MATCH * state.query.top_k]
+        missing = [c.chunk_id for c in judged if c.chunk_id not in state.chunks]
+        chunks = {
+            **state.chunks,
+            **(await self._chunks.get_many(missing, state.namespace) if missing else {}),
+        }
+        present = [c.chunk_id for c in judged if c.chunk_id in chunks]
+        size = plan.llm_filter_batch
+        batches = [present[start : start + size] for start in range(0, len(present), size)]
+        judgements = await gather_bounded(
+            [
+                partial(self._judge, state.text, [chunks[chunk_id].content for chunk_id in batch])
+                for batch in batches
+            ],
+            plan.llm_filter_concurrency,
+        )
+        dropped = {
+            chunk_id
+            for batch, judgement in zip(batches, judgements, strict=True)
+            for index, chunk_id in enumerate(batch)
+            if index not in judgement.kept
+        }
+        understood = all(judgement.understood for judgement in judgements)
+        return replace(
+            state,
+            candidates=tuple(c for c in judged if c.chunk_id not in dropped),
+            chunks=chunks,
+            degraded=state.degraded if understood else (*state.degraded, LLM_FILTER_STAGE),
+        )
+
+    async def _judge(self, query: str, passages: Sequence[str]) -> Judgement:
+        try:
+            reply = await self._llm.complete(
+                [
+                    ChatMessage(role="system", content=FILTER_PROMPT),
+                    ChatMessage(role="user", content=numbered(query, passages)),
+                ],
+                max_tokens=REPLY_TOKENS + REPLY_TOKENS_PER_PASSAGE * len(passages),
+            )
+        except (BackendError, BackendNotConfiguredError, InvalidRequestError) as error:
+            log.warning("retrieve.llm_filter_failed", error=str(error))
+            return Judgement.unread(len(passages))
+        judgement = read_judgement(reply.text, len(passages))
+        if not judgement.understood:
+            log.warning("retrieve.llm_filter_unreadable", reply=reply.text[:200])
+        return judgement
+
+
+def numbered(query: str, passages: Sequence[str]) -> str:
+    """The query, then each passage after its number in brackets, from 1."""
+    listed = "\n\n".join(f"[{number}] {text}" for number, text in enumerate(passages, 1))
+    return f"Query: {query}\n\nPassages:\n\n{listed}"
