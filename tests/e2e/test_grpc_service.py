@@ -210,6 +210,7 @@ async def test_options_travel_over_grpc(application: Application, client: Retrie
         fetch_k=20,
         mmr_lambda=0.6,
         max_per_document=1,
+        llm_filter=True,
     )
     asked = RetrievalQuery(query="blister blight", top_k=3, namespace=NAMESPACE, options=options)
     local = await application.retrieval.retrieve_query(asked)
@@ -217,6 +218,7 @@ async def test_options_travel_over_grpc(application: Application, client: Retrie
     assert remote.model_dump(exclude={"timings", "cached"}) == local.model_dump(
         exclude={"timings", "cached"}
     )
+    assert remote.degraded == ("llm_filter",), "asked of a model the tests do not configure"
     assert len({m.document_id for m in remote.matches}) == len(remote.matches)
     dense = await client.retrieve(
         "blister blight", (), 3, None, NAMESPACE, RetrievalOptions(mode=SearchMode.DENSE)

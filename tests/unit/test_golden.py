@@ -14,6 +14,7 @@ from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, RetrievalMatch
 from retrieval.errors import BackendUnavailableError, InvalidRequestError
 from retrieval.evaluation.ablation import (
     DEFAULT_VARIANT,
+    LLM_FILTER_VARIANT,
     REPEAT_VARIANT,
     RERANK_VARIANT,
     VARIANTS,
@@ -130,7 +131,6 @@ def golden_services(
 ) -> tuple[RetrievalService, IngestionService]:
     """Retrieval and ingestion over the in-memory doubles, writing to ``index`` and ``chunks``."""
     embedder, keywords = HashEmbedder(), InMemoryKeywordIndex()
-    keywords = InMemoryKeywordIndex()
     retrieval = RetrievalService(
         retrieval_stages(
             embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
@@ -288,12 +288,17 @@ async def test_without_a_model_there_are_no_answer_figures_and_no_call(tmp_path:
     assert model_answers(answers, configured) is answers
 
 
-def test_a_rerank_row_joins_the_ablation_only_with_a_reranker() -> None:
-    without = Settings(_env_file=None, result_cache_entries=0)
+def test_the_rerank_and_llm_filter_rows_join_the_ablation_only_with_their_backends() -> None:
+    without = Settings(_env_file=None, result_cache_entries=0, llm_base_url=None)
     assert ablation_variants(without).keys() == VARIANTS.keys()
     with_reranker = ablation_variants(without.model_copy(update={"rerank_backend": "pinecone"}))
     assert with_reranker[RERANK_VARIANT].rerank is True
     assert with_reranker.keys() - {RERANK_VARIANT} == VARIANTS.keys()
+    with_llm = ablation_variants(
+        without.model_copy(update={"llm_base_url": "http://localhost:8000/v1"})
+    )
+    assert with_llm[LLM_FILTER_VARIANT].llm_filter is True
+    assert with_llm.keys() - {LLM_FILTER_VARIANT} == VARIANTS.keys()
 
 
 async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import structlog
@@ -29,6 +31,7 @@ from retrieval.service.pipeline.rewrite import LlmRewriter, RocchioRewriter
 from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
+    ChatRequest,
     HashEmbedder,
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
@@ -38,6 +41,7 @@ from retrieval_testkit import (
     WordOverlapReranker,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.scripted_llm import Reply
 from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "unit"
@@ -239,6 +243,7 @@ async def test_timings_cover_every_stage(stores: Stores) -> None:
         "rewrite",
         "rerank",
         "compress",
+        "llm_filter",
         "diversify",
         "fetch",
         "widen",
@@ -297,6 +302,7 @@ async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> No
         "rewrite": 2,
         "rerank": 2,
         "compress": 2,
+        "llm_filter": 2,
         "diversify": 2,
         "fetch": 2,
         "widen": 2,
@@ -609,3 +615,87 @@ async def test_nothing_found_is_weak_too(stores: Stores) -> None:
     )
     assert asked.rewrites[0].reason == "nothing found"
     assert asked.query_used == "blister blight fungus"
+
+
+LLM_FILTER = RetrievalOptions(llm_filter=True)
+
+
+def keeping_all_but(title: str) -> Reply:
+    """A model's reply naming every passage but those of the document titled ``title``."""
+
+    def reply(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        listed = re.findall(r"^\[(\d+)\] (.*)$", prompt, re.M)
+        return ", ".join(number for number, text in listed if title not in text) or "none"
+
+    return reply
+
+
+async def test_the_llm_filter_drops_what_the_model_judges_irrelevant(stores: Stores) -> None:
+    await stores.ingestion.ingest(
+        [
+            RagDocument(
+                document_id="withering",
+                title="Withering",
+                domain="tea_cultivation",
+                content="Withering dries plucked tea leaves before rolling.",
+                metadata={"stage": "processing", "hours": 14},
+            )
+        ],
+        NS,
+    )
+    llm = ScriptedLlm(keeping_all_but("Monsoon"))
+    plain = await stores.retrieval.retrieve("tea leaves", top_k=4)
+    before = stores.chunks.get_many_calls
+    filtered = await stores.service(llm=llm).retrieve("tea leaves", top_k=4, options=LLM_FILTER)
+    assert {"monsoon", "withering"} <= {m.document_id for m in plain.matches}
+    assert filtered.matches == tuple(m for m in plain.matches if m.document_id != "monsoon")
+    assert filtered.degraded == ()
+    assert stores.chunks.get_many_calls == before + 1, "the fetch stage reuses the texts"
+    [call] = llm.calls
+    assert call.messages[-1].content.startswith("Query: tea leaves")
+
+
+async def test_without_the_option_the_model_is_not_asked(stores: Stores) -> None:
+    llm = ScriptedLlm(lambda request: "none")
+    plain = await stores.retrieval.retrieve("tea", top_k=3)
+    asked = await stores.service(llm=llm).retrieve("tea", top_k=3)
+    assert asked.matches == plain.matches
+    assert llm.calls == []
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [failing, lambda request: "The first one, I think."],
+    ids=["down", "unreadable"],
+)
+async def test_a_failed_llm_filter_keeps_the_candidates_and_says_degraded(
+    stores: Stores, reply
+) -> None:
+    plain = await stores.retrieval.retrieve("tea", top_k=3)
+    with capture_logs() as logs:
+        result = await stores.service(llm=ScriptedLlm(reply)).retrieve(
+            "tea", top_k=3, options=LLM_FILTER
+        )
+    assert result.matches == plain.matches
+    assert result.degraded == ("llm_filter",)
+    assert any(e["log_level"] == "warning" and "llm_filter" in e["event"] for e in logs)
+
+
+async def test_an_unconfigured_model_keeps_the_candidates_and_says_degraded(
+    stores: Stores,
+) -> None:
+    def unconfigured(request: object) -> str:
+        raise BackendNotConfiguredError("RETRIEVAL_LLM_BASE_URL is not set")
+
+    plain = await stores.retrieval.retrieve("tea", top_k=3)
+    result = await stores.service(llm=ScriptedLlm(unconfigured)).retrieve(
+        "tea", top_k=3, options=LLM_FILTER
+    )
+    assert result.matches == plain.matches
+    assert result.degraded == ("llm_filter",)
+
+
+def test_the_llm_filter_asks_the_searches_for_more_than_top_k() -> None:
+    assert SearchPlan(mode=SearchMode.DENSE).depth(3) == 3
+    assert SearchPlan(mode=SearchMode.DENSE, llm_filter=True).depth(3) == 100

@@ -11,9 +11,12 @@ Adapters translate the errors of the libraries they wrap into these
     │   ├── IndexNotFoundError
     │   └── NamespaceNotFoundError
     ├── BackendNotConfiguredError    a backend has no connection settings
+    ├── ConfigurationError           the service's own settings are unusable: it will not start
+    │   └── TokensFileError          RETRIEVAL_GRPC_TOKENS_FILE is unreadable or invalid
     ├── DocumentBusyError            another call is writing the document (retry later)
     └── BackendError                 a backend failed while serving a call
         ├── NotAuthorisedError       401 / 403
+        │   └── PermissionDeniedError  a known token outside its namespaces or scopes
         ├── PayloadTooLargeError     413: a request the service should have split
         ├── BackendUnavailableError  5xx, connection refused (retryable)
         │   ├── RateLimitedError     429 (.retry_after seconds, when known)
@@ -71,6 +74,14 @@ class BackendNotConfiguredError(RetrievalError):
     """A backend was selected but its connection settings are missing."""
 
 
+class ConfigurationError(RetrievalError):
+    """The service's own settings are unusable; it refuses to start and says which."""
+
+
+class TokensFileError(ConfigurationError):
+    """The tokens file cannot be read, or one of its entries is invalid."""
+
+
 class DocumentBusyError(RetrievalError):
     """Another call holds the document's write lease; retrying later may succeed."""
 
@@ -93,6 +104,10 @@ class BackendError(RetrievalError):
 
 class NotAuthorisedError(BackendError):
     """The backend refused the credentials."""
+
+
+class PermissionDeniedError(NotAuthorisedError):
+    """The credentials are known, but do not grant this scope in this namespace."""
 
 
 class PayloadTooLargeError(BackendError):

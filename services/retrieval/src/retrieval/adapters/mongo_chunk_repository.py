@@ -29,7 +29,7 @@ from pymongo.errors import (
     WTimeoutError,
 )
 
-from retrieval.adapters.batching import slices
+from retrieval.batching import slices
 from retrieval.domain.models import RagChunk
 from retrieval.errors import (
     BackendError,

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 from pymongo import ASCENDING, ReplaceOne
 
-from retrieval.adapters.batching import slices
 from retrieval.adapters.mongo_chunk_repository import mongo_errors, round_trip
+from retrieval.batching import slices
 from retrieval.ports.embedder import Vector
 
 READ_BATCH = 1000

@@ -17,10 +17,9 @@ from typing import Any, Generic, TypeVar
 from pinecone import AsyncIndex, AsyncPinecone, ListResponse
 from pinecone.errors import PineconeError
 
-from retrieval.adapters.batching import slices
 from retrieval.adapters.pinecone_errors import bounded
 from retrieval.adapters.pinecone_limits import MAX_IDS_PER_REQUEST, check_id
-from retrieval.concurrency import gather_bounded
+from retrieval.batching import gather_bounded, slices
 from retrieval.errors import BackendNotConfiguredError, IndexNotFoundError
 from retrieval.ports.vector_index import LIST_PAGE_SIZE
 

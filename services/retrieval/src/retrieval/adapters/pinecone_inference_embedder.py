@@ -14,10 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from retrieval.adapters.batching import slices
 from retrieval.adapters.pinecone_clients import PerLoop, PineconeConnection
 from retrieval.adapters.pinecone_errors import bounded
-from retrieval.concurrency import gather_bounded
+from retrieval.batching import gather_bounded, slices
 from retrieval.errors import BackendError
 from retrieval.ports.embedder import Matrix, Vector
 

@@ -49,7 +49,7 @@ import structlog
 
 from retrieval.adapters.pinecone_clients import PerLoop, PineconeConnection
 from retrieval.adapters.pinecone_errors import bounded
-from retrieval.concurrency import gather_bounded
+from retrieval.batching import gather_bounded
 from retrieval.domain.reranking import RerankedPassage
 from retrieval.errors import BackendError, IndexNotFoundError, InvalidRequestError
 

@@ -40,7 +40,6 @@ from typing import Any
 
 from pinecone import SparseEmbedding
 
-from retrieval.adapters.batching import slices
 from retrieval.adapters.pinecone_clients import (
     IndexCalls,
     PerLoop,
@@ -53,7 +52,7 @@ from retrieval.adapters.pinecone_limits import (
     pack_requests,
     with_metadata,
 )
-from retrieval.concurrency import gather_bounded
+from retrieval.batching import gather_bounded, slices
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.keywords import KeywordMatch, KeywordRecord
 from retrieval.errors import BackendError, IndexNotFoundError, InvalidRequestError

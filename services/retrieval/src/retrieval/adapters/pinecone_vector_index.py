@@ -48,7 +48,7 @@ from retrieval.adapters.pinecone_limits import (
     check_id,
     upsert_batches,
 )
-from retrieval.concurrency import gather_bounded
+from retrieval.batching import gather_bounded
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
 from retrieval.errors import IndexNotFoundError, InvalidRequestError, NamespaceNotFoundError

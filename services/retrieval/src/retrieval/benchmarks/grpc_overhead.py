@@ -24,6 +24,7 @@ from retrieval.grpc.settings import GrpcSettings
 
 PLAINTEXT_LOOPBACK = {
     "auth_token": None,
+    "tokens_file": None,
     "tls_cert_file": None,
     "tls_key_file": None,
     "tls_client_ca_file": None,

@@ -9,6 +9,7 @@ BackendTimeoutError             DEADLINE_EXCEEDED      BackendTimeoutError
 BackendUnavailableError         UNAVAILABLE            BackendUnavailableError
 DocumentBusyError               ABORTED                DocumentBusyError (same text)
 BackendNotConfiguredError       FAILED_PRECONDITION    BackendNotConfiguredError (same)
+PermissionDeniedError           PERMISSION_DENIED      PermissionDeniedError (same text)
 anything else                   INTERNAL               BackendError
 (bearer token refused)          UNAUTHENTICATED        NotAuthorisedError
 (message over the size limit)   RESOURCE_EXHAUSTED     PayloadTooLargeError
@@ -38,6 +39,7 @@ from retrieval.errors import (
     NotAuthorisedError,
     NotFoundError,
     PayloadTooLargeError,
+    PermissionDeniedError,
     RetrievalError,
 )
 from retrieval.grpc.metadata import ERROR_FIELD_KEY, metadata_value
@@ -69,6 +71,8 @@ def status_of(error: Exception) -> tuple[grpc.StatusCode, str, tuple[tuple[str, 
         return grpc.StatusCode.ABORTED, str(error), ()
     if isinstance(error, BackendNotConfiguredError):
         return grpc.StatusCode.FAILED_PRECONDITION, str(error), ()
+    if isinstance(error, PermissionDeniedError):
+        return grpc.StatusCode.PERMISSION_DENIED, str(error), ()
     return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE, ()
 
 
@@ -117,7 +121,9 @@ def error_from_rpc(error: grpc.aio.AioRpcError) -> RetrievalError:
         return DocumentBusyError(details)
     if code is grpc.StatusCode.FAILED_PRECONDITION:
         return BackendNotConfiguredError(details)
-    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+    if code is grpc.StatusCode.PERMISSION_DENIED:
+        return PermissionDeniedError(details)
+    if code is grpc.StatusCode.UNAUTHENTICATED:
         return NotAuthorisedError(details)
     if code is grpc.StatusCode.RESOURCE_EXHAUSTED:
         return PayloadTooLargeError(details)

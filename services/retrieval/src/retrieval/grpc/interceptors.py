@@ -1,30 +1,24 @@
 """What every call goes through before its servicer method: a correlation id, metrics and a
-span, then auth."""
+span, then auth (``retrieval.grpc.tenancy``)."""
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
-import structlog
-from pydantic import SecretStr
 
-from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY, metadata_value
+from retrieval.grpc.metadata import CORRELATION_ID_KEY, metadata_value
 from retrieval.logging import correlation_scope, new_correlation_id
 from retrieval.observability.telemetry import Telemetry
-
-log = structlog.get_logger("grpc")
 
 Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]]
 Behaviour = Callable[[Any, grpc.aio.ServicerContext], Any]
 
 ACCEPTED_CORRELATION_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
-OPEN_METHOD_PREFIXES = ("/grpc.health.v1.Health/",)
 HANDLER_FACTORIES = {
     (False, False): grpc.unary_unary_rpc_method_handler,
     (False, True): grpc.unary_stream_rpc_method_handler,
@@ -131,38 +125,3 @@ class TelemetryInterceptor(UnaryResponseInterceptor):
                 metrics.rpc_requests.labels(service=service, method=method, code=code.name).inc()
 
         return observed
-
-
-class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
-    """Refuses with UNAUTHENTICATED a call without ``authorization: Bearer <token>``.
-
-    Health checks stay open, so probes need no secret.
-    """
-
-    def __init__(self, token: SecretStr) -> None:
-        self._token = token.get_secret_value().encode()
-
-    def authorised(self, header: str | None) -> bool:
-        scheme, _, credentials = (header or "").partition(" ")
-        presented = credentials.strip().encode() if scheme.lower() == "bearer" else b""
-        return hmac.compare_digest(presented, self._token)
-
-    async def intercept_service(
-        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler | None:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler_call_details.method.startswith(OPEN_METHOD_PREFIXES):
-            return handler
-        header = metadata_value(handler_call_details.invocation_metadata, AUTHORIZATION_KEY)
-        if self.authorised(header):
-            return handler
-
-        async def refuse(request: Any, context: grpc.aio.ServicerContext) -> None:
-            log.warning("grpc.unauthenticated", method=handler_call_details.method)
-            await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED,
-                "a valid bearer token is required (metadata 'authorization: Bearer <token>')",
-                context.trailing_metadata(),
-            )
-
-        return with_behaviour(handler, refuse)

@@ -13,14 +13,13 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from retrieval.container import Application
+from retrieval.domain.tenants import Tenants
+from retrieval.grpc.access import check_exposure, load_tenants
 from retrieval.grpc.health import HealthMonitor, Publish
-from retrieval.grpc.interceptors import (
-    BearerTokenInterceptor,
-    CorrelationIdInterceptor,
-    TelemetryInterceptor,
-)
+from retrieval.grpc.interceptors import CorrelationIdInterceptor, TelemetryInterceptor
 from retrieval.grpc.servicer import RetrievalServicer
 from retrieval.grpc.settings import GrpcSettings, message_size_options
+from retrieval.grpc.tenancy import TokenInterceptor
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.metrics_endpoint import metrics_endpoint
 from retrieval.observability.telemetry import Telemetry
@@ -48,15 +47,17 @@ def server_credentials(settings: GrpcSettings) -> grpc.ServerCredentials | None:
     )
 
 
-def interceptors(settings: GrpcSettings, telemetry: Telemetry) -> list[grpc.aio.ServerInterceptor]:
+def interceptors(
+    telemetry: Telemetry, tenants: Tenants | None, default_namespace: str
+) -> list[grpc.aio.ServerInterceptor]:
     """Outermost first: the correlation id, metrics and span also cover calls that auth
-    refuses."""
+    refuses. Without ``tenants`` every call is served."""
     chain: list[grpc.aio.ServerInterceptor] = [
         CorrelationIdInterceptor(),
         TelemetryInterceptor(telemetry),
     ]
-    if settings.auth_token is not None:
-        chain.append(BearerTokenInterceptor(settings.auth_token))
+    if tenants is not None:
+        chain.append(TokenInterceptor(tenants, SERVICE_NAME, default_namespace))
     return chain
 
 
@@ -84,10 +85,16 @@ async def create_server(
 
     Health says NOT_SERVING until both stores have answered, then SERVING. When they do not
     answer, the server is stopped and their error raised. Until the server stops, a
-    ``HealthMonitor`` probes them again every ``RETRIEVAL_HEALTH_INTERVAL_S``.
+    ``HealthMonitor`` probes them again every ``RETRIEVAL_HEALTH_INTERVAL_S``. Before
+    anything, the tokens are loaded (``TokensFileError``) and a server without tokens is
+    refused beyond loopback (``ConfigurationError``, see ``retrieval.grpc.access``).
     """
+    tenants = load_tenants(settings)
+    check_exposure(address, tenants is not None, settings.allow_unauthenticated)
     server = grpc.aio.server(
-        interceptors=interceptors(settings, application.telemetry),
+        interceptors=interceptors(
+            application.telemetry, tenants, application.settings.default_namespace
+        ),
         options=[*message_size_options(settings.max_message_bytes), ("grpc.so_reuseport", 0)],
     )
     retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(
@@ -139,7 +146,7 @@ async def serve(application: Application, settings: GrpcSettings, stop: asyncio.
             port=port,
             tls=settings.tls_cert_file is not None,
             mutual_tls=settings.tls_client_ca_file is not None,
-            auth=settings.auth_token is not None,
+            auth=settings.authenticates,
             metrics_port=metrics_port,
         )
         try:

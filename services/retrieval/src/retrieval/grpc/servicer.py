@@ -17,6 +17,7 @@ from retrieval.grpc.conversions import (
 )
 from retrieval.grpc.errors import translate_errors
 from retrieval.grpc.stats_conversions import stats_to_proto
+from retrieval.grpc.tenancy import visible_namespaces
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import IngestionService
 from retrieval.service.retrieval_service import RetrievalService
@@ -75,7 +76,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def GetStats(
         self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStatsResponse:
-        return stats_to_proto(await self._stats.collect())
+        return stats_to_proto(await self._stats.collect(visible_namespaces()))
 
     @translate_errors
     async def BuildContext(

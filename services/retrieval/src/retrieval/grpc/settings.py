@@ -16,10 +16,25 @@ class GrpcSettings(BaseSettings):
         env_prefix="RETRIEVAL_GRPC_", env_file=".env", extra="ignore", frozen=True
     )
 
-    host: str = Field(default="[::]", description="Interface to listen on.")
+    host: str = Field(
+        default="127.0.0.1",
+        description="Interface to listen on; one other than loopback needs a token configured "
+        "(or allow_unauthenticated).",
+    )
     port: int = Field(default=50051, ge=0, le=65535, description="0 picks a free port.")
     auth_token: SecretStr | None = Field(
-        default=None, description="When set, every call but health checks needs this bearer token."
+        default=None,
+        description="A bearer token with every scope on every namespace (token name "
+        "'auth-token'); when it or tokens_file is set, every call but health checks needs a token.",
+    )
+    tokens_file: Path | None = Field(
+        default=None,
+        description="JSON list of tenant tokens: name, sha256 of the token, namespace patterns "
+        "and scopes (read, write, admin); checked at start-up.",
+    )
+    allow_unauthenticated: bool = Field(
+        default=False,
+        description="Listen on an interface other than loopback with no token configured.",
     )
     tls_cert_file: Path | None = Field(default=None, description="PEM certificate chain.")
     tls_key_file: Path | None = Field(default=None, description="PEM private key of the cert.")
@@ -51,6 +66,11 @@ class GrpcSettings(BaseSettings):
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def authenticates(self) -> bool:
+        """Whether calls need a bearer token: a tokens file or the auth token is set."""
+        return self.tokens_file is not None or self.auth_token is not None
 
 
 def message_size_options(max_message_bytes: int) -> list[tuple[str, int]]:

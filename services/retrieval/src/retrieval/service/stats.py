@@ -9,7 +9,7 @@ each store under a short timeout.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import Field
 
@@ -63,14 +63,19 @@ class CollectionStats(Frozen):
     embedding_model: str = Field(description="Model that embeds queries and passages.")
     dimension: int | None = Field(description="Vector dimension, unknown until the first write.")
     total_vector_count: int | None = Field(
-        ge=0, description="Vectors across all namespaces; None when the index did not answer."
+        ge=0,
+        description="Vectors across all namespaces (the reported ones, for a caller limited to "
+        "some); None when the index did not answer.",
     )
     total_chunk_count: int | None = Field(
-        ge=0, description="Chunk texts across all namespaces; None when they could not be read."
+        ge=0,
+        description="Chunk texts across all namespaces (the reported ones, for a caller limited "
+        "to some); None when they could not be read.",
     )
     namespaces: tuple[NamespaceHealth, ...] = Field(description="Per namespace, by name.")
     footprints: tuple[Footprint, ...] = Field(
-        description="Disk and memory of each embedded store; empty when none is embedded."
+        description="Disk and memory of each embedded store; empty when none is embedded, or "
+        "for a caller limited to some namespaces."
     )
 
 
@@ -127,9 +132,19 @@ class StatsService:
             chunk_count=await self._stores.texts.count(namespace),
         )
 
-    async def collect(self) -> CollectionStats:
-        """Sizes, footprints and the audit of every namespace the vector index holds."""
-        footprints = tuple(await asyncio.gather(*(s.footprint() for s in self._footprints)))
+    async def collect(self, visible: Callable[[str], bool] | None = None) -> CollectionStats:
+        """Sizes, footprints and the audit of every namespace the vector index holds.
+
+        With ``visible``, only the namespaces it accepts are audited and reported: the totals
+        are then the sums of theirs, the status is theirs and the stores', and no footprint
+        is given (a store's size would tell the size of the other namespaces).
+        """
+        whole = visible is None
+        footprints = (
+            tuple(await asyncio.gather(*(s.footprint() for s in self._footprints)))
+            if whole
+            else ()
+        )
         try:
             stats, total_texts = await self._bounded_sizes()
         except (BackendError, TimeoutError) as error:
@@ -144,22 +159,29 @@ class StatsService:
                 namespaces=(),
                 footprints=footprints,
             )
-        namespaces = [
-            await self._audited(name, held.vector_count)
-            for name, held in sorted(stats.namespaces.items())
-        ]
+        held = {
+            name: namespace.vector_count
+            for name, namespace in stats.namespaces.items()
+            if visible is None or visible(name)
+        }
+        namespaces = [await self._audited(name, count) for name, count in sorted(held.items())]
         verdicts = [Verdict(status=ns.status, reasons=ns.reasons) for ns in namespaces]
         counted = [ns.chunk_count for ns in namespaces if ns.chunk_count is not None]
-        if len(counted) == len(namespaces):
+        all_counted = len(counted) == len(namespaces)
+        total_vectors: int | None = stats.total_vector_count
+        total_chunks: int | None = total_texts
+        if whole and all_counted:
             verdicts.append(texts_outside_namespaces(total_texts, sum(counted)))
+        elif not whole:
+            total_vectors, total_chunks = sum(held.values()), sum(counted) if all_counted else None
         verdict = overall(verdicts)
         return CollectionStats(
             status=verdict.status,
             reasons=verdict.reasons,
             embedding_model=self._embedder.model,
             dimension=stats.dimension,
-            total_vector_count=stats.total_vector_count,
-            total_chunk_count=total_texts,
+            total_vector_count=total_vectors,
+            total_chunk_count=total_chunks,
             namespaces=tuple(namespaces),
             footprints=footprints,
         )

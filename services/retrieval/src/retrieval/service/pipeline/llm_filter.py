@@ -8,7 +8,7 @@ from functools import partial
 
 import structlog
 
-from retrieval.concurrency import gather_bounded
+from retrieval.batching import gather_bounded, slices
 from retrieval.domain.chat import ChatMessage
 from retrieval.domain.ranking.relevance import Judgement, read_judgement
 from retrieval.errors import BackendError, BackendNotConfiguredError, InvalidRequestError
@@ -55,9 +55,9 @@ class LlmFilter:
             **state.chunks,
             **(await self._chunks.get_many(missing, state.namespace) if missing else {}),
         }
-        present = [c.chunk_id for c in judged if c.chunk_id in chunks]
-        size = plan.llm_filter_batch
-        batches = [present[start : start + size] for start in range(0, len(present), size)]
+        batches = slices(
+            [c.chunk_id for c in judged if c.chunk_id in chunks], plan.llm_filter_batch
+        )
         judgements = await gather_bounded(
             [
                 partial(self._judge, state.text, [chunks[chunk_id].content for chunk_id in batch])
@@ -65,16 +65,15 @@ class LlmFilter:
             ],
             plan.llm_filter_concurrency,
         )
-        dropped = {
-            chunk_id
+        kept = {
+            batch[index]
             for batch, judgement in zip(batches, judgements, strict=True)
-            for index, chunk_id in enumerate(batch)
-            if index not in judgement.kept
+            for index in judgement.kept
         }
         understood = all(judgement.understood for judgement in judgements)
         return replace(
             state,
-            candidates=tuple(c for c in judged if c.chunk_id not in dropped),
+            candidates=tuple(c for c in judged if c.chunk_id in kept or c.chunk_id not in chunks),
             chunks=chunks,
             degraded=state.degraded if understood else (*state.degraded, LLM_FILTER_STAGE),
         )

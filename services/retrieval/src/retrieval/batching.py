@@ -1,4 +1,4 @@
-"""Running awaitables side by side with a bound on how many are in flight."""
+"""Work split into batches, and batches run side by side with a bound on those in flight."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
+
+
+def slices(items: Sequence[T], size: int) -> list[Sequence[T]]:
+    """``items`` in consecutive pieces of at most ``size``: one request or bulk write each."""
+    return [items[start : start + size] for start in range(0, len(items), size)]
 
 
 async def gather_bounded(calls: Sequence[Callable[[], Awaitable[T]]], concurrency: int) -> list[T]:
