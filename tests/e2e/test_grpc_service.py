@@ -6,6 +6,7 @@ an exact index in a temporary directory and a chunk repository on the in-process
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -41,9 +42,10 @@ from retrieval.errors import (
     DocumentBusyError,
     InvalidRequestError,
     NotFoundError,
+    RateLimitedError,
 )
 from retrieval.grpc import GrpcSettings, RetrievalClient, create_server
-from retrieval.grpc.conversions import result_from_proto
+from retrieval.grpc.conversions import query_request, result_from_proto
 from retrieval.grpc.server import SERVICE_NAME
 from retrieval.logging import correlation_scope
 from retrieval.observability.metrics_endpoint import metrics_endpoint
@@ -271,6 +273,43 @@ async def test_answer_without_a_model_is_a_failed_precondition(
     assert raised.value.code() is grpc.StatusCode.FAILED_PRECONDITION
     assert "RETRIEVAL_LLM_BASE_URL" in raised.value.details()
     await still_serving(stub)
+
+
+async def test_a_rate_limited_backend_passes_its_retry_after_to_the_client(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub, client: RetrievalClient, llm: ScriptedLlm
+) -> None:
+    def rate_limited(request: object) -> str:
+        raise RateLimitedError("chat model answered 429", retry_after=30.0)
+
+    llm.reply = rate_limited
+    asked = RetrievalQuery(query="blister blight", top_k=3, namespace=NAMESPACE)
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await stub.Answer(pb.AnswerRequest(retrieval=query_request(asked)))
+    assert raised.value.code() is grpc.StatusCode.UNAVAILABLE
+    trailing = dict(tuple(raised.value.trailing_metadata()))
+    assert trailing["x-retry-after-s"] == "30"
+    assert "x-correlation-id" in trailing
+    calls = len(llm.calls)
+    with pytest.raises(RateLimitedError) as remote:
+        await client.answer(asked)
+    assert remote.value.retry_after == 30.0
+    assert len(llm.calls) == calls + 1, "a hint past the deadline is not waited for"
+
+
+async def test_the_client_waits_a_short_retry_after_then_tries_again(
+    client: RetrievalClient, llm: ScriptedLlm
+) -> None:
+    def once_rate_limited(request: object) -> str:
+        if len(llm.calls) == 1:
+            raise RateLimitedError("chat model answered 429", retry_after=0.5)
+        return "Blister blight needs shade control [1]."
+
+    llm.reply = once_rate_limited
+    started = time.perf_counter()
+    answer = await client.answer(RetrievalQuery(query="blister blight", namespace=NAMESPACE))
+    assert answer.text == "Blister blight needs shade control [1]."
+    assert len(llm.calls) == 2
+    assert time.perf_counter() - started >= 0.5
 
 
 async def test_a_query_over_the_window_comes_back_truncated(client: RetrievalClient) -> None:
@@ -540,6 +579,11 @@ async def stored_texts(application: Application) -> list[int]:
         ),
         pytest.param(
             ingest(document(metadata=struct(domain="x"))), "metadata", id="metadata-reserved-key"
+        ),
+        pytest.param(
+            ingest(document(), document(document_id="nul", metadata=struct(**{"a\x00b": 1}))),
+            "documents[1].metadata",
+            id="metadata-key-with-nul",
         ),
         pytest.param(
             pb.DeleteDocumentRequest(document_id="../etc", namespace=NAMESPACE),

@@ -16,7 +16,7 @@ from pymongo import AsyncMongoClient, monitoring
 
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.domain.models import RagChunk
-from retrieval.errors import BackendTimeoutError, BackendUnavailableError
+from retrieval.errors import BackendTimeoutError, BackendUnavailableError, InvalidRequestError
 
 NS = "integration"
 BATCH = 50
@@ -123,6 +123,15 @@ async def test_indexes_are_created_at_start(mongo_repository: MongoChunkReposito
 async def test_ensuring_indexes_twice_is_harmless(mongo_repository: MongoChunkRepository) -> None:
     await mongo_repository.ensure_indexes()
     assert await mongo_repository.count() == 0
+
+
+async def test_a_document_bson_cannot_encode_is_bad_input(
+    mongo_repository: MongoChunkRepository,
+) -> None:
+    unencodable = chunk(1).model_copy(update={"metadata": {"a\x00b": 1}})
+    with pytest.raises(InvalidRequestError, match="NUL|NULL"):
+        await mongo_repository.upsert_many([chunk(0), unencodable])
+    assert await mongo_repository.get_many([unencodable.chunk_id], NS) == {}
 
 
 async def test_unreachable_server_is_a_typed_error() -> None:

@@ -3,6 +3,7 @@ failure ends in one of our typed errors, within the call's time bound."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import time
@@ -277,6 +278,21 @@ async def test_a_retry_after_past_the_call_bound_is_not_waited(
     assert error.retry_after == 60.0
     assert len(standin.requests) == 1
     assert elapsed < SLACK
+
+
+async def test_a_retry_after_longer_than_the_adapter_waits_fails_at_once(
+    standin: OpenAiStandIn,
+) -> None:
+    llm = chat_llm(standin, call_timeout_s=60.0)
+    standin.inject(Fault(status=429, retry_after="45"), count=ATTEMPTS)
+    try:
+        async with asyncio.timeout(SLACK):
+            error, _ = await timed_failure(llm, RateLimitedError)
+    finally:
+        await llm.close()
+    assert isinstance(error, RateLimitedError)
+    assert error.retry_after == 45.0
+    assert len(standin.requests) == 1
 
 
 async def test_rate_limited_every_time_gives_up_after_the_attempts(

@@ -16,7 +16,7 @@ from pinecone import AsyncPinecone
 from pinecone.errors import ApiError
 
 from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_errors import SDK_ATTEMPTS, worst_case_seconds
+from retrieval.adapters.pinecone_errors import RETRIES, worst_case_seconds
 from retrieval.adapters.pinecone_reranker import PineconeReranker
 from retrieval.errors import (
     BackendError,
@@ -220,12 +220,12 @@ async def test_429s_end_rate_limited_with_their_retry_after(
     reranker: PineconeReranker, standin: PineconeStandIn
 ) -> None:
     with (
-        standin.faults(Fault(status=429, retry_after="0"), count=SDK_ATTEMPTS),
+        standin.faults(Fault(status=429, retry_after="0"), count=RETRIES.attempts),
         pytest.raises(RateLimitedError) as raised,
     ):
         await reranker.rerank(QUERY, [ANSWER], 1)
     assert raised.value.retry_after == 0.0
-    assert 1 <= len(standin.requests) <= SDK_ATTEMPTS
+    assert 1 <= len(standin.requests) <= RETRIES.attempts
 
 
 @pytest.mark.parametrize("status", [500, 503])
@@ -239,7 +239,7 @@ async def test_5xx_is_unavailable(
         await reranker.rerank(QUERY, [ANSWER], 1)
     assert not isinstance(raised.value, BackendTimeoutError)
     assert str(status) in str(raised.value)
-    assert 1 <= len(standin.requests) <= SDK_ATTEMPTS
+    assert 1 <= len(standin.requests) <= RETRIES.attempts
 
 
 async def test_a_slow_answer_times_out_within_the_bound(

@@ -15,7 +15,7 @@ from pinecone import AsyncIndex, AsyncPinecone, SparseEmbedding
 from pinecone.errors import ApiError
 
 from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_errors import SDK_ATTEMPTS
+from retrieval.adapters.pinecone_errors import RETRIES
 from retrieval.adapters.pinecone_limits import MAX_REQUEST_BYTES
 from retrieval.adapters.pinecone_sparse_keyword_index import TERMLESS, PineconeSparseKeywordIndex
 from retrieval.domain.keywords import KeywordRecord
@@ -366,10 +366,10 @@ async def test_a_429_that_lasts_is_rate_limited_with_its_retry_after(
     index: PineconeSparseKeywordIndex, standin: PineconeStandIn
 ) -> None:
     lasting = Fault(status=429, retry_after="0")
-    with standin.faults(lasting, count=SDK_ATTEMPTS), pytest.raises(RateLimitedError) as raised:
+    with standin.faults(lasting, count=RETRIES.attempts), pytest.raises(RateLimitedError) as raised:
         await index.upsert(records(1), NS)
     assert raised.value.retry_after == 0.0
-    assert 1 <= len(standin.requests) <= SDK_ATTEMPTS
+    assert 1 <= len(standin.requests) <= RETRIES.attempts
 
 
 @pytest.mark.parametrize("status", [500, 503])
@@ -381,7 +381,7 @@ async def test_5xx_is_unavailable_after_the_sdk_retries(
         await index.query("blight", top_k=1, namespace=NS)
     assert not isinstance(raised.value, BackendTimeoutError)
     assert str(status) in str(raised.value)
-    assert 1 <= len(standin.requests_to("/query")) <= SDK_ATTEMPTS
+    assert 1 <= len(standin.requests_to("/query")) <= RETRIES.attempts
 
 
 def test_an_embed_batch_above_96_is_refused(standin: PineconeStandIn) -> None:

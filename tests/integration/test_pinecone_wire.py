@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Iterator
 from urllib.parse import urlencode
 
@@ -127,8 +128,18 @@ async def test_upserts_in_flight_stay_within_the_bound(
         VectorRecord(id="thé", values=(1.0, 0, 0, 0)),
         VectorRecord(id="zero", values=(0.0, 0, 0, 0)),
         VectorRecord(id="short", values=(1.0, 0, 0)),
+        VectorRecord(id="nan", values=(1.0, float("nan"), 0, 0)),
+        VectorRecord(id="inf", values=(float("inf"), 0, 0, 0)),
     ],
-    ids=["metadata over 40 KB", "id over 512", "non-ASCII id", "all-zero", "mixed dimensions"],
+    ids=[
+        "metadata over 40 KB",
+        "id over 512",
+        "non-ASCII id",
+        "all-zero",
+        "mixed dimensions",
+        "NaN",
+        "infinity",
+    ],
 )
 async def test_a_record_over_a_limit_stops_the_whole_upsert_before_sending(
     index: PineconeVectorIndex, standin: PineconeStandIn, oversize: VectorRecord
@@ -136,6 +147,32 @@ async def test_a_record_over_a_limit_stops_the_whole_upsert_before_sending(
     with pytest.raises(InvalidRequestError):
         await index.upsert([*records(5), oversize], NS)
     assert standin.requests == []
+
+
+async def test_a_non_finite_query_never_leaves_the_process(
+    index: PineconeVectorIndex, standin: PineconeStandIn
+) -> None:
+    await index.upsert(records(1), NS)
+    standin.clear_log()
+    with pytest.raises(InvalidRequestError) as refused:
+        await index.query([1, float("nan"), 0, 0], top_k=1, namespace=NS)
+    assert refused.value.field == "vector"
+    assert standin.requests == []
+
+
+async def test_the_standin_refuses_non_finite_values_as_pinecone_does(
+    standin: PineconeStandIn,
+) -> None:
+    async with AsyncIndex(host=standin.url, api_key=standin.api_key) as sdk:
+        await sdk.upsert(vectors=[{"id": "fine", "values": [1, 0, 0, 0]}], namespace=NS)
+        with pytest.raises(ApiError, match="finite") as refused:
+            await sdk.upsert(vectors=[{"id": "nan", "values": [1, math.nan, 0, 0]}], namespace=NS)
+        assert refused.value.status_code == 400
+        with pytest.raises(ApiError, match="finite"):
+            await sdk.query(top_k=1, vector=[math.inf, 0, 0, 0], namespace=NS)
+        found = await sdk.query(top_k=5, vector=[1, 0, 0, 0], namespace=NS)
+    assert [match.id for match in found.matches] == ["fine"]
+    assert [request.body["vectors"][0]["values"][1] for request in standin.requests[1:2]] == [None]
 
 
 async def test_deletes_send_at_most_1000_ids(

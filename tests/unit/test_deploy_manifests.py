@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry, Metric
 
 from retrieval.adapters.pinecone_clients import PineconeConnection
+from retrieval.domain.tenants import grants_from_json
+from retrieval.grpc.access import check_exposure
 from retrieval.grpc.server import LIVENESS_SERVICE
 from retrieval.grpc.settings import GrpcSettings
 from retrieval.observability.metrics import ServiceMetrics
@@ -57,6 +60,20 @@ def service_environment(compose: str) -> dict[str, str]:
 def settings_from(environment: dict[str, str]) -> Settings:
     values = {SETTINGS[name]: value for name, value in environment.items() if name in SETTINGS}
     return Settings(_env_file=None, **values)
+
+
+def grpc_settings_from(environment: dict[str, str]) -> GrpcSettings:
+    values = {
+        GRPC_SETTINGS[name]: value for name, value in environment.items() if name in GRPC_SETTINGS
+    }
+    return GrpcSettings(_env_file=None, **values)
+
+
+def check_grpc_exposure(settings: GrpcSettings) -> None:
+    """The server listens beyond loopback, with tokens, and so starts."""
+    assert settings.host in ("[::]", "0.0.0.0")
+    assert not settings.allow_unauthenticated
+    check_exposure(settings.address, settings.authenticates, settings.allow_unauthenticated)
 
 
 def check_pinecone_deployment(environment: dict[str, str]) -> None:
@@ -103,6 +120,28 @@ def test_kubernetes_takes_settings_from_the_configmap_and_secrets_from_a_secret(
     assert not SECRETS & config.keys()
     check_pinecone_deployment(config | dict.fromkeys(from_secrets, "secret"))
     assert "name: retrieval-config" in deployment
+
+
+def test_compose_serves_the_published_port_with_a_required_token() -> None:
+    environment = service_environment(read(DEPLOY / "compose.yaml"))
+    assert environment["RETRIEVAL_GRPC_AUTH_TOKEN"].startswith("${RETRIEVAL_GRPC_AUTH_TOKEN:?")
+    check_grpc_exposure(grpc_settings_from(environment))
+
+
+def test_kubernetes_serves_the_pod_network_with_the_mounted_tokens_file() -> None:
+    deployment = read(DEPLOY / "k8s" / "deployment.yaml")
+    settings = grpc_settings_from(mapping(DEPLOY / "k8s" / "configmap.yaml"))
+    check_grpc_exposure(settings)
+    assert settings.tokens_file is not None
+    mount = re.search(r"- name: tokens\s+mountPath: (\S+)", deployment)
+    assert mount
+    assert settings.tokens_file.parent == Path(mount.group(1))
+    assert re.search(r"- name: tokens\s+configMap:\s+name: retrieval-tokens\n", deployment)
+    tokens = read(DEPLOY / "k8s" / "tokens.yaml")
+    assert "name: retrieval-tokens" in tokens
+    assert "- tokens.yaml" in read(DEPLOY / "k8s" / "kustomization.yaml")
+    listed = tokens.split(f"  {settings.tokens_file.name}: |\n", 1)[1]
+    grants_from_json(textwrap.dedent(listed), "tokens.yaml")
 
 
 @pytest.mark.parametrize(

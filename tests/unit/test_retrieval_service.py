@@ -573,14 +573,16 @@ async def test_rewrites_stop_after_the_configured_attempts(stores: Stores) -> No
 async def test_an_llm_rewrite_searches_with_the_models_query(stores: Stores) -> None:
     llm = ScriptedLlm(lambda request: '"blister blight fungus"\nThis names the disease.')
     service = stores.service(rewriter=LlmRewriter(llm))
+    plain = await stores.retrieval.retrieve("tea leaves problem")
     result = await service.retrieve(
-        "that leaf thing", options=RetrievalOptions(rewrite=True, rewrite_threshold=0.99)
+        "tea leaves problem", options=RetrievalOptions(rewrite=True, rewrite_threshold=0.99)
     )
     assert result.query_used == "blister blight fungus"
-    assert result.query == "that leaf thing"
+    assert result.query == "tea leaves problem"
     assert result.rewrites[0].query == "blister blight fungus"
+    assert plain.matches[0].document_id == "pruning"
     assert result.matches[0].document_id == "blister-blight"
-    assert llm.calls[0].messages[-1].content == "that leaf thing"
+    assert llm.calls[0].messages[-1].content == "tea leaves problem"
 
 
 def failing(request: object) -> str:
@@ -598,7 +600,8 @@ async def test_a_failed_rewrite_keeps_the_original_result(stores: Stores, reply)
     assert [m.chunk_id for m in result.matches] == [m.chunk_id for m in plain.matches]
     assert result.query_used == WEAK
     (rewrite,) = result.rewrites
-    assert "rewrite failed" in rewrite.reason
+    assert rewrite.reason.startswith("best cosine")
+    assert rewrite.error
     assert rewrite.best_cosine is None
     assert any(e["event"] == "retrieve.rewrite_failed" for e in logs)
 
@@ -610,11 +613,33 @@ async def test_nothing_found_is_weak_too(stores: Stores) -> None:
     asked = await stores.service(rewriter=LlmRewriter(llm)).retrieve(
         WEAK, confidence_threshold=0.99, options=options
     )
-    assert feedback.rewrites[0].reason == (
-        "nothing found; rewrite failed: no candidates to learn from"
-    )
+    assert feedback.rewrites[0].reason == "nothing found"
+    assert feedback.rewrites[0].error == "no candidates to learn from"
     assert asked.rewrites[0].reason == "nothing found"
+    assert asked.rewrites[0].error is None
     assert asked.query_used == "blister blight fungus"
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.2, 0.3])
+async def test_a_rewrite_keeps_the_cosine_and_threshold_of_the_query_as_asked(
+    stores: Stores, threshold: float
+) -> None:
+    every = await stores.retrieval.retrieve(
+        WEAK, top_k=10, options=RetrievalOptions(mode=SearchMode.DENSE)
+    )
+    cosine = {m.chunk_id: m.scores["dense"] for m in every.matches}
+    rewritten = await stores.retrieval.retrieve(
+        WEAK,
+        top_k=10,
+        confidence_threshold=threshold,
+        options=RetrievalOptions(rewrite=True, rewrite_threshold=1.0),
+    )
+    assert rewritten.rewrites[0].error is None
+    assert {m.chunk_id: m.scores["dense"] for m in rewritten.matches} == pytest.approx(
+        {m.chunk_id: cosine[m.chunk_id] for m in rewritten.matches}
+    )
+    assert all(m.scores["dense"] >= threshold for m in rewritten.matches)
+    assert len(rewritten.matches) == sum(value >= threshold for value in cosine.values())
 
 
 LLM_FILTER = RetrievalOptions(llm_filter=True)

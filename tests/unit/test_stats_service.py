@@ -233,3 +233,30 @@ async def test_reachability_is_green_when_both_stores_answer() -> None:
     verdict = await stack.stats.reachability()
     assert verdict.status is HealthStatus.GREEN
     assert verdict.reasons == ()
+
+
+async def test_a_view_of_some_namespaces_audits_counts_and_grades_only_those() -> None:
+    stack = Stack()
+    await stack.ingest("a")
+    await stack.ingestion().ingest([document("b")], "other")
+    other = [chunk async for page in stack.index.list_ids("other") for chunk in page]
+    await stack.index.delete(namespace="other", ids=other[:1])
+    report = await stack.stats.collect(lambda name: name == NS)
+    [namespace] = report.namespaces
+    assert namespace.namespace == NS
+    assert report.status is HealthStatus.GREEN
+    assert report.total_vector_count == namespace.vector_count
+    assert report.total_chunk_count == namespace.chunk_count
+    assert report.footprints == ()
+    whole = await stack.stats.collect()
+    assert whole.status is HealthStatus.YELLOW
+    assert whole.total_vector_count == namespace.vector_count + len(other) - 1
+
+
+async def test_a_view_of_some_namespaces_whose_audit_fails_has_no_chunk_total() -> None:
+    stack = Stack(keywords=UnlistableKeywords())
+    await stack.ingest("a")
+    report = await stack.stats.collect(lambda name: True)
+    [namespace] = report.namespaces
+    assert report.total_chunk_count is None
+    assert report.total_vector_count == namespace.vector_count > 0

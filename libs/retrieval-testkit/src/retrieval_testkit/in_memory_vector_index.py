@@ -6,7 +6,13 @@ import math
 from collections.abc import AsyncIterator, Sequence
 
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
-from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
+from retrieval.domain.vectors import (
+    IndexStats,
+    NamespaceStats,
+    QueryMatch,
+    VectorRecord,
+    check_finite,
+)
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError
 from retrieval.ports.vector_index import MetadataFilter, id_pages
 
@@ -28,6 +34,7 @@ class InMemoryVectorIndex:
                     f"vector of dimension {len(record.values)} in an index of {self._dimension}",
                     field="values",
                 )
+            check_finite(record.values, field="values", owner=record.id)
             if not any(record.values):
                 raise InvalidRequestError("an all-zero vector has no direction", field="values")
             self._dimension = len(record.values)
@@ -52,6 +59,7 @@ class InMemoryVectorIndex:
             raise InvalidRequestError(
                 f"query of dimension {len(vector)} in an index of {self._dimension}", field="vector"
             )
+        check_finite(vector, field="vector")
         scored = [
             QueryMatch(
                 id=record.id,

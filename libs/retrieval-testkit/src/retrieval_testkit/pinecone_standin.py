@@ -16,9 +16,10 @@ with a token naming the last id listed (``skip_past``, as Pinecone's), so delete
 pages skip nothing; a full page carries a token even when nothing follows, so a client
 meets an empty last page too. It refuses what Pinecone documents as over the limits (1000
 vectors or 2 MB per upsert, 40 KB of metadata, 512-character ids, 1000 ids per delete or
-fetch, 100 ids per list page, 96 inputs per embed, ``top_k``) and a wrong ``Api-Key``
-(401). Dense embeddings are hashed bags of words (``HashEmbedder``) with the ``input_type``
-as part of the input, so a query and a passage of the same text differ. The sparse model
+fetch, 100 ids per list page, 96 inputs per embed, ``top_k``), dense values that are not
+finite numbers (the SDK sends NaN and infinity as ``null``) and a wrong ``Api-Key`` (401).
+Dense embeddings are hashed bags of words (``HashEmbedder``) with the ``input_type`` as part
+of the input, so a query and a passage of the same text differ. The sparse model
 ``pinecone-sparse-english-v0`` is always served, as :func:`sparse_weights` describes, in
 the shape of Pinecone's embed response. The rerank models of :data:`RERANK_MODELS` are
 served as :meth:`PineconeStandIn._rerank` describes. Every request is logged;
@@ -300,7 +301,7 @@ class PineconeStandIn:
     def _dense_record(self, vector: dict) -> np.ndarray:
         if vector.get("sparseValues"):
             raise RefusedError(400, "Sparse vectors are not supported by an index of metric cosine")
-        values = np.asarray(vector.get("values", []), dtype=np.float32)
+        values = read_dense(vector.get("values", []), "values").astype(np.float32)
         if values.shape != (self.dimension,):
             raise RefusedError(
                 400,
@@ -345,7 +346,7 @@ class PineconeStandIn:
     ) -> list[tuple[float, str]]:
         if body.get("sparseVector"):
             raise RefusedError(400, "Sparse vectors are not supported by an index of metric cosine")
-        query = np.asarray(body.get("vector", []), dtype=np.float64)
+        query = read_dense(body.get("vector", []), "vector")
         if query.shape != (self.dimension,):
             raise RefusedError(
                 400,
@@ -746,6 +747,17 @@ def read_sparse(raw: Any, name: str) -> SparseVector:
     if not all(isinstance(value, int | float) and math.isfinite(value) for value in values):
         raise RefusedError(400, f"{name} values must be finite numbers")
     return dict(zip(indices, map(float, values), strict=True))
+
+
+def read_dense(raw: Any, name: str) -> np.ndarray:
+    """Dense values from a request, refused as Pinecone refuses them (400) unless every one
+    is a finite number: the SDK sends NaN and infinity as ``null``."""
+    if not isinstance(raw, list) or not all(
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        for value in raw
+    ):
+        raise RefusedError(400, f"{name} must be a list of finite numbers")
+    return np.asarray(raw, dtype=np.float64)
 
 
 def wire_values(stored: np.ndarray | SparseVector) -> dict[str, Any]:

@@ -139,7 +139,7 @@ class Settings(BaseSettings):
         default=5.0, gt=0, description="One HTTP attempt to Pinecone."
     )
     pinecone_call_timeout_s: float = Field(
-        default=15.0, gt=0, description="One Pinecone call, the SDK's retries included."
+        default=15.0, gt=0, description="One Pinecone call, its retries included."
     )
 
     chunk_max_words: int = Field(default=180, ge=20, le=350, description="Words per chunk.")

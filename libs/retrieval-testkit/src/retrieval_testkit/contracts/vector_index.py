@@ -26,6 +26,9 @@ CORPUS = [
 ]
 UNIT_LENGTH = [r for r in CORPUS if math.isclose(math.hypot(*r.values), 1.0)]
 """Records an index returns as written even if it stores vectors normalised."""
+NON_FINITE = pytest.mark.parametrize(
+    "bad", [math.nan, math.inf, -math.inf, 1e39], ids=["nan", "inf", "-inf", "past-float32"]
+)
 
 
 async def ids(index: VectorIndex, flt: dict | None = None, *, top_k: int = 10) -> list[str]:
@@ -91,6 +94,25 @@ class VectorIndexContract:
         with pytest.raises(NamespaceNotFoundError):
             await seeded.query([1, 0, 0, 0], top_k=1, namespace="never-written")
 
+    @NON_FINITE
+    async def test_non_finite_values_are_refused_before_anything_is_written(
+        self, seeded: VectorIndex, bad: float
+    ) -> None:
+        fine = record("z", [0, 0, 0, 1])
+        broken = VectorRecord.model_construct(id="broken", values=(1.0, bad, 0.0, 0.0), metadata={})
+        with pytest.raises(InvalidRequestError) as refused:
+            await seeded.upsert([fine, broken], namespace=NS)
+        assert refused.value.field == "values"
+        assert "'broken'" in str(refused.value)
+        assert await seeded.fetch(["z", "broken"], namespace=NS) == {}
+        assert sorted(await ids(seeded)) == ["a", "b", "c", "d", "e"]
+
+    @NON_FINITE
+    async def test_a_non_finite_query_is_refused(self, seeded: VectorIndex, bad: float) -> None:
+        with pytest.raises(InvalidRequestError) as refused:
+            await seeded.query([1, bad, 0, 0], top_k=1, namespace=NS)
+        assert refused.value.field == "vector"
+
     async def test_dimension_mismatch_is_rejected(self, seeded: VectorIndex) -> None:
         with pytest.raises(InvalidRequestError):
             await seeded.upsert([record("z", [1, 0, 0])], namespace=NS)
@@ -133,7 +155,9 @@ class VectorIndexContract:
             {"$or": []},
             {"organic": {"$exists": "yes"}},
             {"domain": {}},
+            {"domain": {"$in": [f"d{n}" for n in range(10_001)]}},
         ],
+        ids=lambda flt: str(flt)[:40],
     )
     async def test_malformed_filters_raise(self, seeded: VectorIndex, flt: dict) -> None:
         with pytest.raises(InvalidFilterError):

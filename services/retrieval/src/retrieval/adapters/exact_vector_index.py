@@ -29,7 +29,13 @@ from retrieval.adapters.disk_usage import directory_bytes
 from retrieval.domain.collection_health import Footprint
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.metadata_columns import MetadataColumns
-from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
+from retrieval.domain.vectors import (
+    IndexStats,
+    NamespaceStats,
+    QueryMatch,
+    VectorRecord,
+    check_finite,
+)
 from retrieval.errors import BackendError, InvalidRequestError, NamespaceNotFoundError
 from retrieval.ports.vector_index import MetadataFilter, id_pages
 
@@ -104,6 +110,8 @@ class ExactVectorIndex:
                 f"vectors of dimension {sorted(dimensions)} in an index of {expected}",
                 field="values",
             )
+        for record in records:
+            check_finite(record.values, field="values", owner=record.id)
         fresh = unit_rows(np.array([record.values for record in records], dtype=np.float32))
         async with self._write_lock:
             self._check_open()
@@ -131,6 +139,7 @@ class ExactVectorIndex:
         snapshot = self._namespaces.get(namespace)
         if snapshot is None:
             raise NamespaceNotFoundError(namespace)
+        check_finite(vector, field="vector")
         query = np.asarray(vector, dtype=np.float32)
         if query.shape != (self._dimension,):
             raise InvalidRequestError(

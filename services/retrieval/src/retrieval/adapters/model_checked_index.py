@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Sequence
 
 from retrieval.domain.metadata import MODEL_FIELD, Metadata, model_signature
-from retrieval.domain.vectors import IndexStats, QueryMatch, VectorRecord
+from retrieval.domain.vectors import IndexStats, QueryMatch, VectorRecord, check_finite
 from retrieval.errors import (
     EmbeddingModelMismatchError,
     InvalidFilterError,
@@ -49,6 +49,7 @@ class ModelCheckedIndex:
                     f"which makes {self._dimension}",
                     field="values",
                 )
+            check_finite(record.values, field="values", owner=record.id)
             if MODEL_FIELD in record.metadata:
                 raise InvalidRequestError(
                     f"metadata key {MODEL_FIELD!r} is reserved", field="metadata"

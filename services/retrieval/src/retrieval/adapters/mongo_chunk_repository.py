@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import pymongo
+from bson.errors import InvalidDocument
 from pymongo import ASCENDING, DeleteOne, ReplaceOne
 from pymongo.errors import (
     AutoReconnect,
@@ -35,6 +36,7 @@ from retrieval.errors import (
     BackendError,
     BackendTimeoutError,
     BackendUnavailableError,
+    InvalidRequestError,
     NotAuthorisedError,
 )
 
@@ -46,9 +48,12 @@ LISTING = {"_id": False, "chunk_id": True, "document_id": True}
 
 @contextmanager
 def mongo_errors(operation: str) -> Iterator[None]:
-    """Translate PyMongo's errors into the service's (PyMongo already retries once)."""
+    """Translate PyMongo's errors into the service's (PyMongo already retries once); a
+    document BSON cannot encode (validation should have refused it) is bad input."""
     try:
         yield
+    except InvalidDocument as error:
+        raise InvalidRequestError(f"MongoDB cannot store it ({operation}): {error}") from error
     except (NetworkTimeout, ExecutionTimeout, WTimeoutError) as error:
         raise BackendTimeoutError(f"MongoDB {operation} timed out: {error}") from error
     except (ServerSelectionTimeoutError, AutoReconnect, ConnectionFailure) as error:

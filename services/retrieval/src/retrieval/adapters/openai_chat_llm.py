@@ -19,11 +19,12 @@ Errors (``raise ... from`` the cause)::
 Time bound. Each attempt waits at most ``request_timeout_s`` for each of connecting,
 sending and every read (a reply that is not streamed arrives in one piece, so that is the
 time the model may take to write it). What can pass (the kinds of
-``BackendUnavailableError``) is tried at most ``max_attempts`` times, after a pause of a
-random part of 0.5 s, 1 s, 2 s, ... (at most 8 s), or after the server's ``Retry-After``
-(at most 30 s). The call as a whole, pauses included, ends within ``call_timeout_s`` with
-``BackendTimeoutError``; a pause that would end past it is not taken and the last failure
-is raised instead.
+``BackendUnavailableError``) is tried at most ``max_attempts`` times (``retrieval.retries``),
+after a pause of a random part of 0.5 s, 1 s, 2 s, ... (at most 8 s), or after the server's
+``Retry-After``. The call as a whole, pauses included, ends within ``call_timeout_s`` with
+``BackendTimeoutError``; a pause that would leave less than ``request_timeout_s`` before
+then is not taken, nor a ``Retry-After`` over 30 s: the last failure is raised at once
+instead (a ``RateLimitedError`` with the server's ``retry_after``).
 
 One ``httpx.AsyncClient`` per running event loop keeps connections to the server open
 between calls; ``close`` releases the client of the loop it is awaited on.
@@ -32,16 +33,11 @@ between calls; ``close`` releases the client of the loop it is awaited on.
 from __future__ import annotations
 
 import asyncio
-import math
-import random
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
-import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from retrieval.adapters.pinecone_clients import PerLoop
@@ -57,12 +53,8 @@ from retrieval.errors import (
     RateLimitedError,
     RetrievalError,
 )
+from retrieval.retries import RetryPolicy, retry_after_seconds, retrying
 
-log = structlog.get_logger("llm")
-
-FIRST_BACKOFF_S = 0.5
-MAX_BACKOFF_S = 8.0
-MAX_RETRY_AFTER_S = 30.0
 MAX_DETAIL_CHARS = 300
 
 
@@ -87,7 +79,9 @@ class OpenAiChatLlm:
         self._model = model or None
         self._request_timeout_s = request_timeout_s
         self._call_timeout_s = call_timeout_s
-        self._max_attempts = max_attempts
+        self._retries = RetryPolicy(
+            attempts=max_attempts, initial_backoff=0.5, max_backoff=8.0, max_retry_after=30.0
+        )
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._clients = PerLoop(
             lambda: httpx.AsyncClient(headers=headers, timeout=request_timeout_s),
@@ -138,33 +132,28 @@ class OpenAiChatLlm:
 
     async def _post(self, url: str, body: dict[str, Any], what: str) -> Any:
         """The decoded JSON of the first successful attempt; the last failure otherwise."""
-        deadline = time.monotonic() + self._call_timeout_s
         client = self._clients.get()
-        attempt = 0
-        while True:
-            attempt += 1
-            cause: Exception | None = None
+
+        async def attempt(left: float) -> Any:
             try:
                 response = await client.post(url, json=body)
             except httpx.TimeoutException as error:
-                cause = error
-                failure: RetrievalError = BackendTimeoutError(
+                raise BackendTimeoutError(
                     f"{what}: no answer within {self._request_timeout_s:g} s"
-                )
+                ) from error
             except httpx.TransportError as error:
-                cause = error
-                failure = BackendUnavailableError(f"{what}: {type(error).__name__}: {error}")
-            else:
-                if response.is_success:
-                    return decoded(response, what)
-                failure = error_for_status(response, what)
-            if not isinstance(failure, BackendUnavailableError) or attempt == self._max_attempts:
-                raise failure from cause
-            pause = pause_before_retry(failure, attempt)
-            if time.monotonic() + pause >= deadline:
-                raise failure from cause
-            log.info("llm.retry", attempt=attempt, error=str(failure), pause_s=round(pause, 3))
-            await asyncio.sleep(pause)
+                raise BackendUnavailableError(f"{what}: {type(error).__name__}: {error}") from error
+            if response.is_success:
+                return decoded(response, what)
+            raise error_for_status(response, what)
+
+        return await retrying(
+            attempt,
+            policy=self._retries,
+            deadline=time.monotonic() + self._call_timeout_s,
+            what=what,
+            room=self._request_timeout_s,
+        )
 
 
 def chat_completions_url(base_url: str) -> str:
@@ -179,31 +168,6 @@ def chat_completions_url(base_url: str) -> str:
             f"not {base_url!r}"
         )
     return f"{base_url}/chat/completions"
-
-
-def pause_before_retry(failure: RetrievalError, attempt: int) -> float:
-    """The server's Retry-After when it gave one (capped), else a random part of the
-    ``attempt``-th exponential backoff."""
-    if isinstance(failure, RateLimitedError) and failure.retry_after is not None:
-        return min(failure.retry_after, MAX_RETRY_AFTER_S)
-    return random.uniform(0, min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2 ** (attempt - 1)))
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """A ``Retry-After`` header in seconds: delta-seconds or an HTTP date; ``None`` if neither."""
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
-    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def error_for_status(response: httpx.Response, what: str) -> RetrievalError:

@@ -4,6 +4,9 @@ The SDK's async clients hold an ``httpx.AsyncClient`` bound to the loop that fir
 it, so an adapter keeps one client per running loop, made on first use there. ``close``
 releases the client of the loop it is awaited on; a loop that is gone takes its client's
 connections with it.
+
+Every client is made with the SDK's own retries off: ``pinecone_errors`` retries instead,
+within the call's deadline.
 """
 
 from __future__ import annotations
@@ -11,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
-from pinecone import AsyncIndex, AsyncPinecone, ListResponse
+from pinecone import AsyncIndex, AsyncPinecone, ListResponse, RetryConfig
 from pinecone.errors import PineconeError
 
 from retrieval.adapters.pinecone_errors import bounded
@@ -28,6 +31,16 @@ T = TypeVar("T")
 
 DEFAULT_NAMESPACE = "__default__"
 """How Pinecone names the namespace ``""`` in its answers."""
+NO_SDK_RETRIES = RetryConfig(max_retries=0)
+
+
+def without_sdk_retries(index: AsyncIndex) -> AsyncIndex:
+    """``index`` with the SDK's retries off. ``AsyncIndex`` takes no ``retry_config`` (SDK
+    10.2.0): its HTTP client reads the one of its config when it first connects, so that
+    config is replaced before then."""
+    http = index._http
+    http._config = replace(http._config, retry_config=NO_SDK_RETRIES)
+    return index
 
 
 @dataclass(frozen=True)
@@ -57,8 +70,8 @@ class PineconeConnection:
                 f"the Pinecone index needs RETRIEVAL_PINECONE_API_KEY and {self.host_setting}"
             )
         try:
-            return AsyncIndex(
-                host=self.index_host, api_key=self.api_key, timeout=self.request_timeout
+            return without_sdk_retries(
+                AsyncIndex(host=self.index_host, api_key=self.api_key, timeout=self.request_timeout)
             )
         except PineconeError as error:
             raise BackendNotConfiguredError(f"{self.index_label}: {error}") from error
@@ -69,7 +82,10 @@ class PineconeConnection:
             raise BackendNotConfiguredError("Pinecone Inference needs RETRIEVAL_PINECONE_API_KEY")
         try:
             return AsyncPinecone(
-                api_key=self.api_key, host=self.control_host, timeout=self.request_timeout
+                api_key=self.api_key,
+                host=self.control_host,
+                timeout=self.request_timeout,
+                retry_config=NO_SDK_RETRIES,
             )
         except PineconeError as error:
             raise BackendNotConfiguredError(f"Pinecone control plane: {error}") from error
@@ -113,8 +129,9 @@ class IndexCalls:
 
     async def __call__(self, operation: str, call: Callable[[AsyncIndex], Awaitable[T]]) -> T:
         return await bounded(
-            call(self._clients.get()),
+            lambda: call(self._clients.get()),
             what=f"{self._connection.index_label} {operation}",
+            request_timeout=self._connection.request_timeout,
             call_timeout=self._connection.call_timeout,
         )
 

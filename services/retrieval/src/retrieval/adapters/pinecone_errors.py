@@ -1,4 +1,5 @@
-"""Pinecone SDK errors become ours, and every SDK call ends within a known time.
+"""Pinecone SDK errors become ours, what can pass is tried again, and every call ends within a
+known time.
 
 Translation (``raise ... from`` the SDK error)::
 
@@ -12,23 +13,30 @@ Translation (``raise ... from`` the SDK error)::
     400 / 422, client-side validation             -> InvalidRequestError
     anything else (402, 409, 412, bad response)   -> BackendError
 
-Time bound. The SDK already retries (4 attempts on 408/429/5xx/timeouts/connection
-errors, with jittered backoff of at most 0.75 + 2.25 + 6.75 s between them, or the
-server's Retry-After capped at 60 s plus up to 50 %); nothing here retries again. Each
-attempt is bounded by the client timeout ``request_timeout`` (httpx's connect/read/write
-timeouts), and each SDK call as a whole, retries included, by ``call_timeout``
-(``asyncio.timeout``). So one SDK call returns or raises within
+Retries. The SDK's own are off (``pinecone_clients``): its loop sleeps whatever
+Retry-After the server sends, up to 90 s, past any deadline. Instead ``RETRIES``
+(``retrieval.retries``) tries a call again after 408, 429, 5xx, a timeout or a connection
+error, at most 4 attempts in all, waiting the server's Retry-After when a 429 gives one and
+a random part of 0.5, 1, 2 s otherwise. A pause that would leave less than
+``request_timeout`` before the end of ``call_timeout`` is not taken: the failure is raised
+at once, so a Retry-After longer than the time left (or than 60 s) ends the call at once
+with ``RateLimitedError`` carrying it.
 
-    min(call_timeout, 4 x request_timeout + 9.75 s of backoff)
+Time bound. Each attempt is bounded by the client timeout ``request_timeout`` (httpx's
+connect/read/write timeouts), and each call as a whole, pauses included, by
+``call_timeout`` (``asyncio.timeout``). So one call returns or raises within
 
-when the server sends no Retry-After, and within ``call_timeout`` in every case. A
-Retry-After longer than the time left ends the call with ``BackendTimeoutError``.
+    min(call_timeout, 4 x request_timeout + 3.5 s of backoff)
+
+when the server sends no Retry-After, and within ``call_timeout`` in every case.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import math
+import time
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from pinecone.errors import (
@@ -57,16 +65,16 @@ from retrieval.errors import (
     RateLimitedError,
     RetrievalError,
 )
+from retrieval.retries import RetryPolicy, retrying
 
 T = TypeVar("T")
 
-SDK_ATTEMPTS = 4
-SDK_MAX_BACKOFF_S = 0.75 + 2.25 + 6.75
+RETRIES = RetryPolicy(attempts=4, initial_backoff=0.5, max_backoff=4.0, max_retry_after=60.0)
 
 
 def worst_case_seconds(request_timeout: float, call_timeout: float) -> float:
-    """The longest one SDK call can take when the server sends no Retry-After."""
-    return min(call_timeout, SDK_ATTEMPTS * request_timeout + SDK_MAX_BACKOFF_S)
+    """The longest one call can take when the server sends no Retry-After."""
+    return min(call_timeout, RETRIES.attempts * request_timeout + RETRIES.worst_case_pauses())
 
 
 def translate(error: PineconeError, what: str) -> RetrievalError:
@@ -79,7 +87,10 @@ def translate(error: PineconeError, what: str) -> RetrievalError:
     if isinstance(error, SdkPayloadTooLargeError):
         return PayloadTooLargeError(message)
     if isinstance(error, RateLimitError):
-        return RateLimitedError(message, retry_after=error.retry_after)
+        hint = error.retry_after
+        return RateLimitedError(
+            message, retry_after=hint if hint is not None and math.isfinite(hint) else None
+        )
     if isinstance(error, ServiceError | PineconeConnectionError):
         return BackendUnavailableError(message)
     if isinstance(error, PineconeTimeoutError):
@@ -93,12 +104,26 @@ def translate(error: PineconeError, what: str) -> RetrievalError:
     return BackendError(message)
 
 
-async def bounded(call: Awaitable[T], *, what: str, call_timeout: float) -> T:
-    """Await one SDK call within ``call_timeout`` seconds, its errors translated."""
+async def bounded(
+    call: Callable[[], Awaitable[T]], *, what: str, request_timeout: float, call_timeout: float
+) -> T:
+    """What ``call()`` (one SDK call) returns, tried again as ``RETRIES`` says, all within
+    ``call_timeout`` seconds; its errors translated."""
+
+    async def attempt(left: float) -> T:
+        try:
+            return await call()
+        except PineconeError as error:
+            raise translate(error, what) from error
+
     try:
         async with asyncio.timeout(call_timeout):
-            return await call
-    except PineconeError as error:
-        raise translate(error, what) from error
+            return await retrying(
+                attempt,
+                policy=RETRIES,
+                deadline=time.monotonic() + call_timeout,
+                what=what,
+                room=request_timeout,
+            )
     except TimeoutError as error:
         raise BackendTimeoutError(f"{what}: no answer within {call_timeout:g} s") from error

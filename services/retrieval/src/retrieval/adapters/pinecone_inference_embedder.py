@@ -74,12 +74,13 @@ class PineconeInferenceEmbedder:
     async def _embed(self, texts: Sequence[str], input_type: str) -> Matrix:
         client = self._clients.get()
         response = await bounded(
-            client.inference.embed(
+            lambda: client.inference.embed(
                 model=self._model,
                 inputs=list(texts),
                 parameters={"input_type": input_type, "truncate": "END"},
             ),
             what=f"Pinecone Inference {self._model}",
+            request_timeout=self._connection.request_timeout,
             call_timeout=self._connection.call_timeout,
         )
         vectors = np.asarray([item.values for item in response.data], dtype=np.float32)

@@ -2,7 +2,7 @@
 
 - upsert: at most 1000 records and 2 MB of JSON per request (2 MB read as 2,000,000
   bytes, the stricter reading); metadata at most 40 KB per record; ids 1-512 ASCII
-  characters without NUL; dense values not all zero;
+  characters without NUL; dense values finite and not all zero;
 - delete and fetch: at most 1000 ids per request;
 - query: ``top_k`` at most 1000 when metadata or values are returned (10,000 otherwise).
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrieval.domain.metadata import MAX_METADATA_BYTES, json_size
-from retrieval.domain.vectors import MAX_RECORD_ID_CHARS, VectorRecord
+from retrieval.domain.vectors import MAX_RECORD_ID_CHARS, VectorRecord, check_finite
 from retrieval.errors import InvalidRequestError
 
 MAX_UPSERT_RECORDS = 1000
@@ -39,6 +39,7 @@ def check_id(record_id: str) -> None:
 def wire_record(record: VectorRecord) -> dict[str, Any]:
     """The record as the upsert request carries it, after checking it against the limits."""
     check_id(record.id)
+    check_finite(record.values, field="values", owner=record.id)
     if not any(record.values):
         raise InvalidRequestError(f"record {record.id!r} is an all-zero vector", field="values")
     return with_metadata({"id": record.id, "values": list(record.values)}, record.metadata)

@@ -151,7 +151,7 @@ class PineconeReranker:
         client = self._clients.get()
         try:
             response = await bounded(
-                client.inference.rerank(
+                lambda: client.inference.rerank(
                     model=self._model,
                     query=query,
                     documents=list(passages),
@@ -160,6 +160,7 @@ class PineconeReranker:
                     parameters={"truncate": "END"} if self._limits.truncates else None,
                 ),
                 what=what,
+                request_timeout=self._connection.request_timeout,
                 call_timeout=self._connection.call_timeout,
             )
         except (IndexNotFoundError, InvalidRequestError) as error:

@@ -180,12 +180,13 @@ class PineconeSparseKeywordIndex:
     async def _embed(self, texts: Sequence[str], input_type: str) -> list[SparseVector]:
         client = self._inference.get()
         response = await bounded(
-            client.inference.embed(
+            lambda: client.inference.embed(
                 model=self._model,
                 inputs=list(texts),
                 parameters={"input_type": input_type, "truncate": "END"},
             ),
             what=f"Pinecone Inference {self._model}",
+            request_timeout=self._connection.request_timeout,
             call_timeout=self._connection.call_timeout,
         )
         embeddings = [item for item in response.data if isinstance(item, SparseEmbedding)]

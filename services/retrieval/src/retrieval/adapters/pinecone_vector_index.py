@@ -50,7 +50,13 @@ from retrieval.adapters.pinecone_limits import (
 )
 from retrieval.batching import gather_bounded
 from retrieval.domain.filters import parse_delete_selector, parse_filter
-from retrieval.domain.vectors import IndexStats, NamespaceStats, QueryMatch, VectorRecord
+from retrieval.domain.vectors import (
+    IndexStats,
+    NamespaceStats,
+    QueryMatch,
+    VectorRecord,
+    check_finite,
+)
 from retrieval.errors import IndexNotFoundError, InvalidRequestError, NamespaceNotFoundError
 from retrieval.ports.vector_index import MAX_FETCH_IDS, MetadataFilter
 
@@ -123,6 +129,7 @@ class PineconeVectorIndex:
                 f"top_k must be between 1 and {MAX_TOP_K_WITH_METADATA}", field="top_k"
             )
         values = [float(value) for value in vector]
+        check_finite(values, field="vector")
         if not any(values):
             raise InvalidRequestError("an all-zero query has no direction", field="vector")
         response = await self._call(

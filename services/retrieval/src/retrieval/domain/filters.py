@@ -14,6 +14,9 @@ Semantics (as Pinecone's):
 - A list-of-strings field matches ``$eq`` / ``$in`` when any element matches, and
   ``$ne`` / ``$nin`` when no element does.
 - A record without the field matches ``$ne``, ``$nin`` and ``$exists: false`` only.
+
+Size: a ``$in`` / ``$nin`` takes at most ``MAX_SET_VALUES`` values, and ``$and`` / ``$or``
+nest at most ``MAX_DEPTH`` deep; a larger filter is refused like a malformed one.
 """
 
 from __future__ import annotations
@@ -31,6 +34,12 @@ SET_OPERATORS = frozenset({"$in", "$nin"})
 RANGE_OPERATORS = frozenset({"$gt", "$gte", "$lt", "$lte"})
 FIELD_OPERATORS = EQUALITY_OPERATORS | SET_OPERATORS | RANGE_OPERATORS | {"$exists"}
 LOGICAL_OPERATORS = frozenset({"$and", "$or"})
+MAX_SET_VALUES = 10_000
+"""The most values one ``$in`` or ``$nin`` takes: Pinecone's documented limit."""
+MAX_DEPTH = 10
+"""The deepest ``$and`` / ``$or`` may nest. Pinecone documents no bound; ten levels are more
+than a filter written by hand or by a model needs, and keep parsing and evaluating (both
+recursive) far from Python's recursion limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,27 +78,30 @@ def parse_filter(raw: Mapping[str, Any] | None) -> Expression | None:
         raise InvalidFilterError(f"a filter must be an object, got {type(raw).__name__}")
     if not raw:
         return None
-    return _parse_object(raw, "filter")
+    return _parse_object(raw, "filter", 0)
 
 
-def _parse_object(raw: Mapping[str, Any], path: str) -> Expression:
+def _parse_object(raw: Mapping[str, Any], path: str, depth: int) -> Expression:
+    """``depth``: how many ``$and`` / ``$or`` enclose ``raw``."""
     if not raw:
         raise InvalidFilterError("an empty object is not a filter", path=path)
-    clauses = tuple(_parse_key(key, value, f"{path}.{key}") for key, value in raw.items())
+    clauses = tuple(_parse_key(key, value, f"{path}.{key}", depth) for key, value in raw.items())
     return clauses[0] if len(clauses) == 1 else AllOf(clauses)
 
 
-def _parse_key(key: str, value: Any, path: str) -> Expression:
+def _parse_key(key: str, value: Any, path: str, depth: int) -> Expression:
     if not isinstance(key, str) or not key:
         raise InvalidFilterError("field names must be non-empty strings", path=path)
     if key in LOGICAL_OPERATORS:
+        if depth == MAX_DEPTH:
+            raise InvalidFilterError(f"$and and $or nest at most {MAX_DEPTH} deep", path=path)
         if not isinstance(value, list) or not value:
             raise InvalidFilterError(f"{key} takes a non-empty list of filters", path=path)
         clauses = []
         for position, clause in enumerate(value):
             if not isinstance(clause, Mapping):
                 raise InvalidFilterError(f"{key} items must be objects", path=f"{path}[{position}]")
-            clauses.append(_parse_object(clause, f"{path}[{position}]"))
+            clauses.append(_parse_object(clause, f"{path}[{position}]", depth + 1))
         return AllOf(tuple(clauses)) if key == "$and" else AnyOf(tuple(clauses))
     if key.startswith("$"):
         raise InvalidFilterError(f"unknown operator {key}", path=path)
@@ -112,6 +124,10 @@ def _parse_condition(field: str, operator: str, operand: Any, path: str) -> Cond
         if not isinstance(operand, list) or not all(is_scalar(item) for item in operand):
             raise InvalidFilterError(
                 f"{operator} takes a list of strings, numbers or booleans", path=path
+            )
+        if len(operand) > MAX_SET_VALUES:
+            raise InvalidFilterError(
+                f"{operator} takes at most {MAX_SET_VALUES} values, got {len(operand)}", path=path
             )
         operand = tuple(operand)
     if operator in RANGE_OPERATORS and not is_number(operand):

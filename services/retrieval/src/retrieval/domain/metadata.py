@@ -26,12 +26,16 @@ def model_signature(model: str, dimension: int) -> str:
 
 
 def check_metadata(metadata: Any) -> Any:
-    """Reject what a vector index cannot store: nulls, nested objects, mixed lists, `$` keys."""
+    """Reject what a vector index or MongoDB cannot store: nulls, nested objects, mixed lists,
+    `$` keys (Pinecone), keys with a NUL character (BSON). Dotted keys pass: MongoDB stores
+    them in a subdocument, and nothing queries metadata by path."""
     if not isinstance(metadata, dict):
         raise ValueError("metadata must be an object")
     for key, value in metadata.items():
         if not key or key.startswith("$"):
             raise ValueError(f"metadata key {key!r} must be non-empty and not start with '$'")
+        if "\x00" in key:
+            raise ValueError(f"metadata key {key!r} contains a NUL character")
         if value is None:
             raise ValueError(f"metadata {key!r} is null; omit the key instead")
         if isinstance(value, list):

@@ -274,9 +274,14 @@ class QueryRewrite(Frozen):
     attempt: int = Field(ge=1, description="1 for the first rewrite.")
     method: str = Field(description="How it was rewritten: rocchio or llm.")
     query: str = Field(description="The query searched again; the same text for rocchio.")
-    reason: str = Field(description="Why it was rewritten, or why the rewrite failed.")
+    reason: str = Field(description="Why it was rewritten.")
+    error: str | None = Field(
+        default=None, description="Why the rewrite failed (the query before it stands)."
+    )
     best_cosine: float | None = Field(
-        description="Best cosine similarity after searching again; None if it failed."
+        default=None,
+        description="Best cosine similarity to the query as asked after searching again; "
+        "None if the rewrite failed or nothing passed the threshold.",
     )
 
 

@@ -2,12 +2,34 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 from pydantic import Field
 
 from retrieval.domain.metadata import Metadata
 from retrieval.domain.models import Frozen
+from retrieval.errors import InvalidRequestError
 
 MAX_RECORD_ID_CHARS = 512
+MAX_FLOAT32 = 3.4028234663852886e38
+"""The largest finite 32-bit float: every index stores vector values as float32."""
+
+
+def check_finite(values: Sequence[float], *, field: str, owner: str | None = None) -> None:
+    """``InvalidRequestError`` naming ``field`` (and ``owner``, the record) unless every value
+    is a finite number a 32-bit float holds. NaN and infinity have no JSON form (the Pinecone
+    SDK sends them as ``null``, which Pinecone refuses) and make every cosine NaN."""
+    if all(map(math.isfinite, values)) and max(map(abs, values), default=0.0) <= MAX_FLOAT32:
+        return
+    position, value = next(
+        (n, v) for n, v in enumerate(values) if not (math.isfinite(v) and abs(v) <= MAX_FLOAT32)
+    )
+    subject = f"record {owner!r}" if owner is not None else "the vector"
+    raise InvalidRequestError(
+        f"{subject} holds {value} at position {position}; values must be finite 32-bit floats",
+        field=field,
+    )
 
 
 class VectorRecord(Frozen):

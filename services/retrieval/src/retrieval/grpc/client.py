@@ -3,14 +3,13 @@
 ``retrieve`` and ``retrieve_query`` return the ``RetrievalResult`` that ``RetrievalService``
 returns, per-stage timings and per-source scores included, and a failed call raises the
 ``retrieval.errors`` error the in-process call would (see ``retrieval.grpc.errors``).
-UNAVAILABLE alone is retried, with capped exponential backoff and full jitter, never past the
-call's deadline.
+UNAVAILABLE alone is retried (``retrieval.retries``), with capped exponential backoff and
+full jitter, or after the server's ``x-retry-after-s`` when it sends one, never past the
+call's deadline: a hint longer than the time left raises ``RateLimitedError`` at once.
 """
 
 from __future__ import annotations
 
-import asyncio
-import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,11 @@ from retrieval.domain.models import (
     RetrievalResult,
 )
 from retrieval.domain.validation import ValidationReport, ValidationRequest
-from retrieval.errors import BackendTimeoutError
+from retrieval.errors import (
+    BackendTimeoutError,
+    BackendUnavailableError,
+    RetrievalError,
+)
 from retrieval.grpc.conversions import (
     answer_from_proto,
     context_result_from_proto,
@@ -46,12 +49,11 @@ from retrieval.grpc.errors import error_from_rpc
 from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
 from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
 from retrieval.grpc.stats_conversions import stats_from_proto
+from retrieval.retries import RetryPolicy, retrying
 from retrieval.service.ingestion_service import DocumentOutcome
 from retrieval.service.stats import CollectionStats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
-
-log = structlog.get_logger("grpc")
 
 Response = TypeVar("Response", bound=Message)
 UnaryCall = Callable[..., Awaitable[Response]]
@@ -66,19 +68,9 @@ class TlsOptions:
     private_key: bytes | None = None
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """At most ``attempts`` tries; before try n+1, sleep a random part of the n-th backoff."""
-
-    attempts: int = 3
-    initial_backoff: float = 0.1
-    max_backoff: float = 2.0
-    multiplier: float = 2.0
-
-    def backoff(self, retry: int) -> float:
-        return random.uniform(
-            0, min(self.max_backoff, self.initial_backoff * self.multiplier**retry)
-        )
+def unavailable(error: RetrievalError) -> bool:
+    """Whether the call ended UNAVAILABLE: the one status worth trying again."""
+    return isinstance(error, BackendUnavailableError) and not isinstance(error, BackendTimeoutError)
 
 
 class RetrievalClient:
@@ -215,22 +207,18 @@ class RetrievalClient:
     async def _call(
         self, method: UnaryCall[Response], request: Message, timeout: float | None
     ) -> Response:
-        deadline = time.monotonic() + (self._timeout if timeout is None else timeout)
         metadata = self._metadata()
-        for attempt in range(self._retry.attempts):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
+
+        async def attempt(left: float) -> Response:
             try:
-                return await method(request, timeout=remaining, metadata=metadata)
+                return await method(request, timeout=left, metadata=metadata)
             except grpc.aio.AioRpcError as error:
-                pause = self._retry.backoff(attempt)
-                if (
-                    error.code() is not grpc.StatusCode.UNAVAILABLE
-                    or attempt + 1 == self._retry.attempts
-                    or time.monotonic() + pause >= deadline
-                ):
-                    raise error_from_rpc(error) from error
-                log.info("grpc.client.retry", attempt=attempt + 1, pause_s=round(pause, 3))
-                await asyncio.sleep(pause)
-        raise BackendTimeoutError("the call's deadline passed before it could be sent")
+                raise error_from_rpc(error) from error
+
+        return await retrying(
+            attempt,
+            policy=self._retry,
+            deadline=time.monotonic() + (self._timeout if timeout is None else timeout),
+            what="the call",
+            retryable=unavailable,
+        )

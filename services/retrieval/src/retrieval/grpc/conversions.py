@@ -220,6 +220,7 @@ def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
                 method=rewrite.method,
                 query=rewrite.query,
                 reason=rewrite.reason,
+                error=rewrite.error if rewrite.HasField("error") else None,
                 best_cosine=rewrite.best_cosine if rewrite.HasField("best_cosine") else None,
             )
             for rewrite in response.rewrites

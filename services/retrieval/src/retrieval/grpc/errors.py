@@ -6,6 +6,7 @@ server raises                   status                 client raises
 InvalidRequestError             INVALID_ARGUMENT       InvalidRequestError (same text)
 NotFoundError                   NOT_FOUND              NotFoundError
 BackendTimeoutError             DEADLINE_EXCEEDED      BackendTimeoutError
+RateLimitedError                UNAVAILABLE            RateLimitedError (retry_after)
 BackendUnavailableError         UNAVAILABLE            BackendUnavailableError
 DocumentBusyError               ABORTED                DocumentBusyError (same text)
 BackendNotConfiguredError       FAILED_PRECONDITION    BackendNotConfiguredError (same)
@@ -17,7 +18,11 @@ anything else                   INTERNAL               BackendError
 
 An INVALID_ARGUMENT names the failing field in its message and in the trailing metadata
 ``x-error-field``. UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic messages only;
-the cause is logged with the call's correlation id.
+the cause is logged with the call's correlation id. A backend that asked to slow down for a
+known time (a 429 with ``Retry-After``) gives UNAVAILABLE, which clients retry, with the
+seconds to wait in the trailing metadata ``x-retry-after-s`` (a decimal number): the client
+raises ``RateLimitedError`` with that ``retry_after``, and waits it out before retrying when
+its deadline allows, not sooner. RESOURCE_EXHAUSTED stays the caller's own message size.
 """
 
 from __future__ import annotations
@@ -40,15 +45,18 @@ from retrieval.errors import (
     NotFoundError,
     PayloadTooLargeError,
     PermissionDeniedError,
+    RateLimitedError,
     RetrievalError,
 )
-from retrieval.grpc.metadata import ERROR_FIELD_KEY, metadata_value
+from retrieval.grpc.metadata import ERROR_FIELD_KEY, RETRY_AFTER_KEY, metadata_value
+from retrieval.retries import retry_after_seconds
 
 log = structlog.get_logger("grpc")
 
 INTERNAL_MESSAGE = "internal error; quote the x-correlation-id when reporting it"
 UNAVAILABLE_MESSAGE = "a store is unavailable; try again later"
 TIMEOUT_MESSAGE = "a store gave no answer in time"
+RATE_LIMITED_MESSAGE = f"a store asks to slow down; try again after {RETRY_AFTER_KEY} seconds"
 
 Servicer = TypeVar("Servicer")
 Request = TypeVar("Request")
@@ -65,6 +73,9 @@ def status_of(error: Exception) -> tuple[grpc.StatusCode, str, tuple[tuple[str, 
         return grpc.StatusCode.NOT_FOUND, str(error), ()
     if isinstance(error, BackendTimeoutError):
         return grpc.StatusCode.DEADLINE_EXCEEDED, TIMEOUT_MESSAGE, ()
+    if isinstance(error, RateLimitedError) and error.retry_after is not None:
+        hint = ((RETRY_AFTER_KEY, f"{error.retry_after:g}"),)
+        return grpc.StatusCode.UNAVAILABLE, RATE_LIMITED_MESSAGE, hint
     if isinstance(error, BackendUnavailableError):
         return grpc.StatusCode.UNAVAILABLE, UNAVAILABLE_MESSAGE, ()
     if isinstance(error, DocumentBusyError):
@@ -116,6 +127,9 @@ def error_from_rpc(error: grpc.aio.AioRpcError) -> RetrievalError:
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return BackendTimeoutError(details)
     if code is grpc.StatusCode.UNAVAILABLE:
+        hint = retry_after_seconds(metadata_value(error.trailing_metadata(), RETRY_AFTER_KEY))
+        if hint is not None:
+            return RateLimitedError(details, retry_after=hint)
         return BackendUnavailableError(details)
     if code is grpc.StatusCode.ABORTED:
         return DocumentBusyError(details)

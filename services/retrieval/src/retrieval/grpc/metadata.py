@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 CORRELATION_ID_KEY = "x-correlation-id"
 ERROR_FIELD_KEY = "x-error-field"
+RETRY_AFTER_KEY = "x-retry-after-s"
 AUTHORIZATION_KEY = "authorization"
 
 Metadata = Iterable[tuple[str, str | bytes]]

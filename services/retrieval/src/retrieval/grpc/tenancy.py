@@ -1,7 +1,7 @@
 """Who is calling, and whether they may: a bearer token's grant, checked before the servicer.
 
 ``TokenInterceptor`` refuses a call without a known token (UNAUTHENTICATED), binds the
-caller's grant for the call (``caller``, and ``token_name`` on every log line), and refuses
+caller's grant for the call (``CALLER``, and ``token_name`` on every log line), and refuses
 a call whose scope or namespace the grant does not hold (PERMISSION_DENIED). Writes are
 logged with the token's name. Health checks stay open; reflection needs a known token.
 """
@@ -46,11 +46,7 @@ METHOD_SCOPES = {
 """The scope each method needs; a method missing here needs ``admin``."""
 
 CALLER: ContextVar[Grant | None] = ContextVar("retrieval_caller", default=None)
-
-
-def caller() -> Grant | None:
-    """The grant of the call being served; None when the server takes no tokens."""
-    return CALLER.get()
+"""The grant of the call being served; None when the server takes no tokens."""
 
 
 @contextmanager
@@ -67,7 +63,7 @@ def calling_as(grant: Grant) -> Iterator[None]:
 def visible_namespaces() -> Callable[[str], bool] | None:
     """Which namespaces the caller may see in GetStats: None for all of them (no tokens
     configured, or a grant on ``*``)."""
-    grant = caller()
+    grant = CALLER.get()
     return None if grant is None or grant.every_namespace else grant.covers
 
 

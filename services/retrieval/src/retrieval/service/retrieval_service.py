@@ -136,5 +136,8 @@ class RetrievalService:
             degraded=state.degraded,
             statistics=MatchStatistics.of([match.score for match in state.matches]),
             rewrites=state.rewrites,
-            query_used=state.text,
+            query_used=next(
+                (r.query for r in reversed(state.rewrites) if r.error is None),
+                state.text,
+            ),
         )

@@ -141,9 +141,7 @@ class StatsService:
         """
         whole = visible is None
         footprints = (
-            tuple(await asyncio.gather(*(s.footprint() for s in self._footprints)))
-            if whole
-            else ()
+            tuple(await asyncio.gather(*(s.footprint() for s in self._footprints))) if whole else ()
         )
         try:
             stats, total_texts = await self._bounded_sizes()

@@ -190,18 +190,20 @@ class RetrieveResponse(_message.Message):
     def __init__(self, matches: _Optional[_Iterable[_Union[RetrievalMatch, _Mapping]]] = ..., query: _Optional[str] = ..., namespace: _Optional[str] = ..., total_matches: _Optional[int] = ..., timings: _Optional[_Union[StageTimings, _Mapping]] = ..., stage_ms: _Optional[_Mapping[str, float]] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ..., cached: _Optional[bool] = ..., statistics: _Optional[_Union[MatchStatistics, _Mapping]] = ..., rewrites: _Optional[_Iterable[_Union[QueryRewrite, _Mapping]]] = ..., query_used: _Optional[str] = ...) -> None: ...
 
 class QueryRewrite(_message.Message):
-    __slots__ = ("attempt", "method", "query", "reason", "best_cosine")
+    __slots__ = ("attempt", "method", "query", "reason", "best_cosine", "error")
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     METHOD_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     BEST_COSINE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     attempt: int
     method: str
     query: str
     reason: str
     best_cosine: float
-    def __init__(self, attempt: _Optional[int] = ..., method: _Optional[str] = ..., query: _Optional[str] = ..., reason: _Optional[str] = ..., best_cosine: _Optional[float] = ...) -> None: ...
+    error: str
+    def __init__(self, attempt: _Optional[int] = ..., method: _Optional[str] = ..., query: _Optional[str] = ..., reason: _Optional[str] = ..., best_cosine: _Optional[float] = ..., error: _Optional[str] = ...) -> None: ...
 
 class MatchStatistics(_message.Message):
     __slots__ = ("matches", "mean_score", "max_score", "min_score")

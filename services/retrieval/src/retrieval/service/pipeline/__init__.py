@@ -32,16 +32,13 @@ def retrieval_stages(
     dense scores, apply the threshold, rewrite a weak query and do those four again, rerank,
     drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
     texts, widen them to their neighbouring chunks."""
-    search = (
-        Search(embedder, index, keywords),
-        Fuse(),
-        CompleteDenseScores(embedder, index),
-        ScoreThreshold(),
-    )
+    search = (Search(embedder, index, keywords), Fuse())
+    scoring = (CompleteDenseScores(embedder, index), ScoreThreshold())
     return (
         FitQuery(),
         *search,
-        RewriteWeakQuery(rewriter, search),
+        *scoring,
+        RewriteWeakQuery(rewriter, search, scoring),
         Rerank(reranker, chunks),
         Compress(),
         LlmFilter(llm, chunks),

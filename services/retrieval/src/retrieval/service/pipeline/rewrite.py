@@ -52,21 +52,27 @@ def best_cosine(state: PipelineState) -> float | None:
 
 class RewriteWeakQuery:
     """When the best candidate's cosine is under ``rewrite_threshold`` (or nothing was
-    found), rewrites the query and runs ``search`` (the search, fusion, dense-score and
-    threshold stages) again with it, up to ``rewrite_attempts`` times while the result stays
-    weak. The last search's candidates go on; a failed rewrite keeps the ones before it.
-    Cosines, and the threshold, then refer to the query searched with (``query_used``)."""
+    found), rewrites the query and runs ``search`` (the searches and their fusion) again
+    with the rewrite, then ``scoring`` (dense scores, threshold) against the query as asked,
+    up to ``rewrite_attempts`` times while the result stays weak; each attempt rewrites the
+    one before. The last search's candidates go on; a failed rewrite keeps the ones before
+    it. A rewrite changes which chunks are found and how they rank, never what
+    ``scores["dense"]`` and the threshold measure: the cosine to the query as asked."""
 
     name = REWRITE_STAGE
 
-    def __init__(self, rewriter: Rewriter, search: Sequence[Stage]) -> None:
+    def __init__(
+        self, rewriter: Rewriter, search: Sequence[Stage], scoring: Sequence[Stage]
+    ) -> None:
         self._rewriter = rewriter
         self._search = tuple(search)
+        self._scoring = tuple(scoring)
 
     async def run(self, state: PipelineState) -> PipelineState:
         plan = state.plan
         if not plan.rewrite:
             return state
+        previous = state
         for attempt in range(1, plan.rewrite_attempts + 1):
             best = best_cosine(state)
             if state.candidates and (best is None or best >= plan.rewrite_threshold):
@@ -77,32 +83,61 @@ class RewriteWeakQuery:
                 else f"best cosine {best:.3f} < {plan.rewrite_threshold}"
             )
             try:
-                searched = await self._search_again(await self._rewriter.rewrite(state))
+                rewritten = await self._rewriter.rewrite(previous)
+                searched = await run_stages(self._search, cleared(rewritten))
+                scored = await run_stages(self._scoring, as_asked(searched, state))
             except (RewriteFailedError, *REWRITE_FAILURES) as error:
                 log.warning("retrieve.rewrite_failed", attempt=attempt, error=str(error))
-                failed = self._record(attempt, state.text, f"{reason}; rewrite failed: {error}")
+                failed = self._record(attempt, previous.text, reason, error=str(error))
                 return replace(state, rewrites=(*state.rewrites, failed))
             log.info("retrieve.rewritten", attempt=attempt, reason=reason)
-            done = self._record(attempt, searched.text, reason, best_cosine(searched))
-            state = replace(searched, rewrites=(*state.rewrites, done))
-        return state
-
-    async def _search_again(self, state: PipelineState) -> PipelineState:
-        state = replace(state, sources={}, candidates=(), vectors={}, chunks={}, degraded=())
-        for stage in self._search:
-            state = await stage.run(state)
+            done = self._record(attempt, rewritten.text, reason, best=best_cosine(scored))
+            state = replace(scored, rewrites=(*state.rewrites, done))
+            previous = searched
         return state
 
     def _record(
-        self, attempt: int, query: str, reason: str, best: float | None = None
+        self,
+        attempt: int,
+        query: str,
+        reason: str,
+        *,
+        best: float | None = None,
+        error: str | None = None,
     ) -> QueryRewrite:
         return QueryRewrite(
             attempt=attempt,
             method=self._rewriter.method,
             query=query,
             reason=reason,
+            error=error,
             best_cosine=best,
         )
+
+
+async def run_stages(stages: Sequence[Stage], state: PipelineState) -> PipelineState:
+    for stage in stages:
+        state = await stage.run(state)
+    return state
+
+
+def cleared(state: PipelineState) -> PipelineState:
+    """A rewritten query's state before it searches: nothing found yet."""
+    return replace(state, sources={}, candidates=(), vectors={}, chunks={}, degraded=())
+
+
+def as_asked(searched: PipelineState, asked: PipelineState) -> PipelineState:
+    """What a rewritten search found, to be scored against the query as asked: its text and
+    vector, and no cosine to the rewrite."""
+    return replace(
+        searched,
+        text=asked.text,
+        query_vector=asked.query_vector,
+        candidates=tuple(
+            replace(c, scores={k: v for k, v in c.scores.items() if k != DENSE})
+            for c in searched.candidates
+        ),
+    )
 
 
 class RocchioRewriter:
