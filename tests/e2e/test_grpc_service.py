@@ -666,6 +666,29 @@ async def test_correlation_id_is_generated_when_absent_or_unusable(
         assert trailing["x-error-field"] == "top_k"
 
 
+@pytest.mark.parametrize(
+    "payload",
+    [
+        pytest.param(b"\x0a\x02\xff\xfe", id="invalid-utf8-query"),
+        pytest.param(b"\x0a\x05frost\x12\x03\xc3\x28\x41", id="invalid-utf8-domain"),
+        pytest.param(b"\x0a\x20truncated", id="truncated"),
+    ],
+)
+async def test_bytes_that_do_not_decode_are_invalid_argument_with_a_correlation_id(
+    channel: grpc.aio.Channel, stub: retrieval_pb2_grpc.RetrievalServiceStub, payload: bytes
+) -> None:
+    raw = channel.unary_unary(
+        f"/{SERVICE_NAME}/Retrieve", request_serializer=None, response_deserializer=None
+    )
+    call = raw(payload, metadata=(("x-correlation-id", "hostile-1"),))
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await call
+    assert raised.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert "decode" in raised.value.details()
+    assert ("x-correlation-id", "hostile-1") in tuple(raised.value.trailing_metadata())
+    await still_serving(stub)
+
+
 async def test_client_sends_the_bound_correlation_id(client: RetrievalClient) -> None:
     with captured_logs() as logs, correlation_scope("agent-run-9"):
         await client.retrieve("frost", namespace=NAMESPACE)

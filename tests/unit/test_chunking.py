@@ -7,7 +7,13 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.domain.chunking import chunk_markdown, chunk_section, split_sections
+from retrieval.domain.chunking import (
+    MAX_BREADCRUMB_CHARS,
+    MAX_CHUNK_CHARS,
+    chunk_markdown,
+    chunk_section,
+    split_sections,
+)
 
 word = st.text(alphabet="abcdefghij", min_size=1, max_size=8)
 sentence = st.lists(word, min_size=1, max_size=40).map(lambda ws: " ".join(ws) + ".")
@@ -76,3 +82,57 @@ def test_chunk_content_starts_with_its_breadcrumb() -> None:
 def test_paragraphs_stay_paragraphs() -> None:
     chunks = chunk_markdown("Tea", "One two.\n\nThree four.", max_words=50)
     assert chunks[0].body == "One two.\n\nThree four."
+
+
+long_word = st.one_of(
+    word,
+    st.text(alphabet="茶葉の栽培と収穫", min_size=1, max_size=900),
+    st.text(alphabet="xyz", min_size=100, max_size=3000),
+)
+long_paragraph = st.lists(long_word, min_size=1, max_size=30).map(" ".join)
+long_documents = st.lists(st.lists(long_paragraph, min_size=1, max_size=3), min_size=1).map(
+    lambda sections: "\n\n".join("## Part\n\n" + "\n\n".join(ps) for ps in sections)
+)
+
+
+def characters(text: str) -> str:
+    return "".join(text.split())
+
+
+@settings(max_examples=150, deadline=None)
+@given(long_documents, limits, st.integers(16, 2000))
+def test_no_chunk_exceeds_the_character_limit_and_no_character_is_lost(
+    markdown: str, limit: tuple[int, int], max_chars: int
+) -> None:
+    max_words, overlap = limit
+    chunks = chunk_markdown(
+        "Title", markdown, max_words=max_words, overlap_words=overlap, max_chars=max_chars
+    )
+    assert all(len(chunk.body) <= max_chars for chunk in chunks)
+    assert all(len(chunk.body.split()) <= max_words for chunk in chunks)
+    kept = "".join(characters(" ".join(c.body.split()[c.overlap_words :])) for c in chunks)
+    assert kept == characters("".join(body_words(markdown)))
+
+
+def test_one_enormous_word_is_split_into_chunks_of_bounded_size() -> None:
+    enormous = "blight" * 2_700
+    chunks = chunk_markdown("Tea", enormous)
+    assert len(chunks) >= len(enormous) // MAX_CHUNK_CHARS
+    assert max(len(chunk.content) for chunk in chunks) <= len("Tea\n\n") + MAX_CHUNK_CHARS
+    assert "".join(chunk.body for chunk in chunks) == enormous
+
+
+def test_text_without_spaces_is_split_into_chunks_of_bounded_size() -> None:
+    cjk = "茶樹の新芽を摘み取り、萎凋、揉捻、発酵、乾燥の工程を経て紅茶になる。" * 150
+    chunks = chunk_markdown("紅茶", f"## 製造\n\n{cjk}")
+    assert len(chunks) > 1
+    assert all(len(chunk.body) <= MAX_CHUNK_CHARS for chunk in chunks)
+    assert "".join(chunk.body for chunk in chunks) == cjk
+
+
+def test_a_huge_heading_is_cut_in_the_breadcrumb() -> None:
+    chunks = chunk_markdown("Tea", f"## {'Frost ' * 5000}\n\nThatch the bushes.")
+    assert len(chunks[0].breadcrumb) == MAX_BREADCRUMB_CHARS
+    assert chunks[0].breadcrumb.startswith("Tea > Frost Frost")
+    assert chunks[0].body == "Thatch the bushes."
+

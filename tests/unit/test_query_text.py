@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrieval.domain.query_text import normalise
+from retrieval.domain.query_text import QUERY_WINDOW_CHARS, fit_window, normalise
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,29 @@ def test_no_control_characters_and_single_spaces(text: str) -> None:
 def test_words_are_kept_in_order(words: list[str]) -> None:
     expected = " ".join(unicodedata.normalize("NFKC", word) for word in words)
     assert normalise("\t ".join(words)) == " ".join(expected.split())
+
+
+@given(st.text(), st.integers(1, 300))
+def test_a_fitted_query_is_a_prefix_within_both_bounds(text: str, max_words: int) -> None:
+    used = normalise(text)
+    fitted, truncated = fit_window(used, max_words)
+    assert len(fitted) <= QUERY_WINDOW_CHARS
+    assert len(fitted.split()) <= max_words
+    assert used.startswith(fitted)
+    assert truncated == (fitted != used)
+    assert fit_window(fitted, max_words) == (fitted, False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("茶" * 2_048, id="cjk-without-spaces"),
+        pytest.param("blight" * 2_700, id="one-16200-character-word"),
+        pytest.param("tea " * 200, id="200-short-words"),
+    ],
+)
+def test_text_the_word_bound_lets_through_is_cut_at_the_character_bound(text: str) -> None:
+    fitted, truncated = fit_window(normalise(text), 256)
+    assert truncated
+    assert QUERY_WINDOW_CHARS - 1 <= len(fitted) <= QUERY_WINDOW_CHARS
+

@@ -18,6 +18,7 @@ from retrieval.domain.models import (
     SearchMode,
     validated,
 )
+from retrieval.domain.query_text import QUERY_WINDOW_CHARS
 from retrieval.errors import (
     BackendNotConfiguredError,
     BackendUnavailableError,
@@ -366,6 +367,19 @@ async def test_a_query_over_the_window_is_cut_and_the_result_says_so(stores: Sto
     assert stores.keywords.queries == [" ".join(words[:50])]
     short = await service.retrieve("blister blight")
     assert not short.query_truncated
+
+
+@pytest.mark.parametrize(
+    "query",
+    [pytest.param("茶" * 2_048, id="cjk-without-spaces"), pytest.param("x" * 16_000, id="word")],
+)
+async def test_a_query_of_few_long_words_is_cut_at_the_character_bound(
+    stores: Stores, query: str
+) -> None:
+    result = await stores.service().retrieve(query)
+    assert result.query_truncated
+    assert stores.embedder.queries == [query[:QUERY_WINDOW_CHARS]]
+    assert result.query_used == query[:QUERY_WINDOW_CHARS]
 
 
 @pytest.mark.parametrize(

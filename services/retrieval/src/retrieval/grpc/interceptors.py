@@ -10,13 +10,18 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
+import structlog
+from google.protobuf.message import DecodeError
 
 from retrieval.grpc.metadata import CORRELATION_ID_KEY, metadata_value
 from retrieval.logging import correlation_scope, new_correlation_id
 from retrieval.observability.telemetry import Telemetry
 
+log = structlog.get_logger("grpc")
+
 Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]]
 Behaviour = Callable[[Any, grpc.aio.ServicerContext], Any]
+Deserializer = Callable[[bytes], Any]
 
 ACCEPTED_CORRELATION_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
 HANDLER_FACTORIES = {
@@ -27,14 +32,41 @@ HANDLER_FACTORIES = {
 }
 
 
-def with_behaviour(handler: grpc.RpcMethodHandler, behaviour: Behaviour) -> grpc.RpcMethodHandler:
-    """The same kind of handler, with the same (de)serialisers, running ``behaviour``."""
+def with_behaviour(
+    handler: grpc.RpcMethodHandler,
+    behaviour: Behaviour,
+    request_deserializer: Deserializer | None = None,
+) -> grpc.RpcMethodHandler:
+    """The same kind of handler, with the same (de)serialisers unless ``request_deserializer``
+    replaces the handler's, running ``behaviour``."""
     factory = HANDLER_FACTORIES[(handler.request_streaming, handler.response_streaming)]
     return factory(
         behaviour,
-        request_deserializer=handler.request_deserializer,
+        request_deserializer=request_deserializer or handler.request_deserializer,
         response_serializer=handler.response_serializer,
     )
+
+
+class Undecodable:
+    """What a request whose bytes do not decode (invalid UTF-8 in a string, a truncated
+    field) becomes, instead of an error gRPC would answer UNKNOWN outside the call."""
+
+    def __init__(self, error: DecodeError) -> None:
+        self.error = error
+
+
+def tolerant(deserializer: Deserializer | None) -> Deserializer | None:
+    """``deserializer``, returning ``Undecodable`` where it would raise ``DecodeError``."""
+    if deserializer is None:
+        return None
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except DecodeError as error:
+            return Undecodable(error)
+
+    return deserialize
 
 
 def correlation_id(supplied: str | None) -> str:
@@ -55,7 +87,12 @@ class UnaryResponseInterceptor(grpc.aio.ServerInterceptor):
         if handler is None or handler.response_streaming:
             return handler
         behaviour = handler.stream_unary if handler.request_streaming else handler.unary_unary
-        return with_behaviour(handler, self.wrap(behaviour, handler_call_details))
+        wrapped = self.wrap(behaviour, handler_call_details)
+        return with_behaviour(handler, wrapped, self.request_deserializer(handler))
+
+    def request_deserializer(self, handler: grpc.RpcMethodHandler) -> Deserializer | None:
+        """What decodes the request once intercepted; None keeps the handler's."""
+        return None
 
     def wrap(self, behaviour: Behaviour, details: grpc.HandlerCallDetails) -> Behaviour:
         """What the method does once intercepted."""
@@ -66,8 +103,13 @@ class CorrelationIdInterceptor(UnaryResponseInterceptor):
     """Binds ``x-correlation-id`` (the caller's, or a new one) to every log line of a call.
 
     The id goes back in the trailing metadata, which a client sees after success and failure
-    alike (initial metadata would cost a second send per call).
+    alike (initial metadata would cost a second send per call). A unary request whose bytes
+    do not decode is refused here, INVALID_ARGUMENT with the id, before the interceptors
+    after this one (metrics, auth) or the servicer see it; the refusal is logged.
     """
+
+    def request_deserializer(self, handler: grpc.RpcMethodHandler) -> Deserializer | None:
+        return None if handler.request_streaming else tolerant(handler.request_deserializer)
 
     def wrap(self, behaviour: Behaviour, details: grpc.HandlerCallDetails) -> Behaviour:
         cid = correlation_id(metadata_value(details.invocation_metadata, CORRELATION_ID_KEY))
@@ -75,6 +117,13 @@ class CorrelationIdInterceptor(UnaryResponseInterceptor):
         async def correlated(request: Any, context: grpc.aio.ServicerContext) -> Any:
             with correlation_scope(cid):
                 context.set_trailing_metadata(((CORRELATION_ID_KEY, cid),))
+                if isinstance(request, Undecodable):
+                    log.info("grpc.undecodable_request", method=details.method)
+                    await context.abort(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        f"the request does not decode: {request.error}",
+                        context.trailing_metadata(),
+                    )
                 return await behaviour(request, context)
 
         return correlated

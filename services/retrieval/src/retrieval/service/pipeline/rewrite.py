@@ -17,7 +17,7 @@ import structlog
 
 from retrieval.domain.chat import ChatMessage, first_line
 from retrieval.domain.models import DENSE, REWRITE_STAGE, QueryRewrite
-from retrieval.domain.query_text import normalise, truncate_words
+from retrieval.domain.query_text import fit_window, normalise
 from retrieval.domain.ranking.feedback import rocchio
 from retrieval.errors import BackendError, BackendNotConfiguredError, InvalidRequestError
 from retrieval.ports import VectorIndex
@@ -198,7 +198,7 @@ class LlmRewriter:
             ],
             max_tokens=MAX_REWRITE_TOKENS,
         )
-        text, _ = truncate_words(normalise(first_line(reply.text)), state.plan.query_max_words)
+        text, _ = fit_window(normalise(first_line(reply.text)), state.plan.query_max_words)
         if not text:
             raise RewriteFailedError("the model answered with no query")
         return replace(state, text=text, query_vector=None)
