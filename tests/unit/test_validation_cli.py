@@ -66,6 +66,6 @@ def test_the_markdown_report_lists_each_failed_query_and_why() -> None:
         "| case-2 | factual | frost \\| hail | 0.610 | expected document frost not in top 5 |"
         in markdown
     )
-    assert "| metadata completeness | - (region) |" in markdown
+    assert "| metadata completeness | - (region 0.000) |" in markdown
     everything = validation_markdown(report.model_copy(update={"failed_queries": ()}))
     assert everything.endswith("## Failed queries\n\nNone: every query passed.\n")

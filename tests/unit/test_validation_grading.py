@@ -70,7 +70,7 @@ def report_of(outcomes: list[QueryOutcome], criterion: float = 0.8) -> Validatio
         top_k=5,
         vector_count=10,
         chunk_count=10,
-        completeness=(1.0, ()),
+        completeness=(1.0, {}),
     )
 
 
@@ -318,17 +318,19 @@ def test_metadata_completeness_on_the_fields_asked_for_else_every_key_seen() -> 
         ]
     )
     assert survey.titles == {"a": "Title of a", "b": "Title of b", "c": "Title of c"}
-    assert survey.metadata_completeness(["region"]) == (0.75, ("region",))
-    assert survey.metadata_completeness(["region", "source"]) == (0.5, ("region", "source"))
-    assert survey.metadata_completeness([]) == (0.5, ("region", "source"))
-    assert survey.metadata_completeness(["owner"]) == (0.0, ("owner",))
-    assert NamespaceSurvey().metadata_completeness([]) == (None, ())
+    assert survey.metadata_completeness(["region"]) == (0.75, {"region": 0.75})
+    both = {"region": 0.75, "source": 0.5}
+    assert survey.metadata_completeness(["region", "source"]) == (0.5, both)
+    assert survey.metadata_completeness([]) == (0.5, both)
+    assert survey.metadata_completeness(["owner"]) == (0.0, {"owner": 0.0})
+    assert NamespaceSurvey().metadata_completeness([]) == (None, {})
+    assert NamespaceSurvey().metadata_completeness(["owner"]) == (None, {"owner": 0.0})
 
 
 def test_without_metadata_anywhere_every_chunk_is_complete() -> None:
     survey = NamespaceSurvey()
     survey.add([chunk("a", 0), chunk("b", 0)])
-    assert survey.metadata_completeness([]) == (1.0, ())
+    assert survey.metadata_completeness([]) == (1.0, {})
 
 
 # the smoke set

@@ -128,6 +128,7 @@ async def test_a_healthy_namespace_passes_its_smoke_set(stack: Stack) -> None:
     assert 0 < report.top_score.min <= report.top_score.median <= report.top_score.max <= 1
     assert report.expected_metadata == ("region", "source")
     assert report.metadata_completeness == 2 / 5
+    assert report.problems == ()
 
 
 async def test_a_document_without_vectors_and_one_under_a_title_that_is_not_its_own_fail_by_name(
@@ -164,6 +165,22 @@ async def test_a_document_without_vectors_and_one_under_a_title_that_is_not_its_
     [found] = {"notes-assam", "notes-nilgiris"} - {unanswered}
     assert reasons == (f"expected document {unanswered} not in top 1 (found {found})",)
     assert report.vector_count == report.chunk_count - 1
+    assert report.problems == (
+        f"1 chunk texts have no vector ({report.chunk_count} texts, {report.vector_count} "
+        "vectors): run retrieval reconcile",
+    )
+
+
+async def test_a_namespace_with_texts_without_vectors_fails_whatever_its_queries_find(
+    stack: Stack,
+) -> None:
+    await stack.lose_vectors("frost")
+    lenient = ValidationRequest(namespace=NS, top_k=1, success_criterion=0.5)
+    report = await stack.app.validation.validate(lenient)
+    assert report.success_rate >= 0.5
+    assert not report.passed
+    assert len(report.problems) == 1
+    assert report.problems[0].startswith("1 chunk texts have no vector")
 
 
 async def test_a_namespace_whose_index_was_lost_fails_every_query_with_the_error(

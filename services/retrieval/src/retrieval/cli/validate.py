@@ -67,8 +67,10 @@ def spread(scores: ScoreStatistics) -> str:
 
 
 def completeness(report: ValidationReport) -> str:
-    fields = ", ".join(report.expected_metadata) or "none"
-    return f"{figure(report.metadata_completeness)} ({fields})"
+    fields = ", ".join(
+        f"{name} {figure(share)}" for name, share in report.metadata_field_completeness.items()
+    )
+    return f"{figure(report.metadata_completeness)} ({fields or 'no fields'})"
 
 
 def summary_rows(report: ValidationReport) -> list[list[str]]:
@@ -125,6 +127,10 @@ def validation_markdown(report: ValidationReport) -> str:
         f"# Validation of namespace `{report.namespace}`",
         "",
         *table("| metric | value |", summary_rows(report)),
+        "",
+        "## Problems",
+        "",
+        *([f"- {cell(problem)}" for problem in report.problems] or ["None."]),
         "",
         "## Failed queries",
         "",
@@ -183,6 +189,8 @@ def validate(
         print(report.model_dump_json(indent=2))
     else:
         console.print(summary_table(report))
+        for problem in report.problems:
+            console.print(f"[red]problem[/red] {escape(problem)}")
         for outcome in report.failed_queries:
             console.print(
                 f"[red]failed[/red] {escape(outcome.id)} ({outcome.query_type.value}) "

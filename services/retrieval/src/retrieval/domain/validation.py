@@ -195,13 +195,19 @@ class NamespaceSurvey:
 
     def metadata_completeness(
         self, expected: Collection[str]
-    ) -> tuple[float | None, tuple[str, ...]]:
+    ) -> tuple[float | None, dict[str, float]]:
         """The share of chunks carrying every expected field (``expected``, else every key
-        seen), None without chunks; and the fields it was measured on."""
+        seen), None without chunks; and each field with the share of chunks carrying it."""
         fields = frozenset(expected) or frozenset().union(*self.key_sets)
         total = sum(self.key_sets.values())
+        if not total:
+            return None, dict.fromkeys(sorted(fields), 0.0)
         complete = sum(count for keys, count in self.key_sets.items() if fields <= keys)
-        return (complete / total if total else None), tuple(sorted(fields))
+        shares = {
+            name: sum(count for keys, count in self.key_sets.items() if name in keys) / total
+            for name in sorted(fields)
+        }
+        return complete / total, shares
 
 
 def ranked_documents(matches: Sequence[RetrievalMatch]) -> list[str]:
@@ -363,7 +369,10 @@ class ValidationReport(Frozen):
 
     namespace: str = Field(description="Namespace validated.")
     source: CaseSource = Field(description="``cases`` (given) or ``smoke`` (titles).")
-    passed: bool = Field(description="Some query was asked and success_rate >= the criterion.")
+    passed: bool = Field(
+        description="Some query was asked, success_rate >= the criterion, and the namespace "
+        "has no problems."
+    )
     success_criterion: float = Field(ge=0, le=1, description="Share that had to pass.")
     top_k: int = Field(ge=1, description="Matches asked for per query.")
     total_queries: int = Field(ge=0, description="Queries asked.")
@@ -386,6 +395,15 @@ class ValidationReport(Frozen):
         description="The fields completeness was measured on: those asked for, else every "
         "key seen on the namespace's chunks."
     )
+    metadata_field_completeness: dict[str, float] = Field(
+        default_factory=dict,
+        description="Each expected field with the share of the namespace's chunks carrying it.",
+    )
+    problems: tuple[str, ...] = Field(
+        default=(),
+        description="What is wrong with the namespace whatever its queries find: chunk texts "
+        "without vectors, or vectors without texts (``retrieval reconcile`` repairs both).",
+    )
 
 
 def summarise(
@@ -397,15 +415,16 @@ def summarise(
     top_k: int,
     vector_count: int,
     chunk_count: int,
-    completeness: tuple[float | None, tuple[str, ...]],
+    completeness: tuple[float | None, dict[str, float]],
 ) -> ValidationReport:
     passed = sum(outcome.passed for outcome in outcomes)
     rate = success_rate(passed, len(outcomes))
+    problems = store_problems(vector_count, chunk_count)
     types = sorted({outcome.query_type for outcome in outcomes})
     return ValidationReport(
         namespace=namespace,
         source=source,
-        passed=bool(outcomes) and rate >= criterion,
+        passed=bool(outcomes) and rate >= criterion and not problems,
         success_criterion=criterion,
         top_k=top_k,
         total_queries=len(outcomes),
@@ -420,5 +439,23 @@ def summarise(
         vector_count=vector_count,
         chunk_count=chunk_count,
         metadata_completeness=completeness[0],
-        expected_metadata=completeness[1],
+        expected_metadata=tuple(completeness[1]),
+        metadata_field_completeness=completeness[1],
+        problems=problems,
     )
+
+
+def store_problems(vector_count: int, chunk_count: int) -> tuple[str, ...]:
+    """A namespace whose texts and vectors do not pair up is broken, however its queries
+    fare: some of its chunks cannot be found by meaning, or some matches have no text."""
+    if chunk_count > vector_count:
+        return (
+            f"{chunk_count - vector_count} chunk texts have no vector ({chunk_count} texts, "
+            f"{vector_count} vectors): run retrieval reconcile",
+        )
+    if vector_count > chunk_count:
+        return (
+            f"{vector_count - chunk_count} vectors have no chunk text ({vector_count} vectors, "
+            f"{chunk_count} texts): run retrieval reconcile",
+        )
+    return ()

@@ -454,6 +454,8 @@ def validation_report_to_proto(report: ValidationReport) -> pb.ValidateResponse:
         chunk_count=report.chunk_count,
         metadata_completeness=report.metadata_completeness,
         expected_metadata=report.expected_metadata,
+        metadata_field_completeness=report.metadata_field_completeness,
+        problems=report.problems,
     )
 
 
@@ -496,4 +498,6 @@ def validation_report_from_proto(response: pb.ValidateResponse) -> ValidationRep
         chunk_count=response.chunk_count,
         metadata_completeness=optional_field(response, "metadata_completeness"),
         expected_metadata=tuple(response.expected_metadata),
+        metadata_field_completeness=dict(response.metadata_field_completeness),
+        problems=tuple(response.problems),
     )

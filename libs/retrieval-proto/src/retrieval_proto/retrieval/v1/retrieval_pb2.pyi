@@ -459,7 +459,7 @@ class ScoreStatistics(_message.Message):
     def __init__(self, count: _Optional[int] = ..., mean: _Optional[float] = ..., median: _Optional[float] = ..., min: _Optional[float] = ..., max: _Optional[float] = ...) -> None: ...
 
 class ValidateResponse(_message.Message):
-    __slots__ = ("namespace", "source", "passed", "success_criterion", "top_k", "total_queries", "passed_queries", "success_rate", "failed_queries", "by_query_type", "top_score", "vector_count", "chunk_count", "metadata_completeness", "expected_metadata")
+    __slots__ = ("namespace", "source", "passed", "success_criterion", "top_k", "total_queries", "passed_queries", "success_rate", "failed_queries", "by_query_type", "top_score", "vector_count", "chunk_count", "metadata_completeness", "expected_metadata", "metadata_field_completeness", "problems")
     class ByQueryTypeEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -467,6 +467,13 @@ class ValidateResponse(_message.Message):
         key: str
         value: QueryTypeFigures
         def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[QueryTypeFigures, _Mapping]] = ...) -> None: ...
+    class MetadataFieldCompletenessEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     PASSED_FIELD_NUMBER: _ClassVar[int]
@@ -482,6 +489,8 @@ class ValidateResponse(_message.Message):
     CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
     METADATA_COMPLETENESS_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_METADATA_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_COMPLETENESS_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     source: str
     passed: bool
@@ -497,4 +506,6 @@ class ValidateResponse(_message.Message):
     chunk_count: int
     metadata_completeness: float
     expected_metadata: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, namespace: _Optional[str] = ..., source: _Optional[str] = ..., passed: _Optional[bool] = ..., success_criterion: _Optional[float] = ..., top_k: _Optional[int] = ..., total_queries: _Optional[int] = ..., passed_queries: _Optional[int] = ..., success_rate: _Optional[float] = ..., failed_queries: _Optional[_Iterable[_Union[FailedQuery, _Mapping]]] = ..., by_query_type: _Optional[_Mapping[str, QueryTypeFigures]] = ..., top_score: _Optional[_Union[ScoreStatistics, _Mapping]] = ..., vector_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., metadata_completeness: _Optional[float] = ..., expected_metadata: _Optional[_Iterable[str]] = ...) -> None: ...
+    metadata_field_completeness: _containers.ScalarMap[str, float]
+    problems: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, namespace: _Optional[str] = ..., source: _Optional[str] = ..., passed: _Optional[bool] = ..., success_criterion: _Optional[float] = ..., top_k: _Optional[int] = ..., total_queries: _Optional[int] = ..., passed_queries: _Optional[int] = ..., success_rate: _Optional[float] = ..., failed_queries: _Optional[_Iterable[_Union[FailedQuery, _Mapping]]] = ..., by_query_type: _Optional[_Mapping[str, QueryTypeFigures]] = ..., top_score: _Optional[_Union[ScoreStatistics, _Mapping]] = ..., vector_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., metadata_completeness: _Optional[float] = ..., expected_metadata: _Optional[_Iterable[str]] = ..., metadata_field_completeness: _Optional[_Mapping[str, float]] = ..., problems: _Optional[_Iterable[str]] = ...) -> None: ...
