@@ -129,7 +129,7 @@ async def test_a_document_bson_cannot_encode_is_bad_input(
     mongo_repository: MongoChunkRepository,
 ) -> None:
     unencodable = chunk(1).model_copy(update={"metadata": {"a\x00b": 1}})
-    with pytest.raises(InvalidRequestError, match="NUL|NULL"):
+    with pytest.raises(InvalidRequestError, match=r"NUL"):
         await mongo_repository.upsert_many([chunk(0), unencodable])
     assert await mongo_repository.get_many([unencodable.chunk_id], NS) == {}
 

@@ -177,9 +177,7 @@ async def test_5xx_is_unavailable_after_the_retries(
     assert elapsed < BOUND
 
 
-async def test_one_5xx_is_retried(
-    index: PineconeVectorIndex, standin: PineconeStandIn
-) -> None:
+async def test_one_5xx_is_retried(index: PineconeVectorIndex, standin: PineconeStandIn) -> None:
     with standin.faults(Fault(status=503, retry_after="0"), count=1):
         found = await query(index)()
     assert [match.id for match in found] == ["a"]

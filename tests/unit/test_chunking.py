@@ -135,4 +135,3 @@ def test_a_huge_heading_is_cut_in_the_breadcrumb() -> None:
     assert len(chunks[0].breadcrumb) == MAX_BREADCRUMB_CHARS
     assert chunks[0].breadcrumb.startswith("Tea > Frost Frost")
     assert chunks[0].body == "Thatch the bushes."
-

@@ -71,4 +71,3 @@ def test_text_the_word_bound_lets_through_is_cut_at_the_character_bound(text: st
     fitted, truncated = fit_window(normalise(text), 256)
     assert truncated
     assert QUERY_WINDOW_CHARS - 1 <= len(fitted) <= QUERY_WINDOW_CHARS
-
