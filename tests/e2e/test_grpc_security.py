@@ -11,26 +11,18 @@ from pathlib import Path
 
 import grpc
 import pytest
-from dependency_injector import providers
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from pydantic import SecretStr
 
-from retrieval.container import Application, Container, running
+from retrieval.container import Application, running
 from retrieval.domain.models import RagDocument
 from retrieval.errors import BackendUnavailableError, NotAuthorisedError
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, TlsOptions, create_server
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
-from retrieval_testkit import (
-    HashEmbedder,
-    InMemoryChunkRepository,
-    InMemoryDocumentLedger,
-    InMemoryEmbeddingCache,
-    InMemoryVectorIndex,
-)
-from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.container import in_memory_container
 
 NAMESPACE = "security"
 TOKEN = SecretStr("s3cret-token-for-tests")
@@ -46,18 +38,7 @@ DOCUMENT = RagDocument(
 @pytest.fixture
 async def application(tmp_path: Path) -> AsyncIterator[Application]:
     settings = Settings(data_dir=tmp_path)
-    container = Container(settings=settings)
-    container.override_providers(
-        model_embedder=providers.Object(HashEmbedder()),
-        embedding_cache=providers.Object(InMemoryEmbeddingCache()),
-        document_ledger=providers.Object(InMemoryDocumentLedger()),
-        vector_index=providers.Object(InMemoryVectorIndex()),
-        mongo_uri=providers.Object(None),
-        mongo_client=providers.Object(None),
-        namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
-        chunk_repository=providers.Object(InMemoryChunkRepository()),
-    )
-    async with running(settings, container) as app:
+    async with running(settings, in_memory_container(settings)) as app:
         await app.ingestion.ingest([DOCUMENT], NAMESPACE)
         yield app
 

@@ -14,12 +14,11 @@ from typing import Any
 import grpc
 import pytest
 import structlog
-from dependency_injector import providers
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pydantic import SecretStr
 
-from retrieval.container import Application, Container, running
+from retrieval.container import Application, running
 from retrieval.domain.models import RagDocument
 from retrieval.domain.tenants import token_digest
 from retrieval.errors import (
@@ -34,14 +33,7 @@ from retrieval.service.ingestion_service import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
-from retrieval_testkit import (
-    HashEmbedder,
-    InMemoryChunkRepository,
-    InMemoryDocumentLedger,
-    InMemoryEmbeddingCache,
-    InMemoryVectorIndex,
-)
-from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.container import in_memory_container
 
 DEFAULT = "default"
 NAMESPACES = ("team-a-docs", "team-a-notes", "team-b-docs", DEFAULT)
@@ -75,18 +67,7 @@ def tokens_file(path: Path) -> Path:
 @pytest.fixture
 async def application(tmp_path: Path) -> AsyncIterator[Application]:
     settings = Settings(data_dir=tmp_path, default_namespace=DEFAULT)
-    container = Container(settings=settings)
-    container.override_providers(
-        model_embedder=providers.Object(HashEmbedder()),
-        embedding_cache=providers.Object(InMemoryEmbeddingCache()),
-        document_ledger=providers.Object(InMemoryDocumentLedger()),
-        vector_index=providers.Object(InMemoryVectorIndex()),
-        mongo_uri=providers.Object(None),
-        mongo_client=providers.Object(None),
-        namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
-        chunk_repository=providers.Object(InMemoryChunkRepository()),
-    )
-    async with running(settings, container) as app:
+    async with running(settings, in_memory_container(settings)) as app:
         for namespace in NAMESPACES:
             await app.ingestion.ingest([DOCUMENT], namespace)
         yield app

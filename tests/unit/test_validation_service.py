@@ -9,22 +9,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from dependency_injector import providers
 
-from retrieval.container import Application, Container, running
+from retrieval.container import Application, running
 from retrieval.domain.models import RagDocument
 from retrieval.domain.validation import CaseSource, ValidationRequest, parse_case_file
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError
 from retrieval.settings import Settings
 from retrieval_testkit import (
-    HashEmbedder,
     InMemoryChunkRepository,
-    InMemoryDocumentLedger,
-    InMemoryEmbeddingCache,
     InMemoryKeywordIndex,
-    InMemoryNamespaceGenerations,
     InMemoryVectorIndex,
 )
+from retrieval_testkit.container import in_memory_container
 
 NS = "estate"
 
@@ -98,17 +94,11 @@ class Stack:
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
     settings = Settings(data_dir=tmp_path, result_cache_entries=0)
     index, chunks = InMemoryVectorIndex(), InMemoryChunkRepository()
-    container = Container(settings=settings)
-    container.override_providers(
-        model_embedder=providers.Object(HashEmbedder()),
-        embedding_cache=providers.Object(InMemoryEmbeddingCache()),
-        backend_index=providers.Object(index),
-        keyword_index=providers.Object(InMemoryKeywordIndex()),
-        chunk_repository=providers.Object(chunks),
-        document_ledger=providers.Object(InMemoryDocumentLedger()),
-        namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
-        mongo_uri=providers.Object(None),
-        mongo_client=providers.Object(None),
+    container = in_memory_container(
+        settings,
+        vector_index=index,
+        keyword_index=InMemoryKeywordIndex(),
+        chunk_repository=chunks,
     )
     async with running(settings, container) as app:
         await app.ingestion.ingest(DOCUMENTS, NS)
