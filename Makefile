@@ -5,7 +5,7 @@ UV := .tools/bin/uv
 RUN := $(UV) run --frozen
 DATA ?= ../shared/data/beir/scifact
 
-.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-grpc bench-ingest crash serve proto clean
+.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest load crash serve proto clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -49,8 +49,24 @@ golden: setup
 bench-beir: setup
 	$(RUN) retrieval bench beir --data $(DATA) $(if $(QUERIES),--queries $(QUERIES)) $(if $(QRELS),--qrels $(QRELS))
 
+# The peers run in an environment of their own, remade only when their requirements change.
+PEERS_REQUIREMENTS := services/retrieval/src/retrieval/benchmarks/peers/requirements.txt
+PEERS_ENV := .bench-peers
+
+bench-peers: setup
+	@if [ "$$(cat $(PEERS_ENV)/requirements.sha256 2>/dev/null)" != "$$(sha256sum < $(PEERS_REQUIREMENTS))" ]; then \
+		rm -rf $(PEERS_ENV) && \
+		$(UV) venv --quiet --python 3.11 $(PEERS_ENV) && \
+		$(UV) pip install --quiet --python $(PEERS_ENV)/bin/python -r $(PEERS_REQUIREMENTS) && \
+		sha256sum < $(PEERS_REQUIREMENTS) > $(PEERS_ENV)/requirements.sha256; \
+	fi
+	$(RUN) retrieval bench peers --data $(DATA) --python $(PEERS_ENV)/bin/python
+
 bench-ingest: setup
 	$(RUN) retrieval bench ingest
+
+load: setup
+	$(RUN) retrieval bench load $(if $(CALLERS),--callers $(CALLERS)) $(if $(LOAD_SECONDS),--seconds $(LOAD_SECONDS))
 
 crash: setup
 	$(RUN) retrieval bench crash $(if $(KILLS),--kills $(KILLS))

@@ -1,10 +1,32 @@
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.domain.vectors import VectorRecord
 from retrieval_testkit.contracts import VectorIndexContract
+
+
+class Settled:
+    """The index, waiting after every write until its compaction and graph are done, so the
+    queries that follow go through the HNSW graph."""
+
+    def __init__(self, index: ExactVectorIndex) -> None:
+        self.index = index
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.index, name)
+
+    async def upsert(self, records: Sequence[VectorRecord], namespace: str) -> int:
+        written = await self.index.upsert(records, namespace)
+        await self.index.settle()
+        return written
+
+    async def delete(self, **selector: Any) -> None:
+        await self.index.delete(**selector)
+        await self.index.settle()
 
 
 class TestExactVectorIndexInMemory(VectorIndexContract):
@@ -18,4 +40,15 @@ class TestExactVectorIndexOnDisk(VectorIndexContract):
     async def index(self, tmp_path: Path) -> AsyncIterator[ExactVectorIndex]:
         index = ExactVectorIndex(tmp_path / "index")
         yield index
+        await index.close()
+
+
+class TestExactVectorIndexThroughTheGraph(VectorIndexContract):
+    """Every namespace large enough for a graph, every filter answered through it."""
+
+    @pytest.fixture(params=["memory", "disk"])
+    async def index(self, request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator:
+        path = tmp_path / "index" if request.param == "disk" else None
+        index = ExactVectorIndex(path, ann_min_vectors=1, exact_subset_rows=0)
+        yield Settled(index)
         await index.close()

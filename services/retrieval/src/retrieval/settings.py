@@ -153,7 +153,20 @@ class Settings(BaseSettings):
     ingest_lease_wait_s: float = Field(
         default=30.0, ge=0, description="How long a write waits for another writer of a document."
     )
-    embed_batch_size: int = Field(default=32, ge=1, le=96, description="Texts per local batch.")
+    embed_batch_size: int = Field(
+        default=4,
+        ge=1,
+        le=96,
+        description="Passages per call of the local model; a query waits for at most one.",
+    )
+    embed_query_burst: int = Field(
+        default=32,
+        ge=1,
+        description="Queries the local model answers ahead of a waiting passage batch.",
+    )
+    embed_passage_calls: int = Field(
+        default=2, ge=1, description="Ingestion writes the local model embeds at once."
+    )
 
     search_mode: SearchMode = Field(
         default=SearchMode.HYBRID, description="Default searches: hybrid, dense or keyword."

@@ -24,7 +24,7 @@ import numpy as np
 
 from retrieval.adapters.directory_lock import DirectoryLock, hold_and_load
 from retrieval.adapters.disk_usage import directory_bytes
-from retrieval.adapters.exact_vector_index import write_atomically
+from retrieval.adapters.durable_files import write_atomically
 from retrieval.domain.collection_health import Footprint
 from retrieval.domain.filters import Expression, parse_delete_selector, parse_filter
 from retrieval.domain.keyword_terms import ANALYSIS, terms

@@ -1,12 +1,13 @@
 """Starts the embedded MongoDB wire-protocol server (SecantusDB) as a child process.
 
-Used whenever no MongoDB URI is configured. The server keeps its data under the given
-directory (WiredTiger), so chunks survive restarts like vectors do.
+Used whenever no MongoDB URI is configured, under ``EmbeddedMongoSupervisor`` (which restarts
+it when it dies). The server keeps its data under the given directory (WiredTiger), so chunks
+survive restarts like vectors do.
 
 One process at a time owns that directory: the parent locks it (``DirectoryLock``) before
 starting the server and shares the lock with it, so the lock lasts until both have exited.
-On Linux the server is also told to stop when its parent dies, even by SIGKILL, so a killed
-command never leaves a server holding the WiredTiger files.
+On Linux the server is also told to stop when the thread that started it ends, so a killed
+command (even by SIGKILL) never leaves a server holding the WiredTiger files.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeAlias
 
 from retrieval.adapters.directory_lock import DirectoryLock
 from retrieval.adapters.disk_usage import directory_bytes
@@ -33,6 +34,9 @@ SERVER_COMMAND = "secantusd-py"
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 PR_SET_PDEATHSIG = 1
+LOG_FILE = "mongo.log"
+
+ServerProcess: TypeAlias = subprocess.Popen[bytes]
 
 
 def free_port() -> int:
@@ -57,7 +61,8 @@ def stop_with_parent() -> Callable[[], None] | None:
 
     ``prctl`` is looked up before the fork, so the child only makes two system calls before
     ``exec``. The signal follows the thread that started the child: start it from one that
-    outlives it (the main thread does). Elsewhere than Linux there is nothing to ask.
+    outlives it (``EmbeddedMongoSupervisor``'s thread does). Elsewhere than Linux there is
+    nothing to ask.
     """
     if sys.platform != "linux":
         return None
@@ -73,7 +78,32 @@ def stop_with_parent() -> Callable[[], None] | None:
     return arm
 
 
-def wait_until_listening(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
+def start_server(executable: str, storage: Path, port: int, lock: DirectoryLock) -> ServerProcess:
+    """The server on ``127.0.0.1:port`` with its data in ``storage`` and its output appended to
+    ``server_log(storage)``; it shares ``lock`` and stops when the calling thread ends."""
+    with server_log(storage).open("ab") as log_file:
+        return subprocess.Popen(
+            [
+                executable,
+                "--host", "127.0.0.1",
+                "--port", str(port),
+                "--storage-path", str(storage),
+                "--log-level", "WARNING",
+            ],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            pass_fds=(lock.fileno(),),
+            preexec_fn=stop_with_parent(),
+        )  # fmt: skip
+
+
+def server_log(storage: Path) -> Path:
+    return storage.parent / LOG_FILE
+
+
+def wait_until_listening(process: ServerProcess, port: int, log: Path) -> None:
+    """Return once the server accepts connections; ``BackendUnavailableError`` if it exits
+    first or does not listen within ``START_TIMEOUT_S`` (it is left running: stop it)."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -85,44 +115,17 @@ def wait_until_listening(process: subprocess.Popen[bytes], port: int, log: Path)
                 return
         except OSError:
             time.sleep(0.05)
-    process.terminate()
     raise BackendUnavailableError(f"embedded MongoDB did not start in {START_TIMEOUT_S:.0f} s")
 
 
-@contextmanager
-def embedded_mongo_server(storage: Path) -> Iterator[str]:
-    """Run the server on a free loopback port for the duration; yields its URI.
-
-    Raises ``DataDirectoryInUseError`` naming the holder when another process uses ``storage``.
-    """
-    executable = server_executable()
-    with DirectoryLock(storage) as lock:
-        port = free_port()
-        log = storage.parent / "mongo.log"
-        with log.open("ab") as log_file:
-            process = subprocess.Popen(
-                [
-                    executable,
-                    "--host", "127.0.0.1",
-                    "--port", str(port),
-                    "--storage-path", str(storage),
-                    "--log-level", "WARNING",
-                ],
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                pass_fds=(lock.fileno(),),
-                preexec_fn=stop_with_parent(),
-            )  # fmt: skip
-        try:
-            wait_until_listening(process, port, log)
-            yield f"mongodb://127.0.0.1:{port}/?directConnection=true"
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+def stop_server(process: ServerProcess) -> None:
+    """SIGTERM, then SIGKILL after ``STOP_TIMEOUT_S``; returns once it is reaped."""
+    process.terminate()
+    try:
+        process.wait(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 class EmbeddedMongoStorage:

@@ -1,12 +1,23 @@
-"""An in-process exact vector index with Pinecone's semantics, persisted to disk.
+"""An in-process vector index with Pinecone's semantics, persisted to disk (docs/index.md).
 
-Each namespace is an immutable snapshot (unit vectors, ids, metadata, filter columns)
-replaced whole on every write, so queries never see half a write and need no lock.
-A snapshot is saved as one ``<namespace>.npz`` written to a temporary file and renamed
-into place: after a crash a namespace is either the old or the new version.
+Search is exact (numpy, cosine similarity) and so the reference; a namespace of at least
+``ann_min_vectors`` records is searched through an HNSW graph (``vector_graph``) instead,
+except when a filter keeps so few records (``exact_subset_rows``, or ``EXACT_SUBSET_SHARE``
+of the namespace) that scoring them all is as fast and exact. Scores are cosine similarities
+either way, computed again from the stored vectors for the records found.
+
+Writes cost what their batch does: each is one record appended to the namespace's write-ahead
+log and synced (``vector_log``), then applied to the rows in memory (``vector_rows``): an upsert
+appends rows, a delete or overwrite clears the live bit of the old ones. When the records
+written or deleted since the last snapshot pass ``max(compact_min_changes, COMPACT_RATIO x
+the snapshot)``, a compaction in the background writes a new snapshot of the live rows,
+builds a new graph when the namespace is large, and replaces the logs it holds
+(``vector_files`` tells how a crash at any step is recovered). New rows reach the graph in
+the background; until then they are searched exactly, so every query sees every write it
+follows. A write waits when more than ``MAX_UNINDEXED`` rows wait for the graph.
 
 An index on disk holds its directory (``DirectoryLock``) until ``close``: a second process,
-whose snapshots would go stale and whose writes would drop the other's, is refused with
+whose rows would go stale and whose writes would drop the other's, is refused with
 ``DataDirectoryInUseError``.
 """
 
@@ -14,21 +25,35 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import tempfile
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import structlog
 
 from retrieval.adapters.directory_lock import DirectoryLock, hold_and_load
 from retrieval.adapters.disk_usage import directory_bytes
+from retrieval.adapters.durable_files import TEMPORARY_SUFFIX, write_atomically
+from retrieval.adapters.vector_files import (
+    NamespaceFiles,
+    NamespaceLog,
+    namespaces_on_disk,
+    write_snapshot,
+)
+from retrieval.adapters.vector_graph import (
+    ADD_CHUNK,
+    BuildCancelledError,
+    HnswGraph,
+    allowed_bitmap,
+    ef_for,
+)
+from retrieval.adapters.vector_log import Cleared, Deleted, Operation, Upserted
+from retrieval.adapters.vector_rows import Frozen, NamespaceRows
 from retrieval.domain.collection_health import Footprint
 from retrieval.domain.filters import parse_delete_selector, parse_filter
-from retrieval.domain.metadata_columns import MetadataColumns
+from retrieval.domain.metadata_columns import Mask
 from retrieval.domain.vectors import (
     IndexStats,
     NamespaceStats,
@@ -40,32 +65,20 @@ from retrieval.errors import BackendError, InvalidRequestError, NamespaceNotFoun
 from retrieval.ports.vector_index import MetadataFilter, id_pages
 
 Matrix = npt.NDArray[np.float32]
+Rows = npt.NDArray[np.intp]
 MANIFEST = "index.json"
 
+ANN_MIN_VECTORS = 50_000
+"""Records from which a namespace is searched through its HNSW graph (docs/index.md)."""
+EXACT_SUBSET_ROWS = 10_000
+EXACT_SUBSET_SHARE = 0.05
+"""A filter keeping at most this many records, or this share of the namespace, is answered
+exactly even in a namespace with a graph."""
+COMPACT_MIN_CHANGES = 20_000
+COMPACT_RATIO = 0.5
+MAX_UNINDEXED = 20_000
 
-@dataclass(frozen=True)
-class Snapshot:
-    ids: tuple[str, ...]
-    vectors: Matrix
-    metadata: tuple[dict[str, Any], ...]
-    columns: MetadataColumns
-    rows: dict[str, int]
-
-    @classmethod
-    def build(cls, ids: Sequence[str], vectors: Matrix, metadata: Sequence[dict]) -> Snapshot:
-        rows = {record_id: row for row, record_id in enumerate(ids)}
-        return cls(tuple(ids), vectors, tuple(metadata), MetadataColumns(metadata), rows)
-
-    @property
-    def size(self) -> int:
-        return len(self.ids)
-
-    def record(self, row: int) -> VectorRecord:
-        return VectorRecord.model_construct(
-            id=self.ids[row],
-            values=tuple(self.vectors[row].tolist()),
-            metadata=dict(self.metadata[row]),
-        )
+log = structlog.get_logger(__name__)
 
 
 def unit_rows(values: Matrix) -> Matrix:
@@ -75,13 +88,43 @@ def unit_rows(values: Matrix) -> Matrix:
     return (values / norms).astype(np.float32)
 
 
-class ExactVectorIndex:
-    """Exact cosine search with metadata filters; ``path=None`` keeps it in memory only."""
+def top_rows(scores: npt.NDArray[np.float32], top_k: int) -> Rows:
+    """The positions of the ``top_k`` highest scores, in no particular order."""
+    if top_k >= scores.shape[0]:
+        return np.arange(scores.shape[0])
+    return np.argpartition(-scores, top_k - 1)[:top_k]
 
-    def __init__(self, path: Path | None = None) -> None:
+
+def exact_rows(vectors: Matrix, query: Matrix, mask: Mask, allowed: int, top_k: int) -> Rows:
+    """The ``top_k`` rows ``mask`` keeps nearest ``query``, by scoring every one of them."""
+    if 2 * allowed >= mask.shape[0]:
+        scores = vectors[: mask.shape[0]] @ query
+        scores[~mask] = -np.inf
+        return top_rows(scores, top_k)
+    subset = np.flatnonzero(mask)
+    return subset[top_rows(vectors[subset] @ query, top_k)]
+
+
+class ExactVectorIndex:
+    """Cosine search with metadata filters; ``path=None`` keeps it in memory only."""
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        ann_min_vectors: int = ANN_MIN_VECTORS,
+        exact_subset_rows: int = EXACT_SUBSET_ROWS,
+        compact_min_changes: int = COMPACT_MIN_CHANGES,
+    ) -> None:
         self._path = path
+        self._ann_min_vectors = ann_min_vectors
+        self._exact_subset_rows = exact_subset_rows
+        self._compact_min_changes = compact_min_changes
         self._dimension: int | None = None
-        self._namespaces: dict[str, Snapshot] = {}
+        self._namespaces: dict[str, NamespaceRows] = {}
+        self._logs: dict[str, NamespaceLog] = {}
+        self._saved_graphs: dict[str, int] = {}
+        self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._write_lock = asyncio.Lock()
         self._closed = False
         self._directory: DirectoryLock | None = None
@@ -89,11 +132,24 @@ class ExactVectorIndex:
             self._directory = hold_and_load(path, self._load)
 
     async def close(self) -> None:
-        """Let a write in progress finish, then release the directory; later calls raise."""
+        """Let a write in progress finish, stop background work, save the graphs that grew,
+        then release the directory; later calls raise."""
         async with self._write_lock:
+            if self._closed:
+                return
             self._closed = True
-            if self._directory is not None:
-                self._directory.release()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        if self._path is not None:
+            await asyncio.to_thread(self._save_graphs)
+            for namespace_log in self._logs.values():
+                namespace_log.close()
+        if self._directory is not None:
+            self._directory.release()
+
+    async def settle(self) -> None:
+        """Wait until no compaction runs and every row is in its namespace's graph."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -112,17 +168,20 @@ class ExactVectorIndex:
             )
         for record in records:
             check_finite(record.values, field="values", owner=record.id)
-        fresh = unit_rows(np.array([record.values for record in records], dtype=np.float32))
+        upserted = Upserted(
+            tuple(record.id for record in records),
+            unit_rows(np.array([record.values for record in records], dtype=np.float32)),
+            tuple(dict(record.metadata) for record in records),
+        )
         async with self._write_lock:
             self._check_open()
-            merged: dict[str, tuple[npt.NDArray[np.float32], dict]] = {}
-            old = self._namespaces.get(namespace)
-            if old is not None:
-                merged = {i: (old.vectors[row], old.metadata[row]) for row, i in enumerate(old.ids)}
-            for row, record in enumerate(records):
-                merged[record.id] = (fresh[row], dict(record.metadata))
             self._dimension = expected
-            await self._replace(namespace, merged)
+            await self._write_log(namespace, upserted)
+            rows = self._namespaces.get(namespace) or NamespaceRows.empty(expected)
+            rows.upsert(upserted.ids, upserted.vectors, upserted.metadata)
+            self._namespaces[namespace] = rows
+            self._maintain(namespace, rows)
+        await self._wait_for_graph(namespace)
         return len(records)
 
     async def query(
@@ -136,8 +195,8 @@ class ExactVectorIndex:
     ) -> list[QueryMatch]:
         self._check_open()
         expression = parse_filter(filter)
-        snapshot = self._namespaces.get(namespace)
-        if snapshot is None:
+        rows = self._namespaces.get(namespace)
+        if rows is None:
             raise NamespaceNotFoundError(namespace)
         check_finite(vector, field="vector")
         query = np.asarray(vector, dtype=np.float32)
@@ -151,42 +210,70 @@ class ExactVectorIndex:
         norm = float(np.linalg.norm(query))
         if norm == 0:
             raise InvalidRequestError("an all-zero query has no direction", field="vector")
-        scores = snapshot.vectors @ (query / norm)
-        if expression is not None:
-            allowed = snapshot.columns.mask(expression)
-            scores = np.where(allowed, scores, -np.inf)
-            top_k = min(top_k, int(allowed.sum()))
-        found = [(int(row), float(scores[row])) for row in self._top(scores, top_k)]
-        found.sort(key=lambda item: (-item[1], snapshot.ids[item[0]]))
+        query = query / norm
+        self._maintain(namespace, rows)
+        mask = rows.mask(expression)
+        allowed = int(np.count_nonzero(mask))
+        top_k = min(top_k, allowed)
+        if top_k == 0:
+            return []
+        if self._searches_exactly(rows, allowed):
+            found = exact_rows(rows.vectors, query, mask, allowed, top_k)
+        else:
+            found = await self._search_graph(rows, query, mask, top_k)
+        scores = rows.vectors[found] @ query
+        ranked = sorted(
+            zip(found.tolist(), scores.tolist(), strict=True),
+            key=lambda hit: (-hit[1], rows.ids[hit[0]]),
+        )
         return [
             QueryMatch.model_construct(
-                id=snapshot.ids[row],
+                id=rows.ids[row],
                 score=score,
-                values=tuple(snapshot.vectors[row].tolist()) if include_values else None,
-                metadata=snapshot.metadata[row],
+                values=tuple(rows.vectors[row].tolist()) if include_values else None,
+                metadata=rows.metadata[row],
             )
-            for row, score in found
+            for row, score in ranked[:top_k]
         ]
+
+    def _searches_exactly(self, rows: NamespaceRows, allowed: int) -> bool:
+        if rows.graph is None or rows.size < self._ann_min_vectors:
+            return True
+        return allowed <= max(self._exact_subset_rows, EXACT_SUBSET_SHARE * rows.size)
+
+    async def _search_graph(
+        self, rows: NamespaceRows, query: Matrix, mask: Mask, top_k: int
+    ) -> Rows:
+        """The graph's best rows among those ``mask`` keeps, with every row it does not hold
+        yet: candidates for the caller to score and cut to ``top_k``."""
+        assert rows.graph is not None
+        indexed = min(rows.graph.size, mask.shape[0])
+        in_graph = mask[:indexed]
+        kept = int(np.count_nonzero(in_graph))
+        unindexed = indexed + np.flatnonzero(mask[indexed:])
+        if kept == 0:
+            return unindexed
+        wanted = min(top_k, kept)
+        ef = ef_for(wanted, kept / indexed)
+        found = await asyncio.to_thread(
+            rows.graph.search, query, wanted, allowed_bitmap(in_graph), ef
+        )
+        if found.shape[0] < wanted:
+            log.info("index_graph_search_short", wanted=wanted, found=found.shape[0], ef=ef)
+            found = exact_rows(rows.vectors, query, in_graph, kept, wanted)
+        return np.concatenate([found, unindexed])
 
     async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:
         """The records as stored: values are the unit vectors ``query`` returns."""
         self._check_open()
-        snapshot = self._namespaces.get(namespace)
-        if snapshot is None:
+        rows = self._namespaces.get(namespace)
+        if rows is None:
             return {}
         return {
-            record_id: snapshot.record(snapshot.rows[record_id])
+            record_id: rows.record(rows.row_of[record_id])
             for record_id in ids
-            if record_id in snapshot.rows
+            if record_id in rows.row_of
         }
-
-    @staticmethod
-    def _top(scores: npt.NDArray[np.float32], top_k: int) -> npt.NDArray[np.intp]:
-        if top_k <= 0:
-            return np.empty(0, dtype=np.intp)
-        if top_k >= scores.shape[0]:
-            return np.argsort(-scores)
-        return np.argpartition(-scores, top_k - 1)[:top_k]
 
     async def delete(
         self,
@@ -199,30 +286,26 @@ class ExactVectorIndex:
         expression = parse_delete_selector(ids, filter, delete_all)
         async with self._write_lock:
             self._check_open()
-            snapshot = self._namespaces.get(namespace)
-            if snapshot is None:
+            rows = self._namespaces.get(namespace)
+            if rows is None:
                 return
             if delete_all:
-                doomed = set(snapshot.ids)
+                doomed = tuple(rows.row_of)
             elif ids is not None:
-                doomed = set(ids)
+                doomed = tuple(i for i in dict.fromkeys(ids) if i in rows.row_of)
             else:
-                doomed = {
-                    snapshot.ids[row] for row in np.flatnonzero(snapshot.columns.mask(expression))
-                }
-            kept = {
-                record_id: (snapshot.vectors[row], snapshot.metadata[row])
-                for row, record_id in enumerate(snapshot.ids)
-                if record_id not in doomed
-            }
-            if len(kept) != snapshot.size:
-                await self._replace(namespace, kept)
+                doomed = tuple(rows.ids[row] for row in np.flatnonzero(rows.mask(expression)))
+            if len(doomed) == rows.size:
+                await self._drop(namespace)
+            elif doomed:
+                await self._write_log(namespace, Deleted(doomed))
+                rows.delete(doomed)
+                self._maintain(namespace, rows)
 
     async def stats(self) -> IndexStats:
         self._check_open()
         namespaces = {
-            name: NamespaceStats(vector_count=snapshot.size)
-            for name, snapshot in self._namespaces.items()
+            name: NamespaceStats(vector_count=rows.size) for name, rows in self._namespaces.items()
         }
         return IndexStats(
             dimension=self._dimension,
@@ -231,71 +314,171 @@ class ExactVectorIndex:
         )
 
     async def footprint(self) -> Footprint:
-        """Its directory on disk (None when kept in memory only) and its vectors in memory:
-        ``vectors * dimension * 4`` bytes of float32."""
+        """Its directory on disk (None when kept in memory only) and, in memory, the rows
+        held (``rows * dimension * 4`` bytes of float32, deleted rows until the next
+        compaction) and the HNSW graphs (their own copy of the vectors and their links)."""
         disk = None if self._path is None else await asyncio.to_thread(directory_bytes, self._path)
-        memory = sum(snapshot.vectors.nbytes for snapshot in self._namespaces.values())
+        memory = sum(rows.nbytes for rows in self._namespaces.values())
         return Footprint(store="vector index (exact)", disk_bytes=disk, memory_bytes=memory)
-
-    async def _replace(self, namespace: str, rows: dict[str, tuple[Any, dict]]) -> None:
-        if not rows:
-            snapshot = None
-        else:
-            vectors = np.stack([vector for vector, _ in rows.values()]).astype(np.float32)
-            snapshot = Snapshot.build(list(rows), vectors, [meta for _, meta in rows.values()])
-        if self._path is not None:
-            await asyncio.to_thread(self._save, namespace, snapshot)
-        if snapshot is None:
-            self._namespaces.pop(namespace, None)
-        else:
-            self._namespaces[namespace] = snapshot
-
-    def _save(self, namespace: str, snapshot: Snapshot | None) -> None:
-        assert self._path is not None
-        target = self._path / f"{namespace}.npz"
-        if snapshot is None:
-            target.unlink(missing_ok=True)
-            return
-        write_atomically(self._path / MANIFEST, json.dumps({"dimension": self._dimension}).encode())
-        with tempfile.NamedTemporaryFile(dir=self._path, suffix=".tmp", delete=False) as handle:
-            np.savez(
-                handle,
-                vectors=snapshot.vectors,
-                ids=np.array(snapshot.ids, dtype=str),
-                metadata=np.frombuffer(json.dumps(snapshot.metadata).encode(), dtype=np.uint8),
-            )
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, target)
-
-    def _load(self, path: Path) -> None:
-        manifest = path / MANIFEST
-        if not manifest.exists():
-            return
-        self._dimension = json.loads(manifest.read_text())["dimension"]
-        for stored in sorted(path.glob("*.npz")):
-            with np.load(stored) as data:
-                metadata = json.loads(data["metadata"].tobytes().decode())
-                self._namespaces[stored.stem] = Snapshot.build(
-                    data["ids"].tolist(), data["vectors"], metadata
-                )
-        for leftover in path.glob("*.tmp"):
-            leftover.unlink()
 
     async def list_ids(
         self, namespace: str, *, prefix: str | None = None
     ) -> AsyncIterator[list[str]]:
         self._check_open()
-        snapshot = self._namespaces.get(namespace)
-        if snapshot is None:
+        rows = self._namespaces.get(namespace)
+        if rows is None:
             return
-        for page in id_pages(snapshot.ids, prefix):
+        for page in id_pages(rows.row_of, prefix):
             yield page
 
+    async def _write_log(self, namespace: str, operation: Operation) -> None:
+        """Append ``operation`` to the namespace's log (with the index's dimension first, on
+        the first write), synced; in memory only, nothing."""
+        if self._path is None:
+            return
+        namespace_log = self._logs.get(namespace)
+        if namespace_log is None:
+            namespace_log = NamespaceLog(NamespaceFiles(self._path, namespace), 0)
+            self._logs[namespace] = namespace_log
+        manifest = self._path / MANIFEST
+        dimension = self._dimension
 
-def write_atomically(target: Path, payload: bytes) -> None:
-    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".tmp", delete=False) as handle:
-        handle.write(payload)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(handle.name, target)
+        def append() -> None:
+            if not manifest.exists():
+                write_atomically(manifest, json.dumps({"dimension": dimension}).encode())
+            namespace_log.append(operation)
+
+        await asyncio.to_thread(append)
+
+    async def _drop(self, namespace: str) -> None:
+        """Forget the namespace: a ``Cleared`` record first, then its files."""
+        namespace_log = self._logs.pop(namespace, None)
+        if namespace_log is not None:
+
+            def remove() -> None:
+                namespace_log.append(Cleared())
+                namespace_log.close()
+                namespace_log.files.remove()
+
+            await asyncio.to_thread(remove)
+        self._namespaces.pop(namespace, None)
+        self._saved_graphs.pop(namespace, None)
+
+    def _maintain(self, namespace: str, rows: NamespaceRows) -> None:
+        """Start what the namespace needs in the background: a compaction, graph additions."""
+        if self._closed:
+            return
+        large = rows.size >= self._ann_min_vectors
+        overgrown = rows.changes > max(self._compact_min_changes, COMPACT_RATIO * rows.base)
+        if overgrown or (large and rows.graph is None):
+            self._start("compact", namespace, self._compact(namespace, rows))
+        if rows.graph is not None and rows.graph.size < rows.count:
+            self._start("index", namespace, self._index(namespace, rows))
+
+    def _start(self, kind: str, namespace: str, work: Coroutine[Any, Any, None]) -> None:
+        key = (kind, namespace)
+        if key in self._tasks:
+            work.close()
+            return
+        task = asyncio.get_running_loop().create_task(self._logged(kind, namespace, work))
+        self._tasks[key] = task
+        task.add_done_callback(lambda _: self._tasks.pop(key, None))
+
+    @staticmethod
+    async def _logged(kind: str, namespace: str, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except Exception:
+            log.exception("index_background_work_failed", work=kind, namespace=namespace)
+
+    async def _index(self, namespace: str, rows: NamespaceRows) -> None:
+        """Add the rows the graph lacks, a chunk at a time, while ``rows`` is current."""
+        graph = rows.graph
+        assert graph is not None
+        while not self._closed and self._namespaces.get(namespace) is rows:
+            start = graph.size
+            if start >= rows.count:
+                return
+            await asyncio.to_thread(graph.add, rows.vectors[start : start + ADD_CHUNK].copy())
+
+    async def _wait_for_graph(self, namespace: str) -> None:
+        """Hold a writer back while more than ``MAX_UNINDEXED`` rows wait for the graph."""
+        while (rows := self._namespaces.get(namespace)) is not None and rows.graph is not None:
+            indexing = self._tasks.get(("index", namespace))
+            if indexing is None or rows.count - rows.graph.size <= MAX_UNINDEXED:
+                return
+            await asyncio.shield(indexing)
+
+    async def _compact(self, namespace: str, rows: NamespaceRows) -> None:
+        async with self._write_lock:
+            if self._closed or self._namespaces.get(namespace) is not rows:
+                return
+            frozen = rows.freeze()
+            files = self._logs[namespace].files if namespace in self._logs else None
+            generation = (
+                0 if files is None else await asyncio.to_thread(self._logs[namespace].rotate)
+            )
+        started = asyncio.get_running_loop().time()
+        try:
+            dense, graph, snapshot, saved_graph = await asyncio.to_thread(
+                self._compacted, frozen, files, generation
+            )
+        except BuildCancelledError:
+            return
+        async with self._write_lock:
+            if self._closed or self._namespaces.get(namespace) is not rows:
+                for temporary in (snapshot, saved_graph):
+                    if temporary is not None:
+                        temporary.unlink(missing_ok=True)
+                return
+            if files is not None and snapshot is not None:
+                await asyncio.to_thread(files.commit, snapshot, saved_graph, generation)
+            fresh = rows.rebased(frozen, dense)
+            fresh.graph = graph
+            self._namespaces[namespace] = fresh
+            self._saved_graphs[namespace] = 0 if graph is None else graph.size
+            log.info(
+                "index_compacted",
+                namespace=namespace,
+                records=dense.size,
+                dropped_rows=frozen.count - dense.size,
+                graph=graph is not None,
+                seconds=round(asyncio.get_running_loop().time() - started, 3),
+            )
+            self._maintain(namespace, fresh)
+
+    def _compacted(
+        self, frozen: Frozen, files: NamespaceFiles | None, generation: int
+    ) -> tuple[NamespaceRows, HnswGraph | None, Path | None, Path | None]:
+        """The live rows of ``frozen``, their graph when they are many, and (on disk) the
+        temporary files of the next snapshot and graph."""
+        dense = frozen.dense()
+        graph = None
+        if dense.size >= self._ann_min_vectors:
+            graph = HnswGraph.build(dense.vectors, lambda: self._closed)
+        if files is None:
+            return dense, graph, None, None
+        snapshot = write_snapshot(files.directory, dense, generation)
+        return dense, graph, snapshot, None if graph is None else graph.write(files.graph)
+
+    def _save_graphs(self) -> None:
+        """Save each graph that grew since it was last saved, so a restart need not add
+        those rows again."""
+        for namespace, rows in self._namespaces.items():
+            graph = rows.graph
+            if graph is not None and graph.size > self._saved_graphs.get(namespace, 0):
+                self._logs[namespace].files.save_graph(graph)
+
+    def _load(self, path: Path) -> None:
+        for leftover in path.glob(f"*{TEMPORARY_SUFFIX}"):
+            leftover.unlink()
+        manifest = path / MANIFEST
+        if not manifest.exists():
+            return
+        self._dimension = json.loads(manifest.read_text())["dimension"]
+        for namespace in namespaces_on_disk(path):
+            rows, namespace_log = NamespaceFiles(path, namespace).load(self._dimension)
+            self._logs[namespace] = namespace_log
+            if rows is not None:
+                self._namespaces[namespace] = rows
+                self._saved_graphs[namespace] = 0 if rows.graph is None else rows.graph.size

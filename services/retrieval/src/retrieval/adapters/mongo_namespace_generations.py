@@ -5,10 +5,12 @@ sure the document exists, then runs one ``findAndModify`` with ``$inc`` (no upse
 advances each count once: an upserting increment that lost an insert race was, on
 SecantusDB, applied yet answered with no document.
 
-Both run on the primary, the advance acknowledged by a majority and the read at ``majority``
-read concern: a read issued after an advance was acknowledged sees it, on every replica of
-the service, and an acknowledged advance survives a failover. (A primary cut off from its
-set answers with what it has until it steps down, within the election timeout.)
+Both run on the primary, the advance acknowledged by a majority once journaled (``j``, like
+the client's other writes: SecantusDB, the embedded server, syncs its journal only when a
+write asks, so without it a SIGKILL of the server loses the last advances) and the read at
+``majority`` read concern: a read issued after an advance was acknowledged sees it, on every
+replica of the service, and an acknowledged advance survives a failover. (A primary cut off
+from its set answers with what it has until it steps down, within the election timeout.)
 Every round trip runs under its own deadline (``timeout_ms``), errors translated to
 ``retrieval.errors``.
 """
@@ -35,7 +37,7 @@ class MongoNamespaceGenerations:
         self._collection = collection.with_options(
             read_preference=Primary(),
             read_concern=ReadConcern("majority"),
-            write_concern=WriteConcern("majority"),
+            write_concern=WriteConcern("majority", j=True),
         )
         self._timeout = timeout_ms / 1000
 

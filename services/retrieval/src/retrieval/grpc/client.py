@@ -5,7 +5,9 @@ returns, per-stage timings and per-source scores included, and a failed call rai
 ``retrieval.errors`` error the in-process call would (see ``retrieval.grpc.errors``).
 UNAVAILABLE alone is retried (``retrieval.retries``), with capped exponential backoff and
 full jitter, or after the server's ``x-retry-after-s`` when it sends one, never past the
-call's deadline: a hint longer than the time left raises ``RateLimitedError`` at once.
+call's deadline: a hint longer than the time left raises ``RateLimitedError`` at once. A
+server at its limit of calls in flight refuses with such a hint (RESOURCE_EXHAUSTED), retried
+the same way.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ PermissionDeniedError           PERMISSION_DENIED      PermissionDeniedError (sa
 anything else                   INTERNAL               BackendError
 (bearer token refused)          UNAUTHENTICATED        NotAuthorisedError
 (message over the size limit)   RESOURCE_EXHAUSTED     PayloadTooLargeError
+(calls in flight at the limit)  RESOURCE_EXHAUSTED     RateLimitedError (retry_after)
 ==============================  =====================  ==============================
 
 An INVALID_ARGUMENT names the failing field in its message and in the trailing metadata
@@ -22,7 +23,9 @@ the cause is logged with the call's correlation id. A backend that asked to slow
 known time (a 429 with ``Retry-After``) gives UNAVAILABLE, which clients retry, with the
 seconds to wait in the trailing metadata ``x-retry-after-s`` (a decimal number): the client
 raises ``RateLimitedError`` with that ``retry_after``, and waits it out before retrying when
-its deadline allows, not sooner. RESOURCE_EXHAUSTED stays the caller's own message size.
+its deadline allows, not sooner. RESOURCE_EXHAUSTED is the caller's own message size, or,
+with ``x-retry-after-s``, a server already answering ``RETRIEVAL_GRPC_MAX_IN_FLIGHT`` calls
+(``retrieval.grpc.admission``): a ``RateLimitedError`` too.
 """
 
 from __future__ import annotations
@@ -126,10 +129,13 @@ def error_from_rpc(error: grpc.aio.AioRpcError) -> RetrievalError:
         return NotFoundError(details)
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return BackendTimeoutError(details)
+    hint = retry_after_seconds(metadata_value(error.trailing_metadata(), RETRY_AFTER_KEY))
+    if hint is not None and code in (
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+    ):
+        return RateLimitedError(details, retry_after=hint)
     if code is grpc.StatusCode.UNAVAILABLE:
-        hint = retry_after_seconds(metadata_value(error.trailing_metadata(), RETRY_AFTER_KEY))
-        if hint is not None:
-            return RateLimitedError(details, retry_after=hint)
         return BackendUnavailableError(details)
     if code is grpc.StatusCode.ABORTED:
         return DocumentBusyError(details)

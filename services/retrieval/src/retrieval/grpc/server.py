@@ -15,6 +15,7 @@ from grpc_reflection.v1alpha import reflection
 from retrieval.container import Application
 from retrieval.domain.tenants import Tenants
 from retrieval.grpc.access import check_exposure, load_tenants
+from retrieval.grpc.admission import InFlightLimitInterceptor
 from retrieval.grpc.health import HealthMonitor, Publish
 from retrieval.grpc.interceptors import CorrelationIdInterceptor, TelemetryInterceptor
 from retrieval.grpc.servicer import RetrievalServicer
@@ -48,13 +49,14 @@ def server_credentials(settings: GrpcSettings) -> grpc.ServerCredentials | None:
 
 
 def interceptors(
-    telemetry: Telemetry, tenants: Tenants | None, default_namespace: str
+    telemetry: Telemetry, tenants: Tenants | None, default_namespace: str, max_in_flight: int
 ) -> list[grpc.aio.ServerInterceptor]:
-    """Outermost first: the correlation id, metrics and span also cover calls that auth
-    refuses. Without ``tenants`` every call is served."""
+    """Outermost first: the correlation id, metrics and span also cover calls that the
+    in-flight limit or auth refuse. Without ``tenants`` every call is served."""
     chain: list[grpc.aio.ServerInterceptor] = [
         CorrelationIdInterceptor(),
         TelemetryInterceptor(telemetry),
+        InFlightLimitInterceptor(max_in_flight, telemetry.metrics, exempt=(health.SERVICE_NAME,)),
     ]
     if tenants is not None:
         chain.append(TokenInterceptor(tenants, SERVICE_NAME, default_namespace))
@@ -93,7 +95,10 @@ async def create_server(
     check_exposure(address, tenants is not None, settings.allow_unauthenticated)
     server = grpc.aio.server(
         interceptors=interceptors(
-            application.telemetry, tenants, application.settings.default_namespace
+            application.telemetry,
+            tenants,
+            application.settings.default_namespace,
+            settings.max_in_flight,
         ),
         options=[*message_size_options(settings.max_message_bytes), ("grpc.so_reuseport", 0)],
     )

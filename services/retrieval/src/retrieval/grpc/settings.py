@@ -47,6 +47,12 @@ class GrpcSettings(BaseSettings):
     grace_seconds: float = Field(
         default=10.0, ge=0, description="How long shutdown waits for in-flight calls."
     )
+    max_in_flight: int = Field(
+        default=128,
+        ge=1,
+        description="Calls answered at once; beyond, a call is refused at once with "
+        "RESOURCE_EXHAUSTED (health checks never are).",
+    )
 
     @field_validator("auth_token")
     @classmethod

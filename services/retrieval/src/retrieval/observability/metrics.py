@@ -35,6 +35,13 @@ class ServiceMetrics:
             ["service", "method"],
             registry=registry,
         )
+        self.rpc_refused = Counter(
+            "retrieval_rpc_refused",
+            "gRPC calls refused at once because RETRIEVAL_GRPC_MAX_IN_FLIGHT were in flight, "
+            "by service and method.",
+            ["service", "method"],
+            registry=registry,
+        )
         self.operations = Counter(
             "retrieval_operations",
             "Service calls (in process and over gRPC), by operation and outcome.",

