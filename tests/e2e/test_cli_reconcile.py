@@ -33,7 +33,10 @@ def test_lost_vectors_are_found_then_embedded_again(tmp_path: Path) -> None:
     (tmp_path / "frost.md").write_text(FROST)
     ingested = run(tmp_path, "ingest", "frost.md", "-n", "farm", "--domain", "weather_patterns")
     assert ingested.returncode == 0, ingested.stdout + ingested.stderr
-    (tmp_path / "data" / "index" / "farm.npz").unlink()
+    lost = list((tmp_path / "data" / "index").glob("farm.*"))
+    assert lost
+    for path in lost:
+        path.unlink()
 
     found = run(tmp_path, "reconcile", "-n", "farm", "--dry-run", "--json")
     assert found.returncode == 1

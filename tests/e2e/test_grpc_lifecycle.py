@@ -45,6 +45,12 @@ from retrieval_testkit import (
     InMemoryEmbeddingCache,
     InMemoryVectorIndex,
 )
+from retrieval_testkit.embedded_mongo import (
+    kill_server,
+    on_embedded_mongo,
+    pausing_supervisor,
+    restarted,
+)
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 
 NAMESPACE = "lifecycle"
@@ -368,6 +374,33 @@ async def test_health_follows_the_stores_while_serving(
 
 def store_up(app: Application) -> float | None:
     return app.telemetry.metrics.registry.get_sample_value("retrieval_store_up")
+
+
+async def test_health_follows_the_embedded_mongodb_through_its_restart(tmp_path: Path) -> None:
+    settings = Settings(_env_file=None, data_dir=tmp_path, health_interval_s=0.1)
+    supervisor = pausing_supervisor(settings, restart_pause_s=3.0)
+    async with on_embedded_mongo(settings, supervisor) as (app, _):
+        await app.ingestion.ingest([DOCUMENT], NAMESPACE)
+        async with (
+            served(app) as port,
+            grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+            RetrievalClient.connect(f"127.0.0.1:{port}", retry=FAST_RETRIES) as client,
+        ):
+            statuses = health_pb2_grpc.HealthStub(channel).Watch(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME)
+            )
+            assert (await statuses.read()).status == health_pb2.HealthCheckResponse.SERVING
+            await kill_server(supervisor)
+            with pytest.raises(BackendUnavailableError, match="store is unavailable"):
+                await client.retrieve("frost", namespace=NAMESPACE, timeout=5)
+            down = await asyncio.wait_for(statuses.read(), timeout=5)
+            assert down.status == health_pb2.HealthCheckResponse.NOT_SERVING
+            await restarted(supervisor)
+            up = await asyncio.wait_for(statuses.read(), timeout=30)
+            assert up.status == health_pb2.HealthCheckResponse.SERVING
+            found = await client.retrieve("frost", namespace=NAMESPACE)
+            assert found.matches[0].document_id == DOCUMENT.document_id
+            statuses.cancel()
 
 
 async def test_sigterm_drains_in_flight_calls(tmp_path: Path) -> None:

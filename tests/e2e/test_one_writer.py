@@ -120,4 +120,4 @@ def test_ingest_is_refused_while_another_process_runs_the_embedded_mongodb(
     message = " ".join(refused.stdout.split())
     assert f"{storage} is in use by process {process.pid}" in message
     assert "Traceback" not in refused.stdout
-    assert not list((tmp_path / "data" / "index").glob("*.npz"))
+    assert not list((tmp_path / "data" / "index").glob("*.log"))

@@ -1,7 +1,9 @@
-"""The embedded MongoDB: one process per storage directory, and no server outlives its parent."""
+"""The embedded MongoDB: one process per storage directory, no server outlives its parent, and
+a server that dies is reaped and started again, a bounded number of times."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -12,21 +14,26 @@ from pathlib import Path
 import pytest
 from pymongo import MongoClient
 
-from retrieval.adapters.embedded_mongo import embedded_mongo_server
+from retrieval.adapters.embedded_mongo_supervisor import EmbeddedMongoSupervisor
 from retrieval.errors import DataDirectoryInUseError
+from retrieval.retries import RetryPolicy
+from retrieval_testkit.embedded_mongo import kill_server, restarted
 
 EXIT_DEADLINE_S = 60.0
+STAYS_DOWN_S = 3.0
 
 PARENT = """
 import sys
 from pathlib import Path
 from pymongo import MongoClient
-from retrieval.adapters.embedded_mongo import embedded_mongo_server
+from retrieval.adapters.embedded_mongo_supervisor import EmbeddedMongoSupervisor
+from retrieval.logging import configure_logging
 
-with embedded_mongo_server(Path(sys.argv[1])) as uri:
-    with MongoClient(uri, w=1, journal=True) as client:
+configure_logging("WARNING")  # on stderr: stdout says the URI
+with EmbeddedMongoSupervisor(Path(sys.argv[1])) as server:
+    with MongoClient(server.uri, w=1, journal=True) as client:
         client.store.marks.insert_one({"_id": "written before the kill"})
-    print(uri, flush=True)
+    print(server.uri, flush=True)
     sys.stdin.read()
 """
 
@@ -49,12 +56,12 @@ def servers_on(storage: Path) -> list[int]:
 
 def test_a_second_server_on_the_storage_is_refused_with_the_holder_named(tmp_path: Path) -> None:
     storage = tmp_path / "mongo"
-    with embedded_mongo_server(storage) as uri:
-        with pytest.raises(DataDirectoryInUseError) as refused, embedded_mongo_server(storage):
-            pass
+    with EmbeddedMongoSupervisor(storage) as server:
+        with pytest.raises(DataDirectoryInUseError) as refused:
+            EmbeddedMongoSupervisor(storage).start()
         assert refused.value.pid == os.getpid()
         assert str(storage) in str(refused.value)
-        with MongoClient(uri) as client:
+        with MongoClient(server.uri) as client:
             assert client.admin.command("ping")["ok"] == 1
     assert len(servers_on(storage)) == 0
 
@@ -74,5 +81,41 @@ def test_a_killed_parent_takes_its_server_along(tmp_path: Path) -> None:
         time.sleep(0.1)
     assert server not in servers_on(storage)
 
-    with embedded_mongo_server(storage) as uri, MongoClient(uri) as client:
+    with EmbeddedMongoSupervisor(storage) as server, MongoClient(server.uri) as client:
         assert client.store.marks.find_one() == {"_id": "written before the kill"}
+
+
+async def test_a_killed_server_is_reaped_and_started_again_on_its_port(tmp_path: Path) -> None:
+    storage = tmp_path / "mongo"
+    with (
+        EmbeddedMongoSupervisor(storage) as server,
+        MongoClient(server.uri, journal=True) as client,
+    ):
+        client.store.marks.insert_one({"_id": "before"})
+        uri = server.uri
+        killed = await kill_server(server)
+        assert not Path(f"/proc/{killed}").exists(), "the dead server was not reaped"
+        assert "exited with code -9" in (server.down_reason() or "")
+        assert await restarted(server) != killed
+        assert (server.uri, server.down_reason()) == (uri, None)
+        client.store.marks.insert_one({"_id": "after"})
+        assert [mark["_id"] for mark in client.store.marks.find()] == ["before", "after"]
+        last = server.pid
+    assert server.pid is None
+    assert servers_on(storage) == []
+    assert last is not None
+    assert not Path(f"/proc/{last}").exists()
+
+
+async def test_restarts_are_bounded_then_the_server_stays_down(tmp_path: Path) -> None:
+    storage = tmp_path / "mongo"
+    quick = RetryPolicy(initial_backoff=0.05, max_backoff=0.05)
+    with EmbeddedMongoSupervisor(storage, max_restarts=2, backoff=quick) as server:
+        for _ in range(2):
+            await kill_server(server)
+            await restarted(server)
+        await kill_server(server)
+        await asyncio.sleep(STAYS_DOWN_S)
+        assert server.pid is None
+        assert servers_on(storage) == []
+        assert "gave up after 2 restarts" in (server.down_reason() or "")

@@ -3,6 +3,7 @@ write whole: applied or not, never half."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
 import shutil
@@ -14,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.adapters import durable_files
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackendError
@@ -78,8 +78,8 @@ async def test_an_upsert_writes_what_its_batch_holds_not_the_namespace(tmp_path:
 
 
 async def written_twice(path: Path) -> tuple[dict, Path, int]:
-    """An index with one batch, then a second one; the state after the first, the log, and
-    where the second batch's record starts in it."""
+    """An index written once, then once more: the state after the first write, the log, and
+    where the second write's record starts in it (it runs to the end)."""
     index = ExactVectorIndex(path)
     await index.upsert(records("a", 3, domain="x"), namespace="ns")
     await index.close()
@@ -87,38 +87,36 @@ async def written_twice(path: Path) -> tuple[dict, Path, int]:
     (log,) = path.glob("ns.*.log")
     start = log.stat().st_size
     index = ExactVectorIndex(path)
-    await index.upsert(records("b", 2, seed=1), namespace="ns")
-    await index.upsert(records("a", 1, seed=2, domain="y"), namespace="ns")
+    await index.upsert([*records("b", 2, seed=1), *records("a", 1, seed=2)], namespace="ns")
     await index.close()
+    assert len(await contents(path)) == 5
     return first, log, start
 
 
 async def test_a_torn_last_record_is_ignored_at_every_length(tmp_path: Path) -> None:
     first, log, start = await written_twice(tmp_path / "index")
     whole = log.read_bytes()
-    second_end = start + (len(whole) - start) // 2
-    cuts = sorted({*range(start, start + 16), *range(start, second_end, 97), second_end - 1})
+    cuts = sorted({*range(start, start + 16), *range(start, len(whole), 61), len(whole) - 1})
     for cut in cuts:
         torn = copy_of(tmp_path / "index", tmp_path / f"cut-{cut}")
         (torn / log.name).write_bytes(whole[:cut])
         assert await contents(torn) == first, f"cut at byte {cut}"
 
 
+@pytest.mark.parametrize("where", [0, 5, 12, 40, -1], ids=lambda n: f"byte-{n}")
 async def test_a_corrupt_last_record_is_ignored_and_writes_go_on_after_it(
-    tmp_path: Path,
+    tmp_path: Path, where: int
 ) -> None:
     first, log, start = await written_twice(tmp_path / "index")
     whole = bytearray(log.read_bytes())
-    end_of_second = start + (len(whole) - start) // 2
-    whole[end_of_second - 3] ^= 0xFF
-    log.write_bytes(bytes(whole[:end_of_second]))
+    whole[start + where if where >= 0 else where] ^= 0x20
+    log.write_bytes(bytes(whole))
     assert await contents(tmp_path / "index") == first
 
     index = ExactVectorIndex(tmp_path / "index")
     await index.upsert(records("c", 1, seed=3), namespace="ns")
     await index.close()
-    after = await contents(tmp_path / "index")
-    assert set(after) == {*first, "ns/c0"}
+    assert set(await contents(tmp_path / "index")) == {*first, "ns/c0"}
 
 
 async def test_a_failed_append_changes_nothing_and_refuses_later_writes(
@@ -234,22 +232,29 @@ def states_after_each_write(batches: int) -> list[dict[str, int]]:
     return states
 
 
+async def recovered_batches(path: Path) -> dict[str, int]:
+    index = ExactVectorIndex(path)
+    stored = await index.fetch([f"r{n}" for n in range(300)], "ns")
+    await index.close()
+    return {record_id: record.metadata["batch"] for record_id, record in stored.items()}
+
+
 @pytest.mark.parametrize("kill_after", [45, 80])
-async def test_a_writer_killed_mid_run_keeps_every_acknowledged_write_whole(
+def test_a_writer_killed_mid_run_keeps_every_acknowledged_write_whole(
     tmp_path: Path, kill_after: int
 ) -> None:
     source = WRITER + inspect.getsource(batch_ids) + "\nasyncio.run(main())\n"
     command = [sys.executable, "-c", source, str(tmp_path)]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as writer:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    ) as writer:
         assert writer.stdout is not None
-        while int(writer.stdout.readline()) < kill_after:
-            pass
+        for line in writer.stdout:
+            if line.strip().isdigit() and int(line) >= kill_after:
+                break
         writer.kill()
 
-    index = ExactVectorIndex(tmp_path)
-    stored = await index.fetch([f"r{n}" for n in range(300)], "ns")
-    await index.close()
-    recovered = {record_id: r.metadata["batch"] for record_id, r in stored.items()}
+    recovered = asyncio.run(recovered_batches(tmp_path))
     states = states_after_each_write(kill_after + 50)
     acknowledged = len(states_after_each_write(kill_after + 1)) - 1
     assert recovered in states[acknowledged:]

@@ -74,10 +74,18 @@ def next_call_started(model: GatedEmbedder, started: int, finished: Callable[[],
 
 
 def scheduler(
-    model: GatedEmbedder, *, batch_size: int = 2, passage_calls: int = 2, query_burst: int = 8
+    model: GatedEmbedder,
+    *,
+    passage_calls: int = 2,
+    query_slots: int = 1,
+    query_burst: int = 8,
 ) -> PriorityEmbedder:
     return PriorityEmbedder(
-        model, batch_size=batch_size, passage_calls=passage_calls, query_burst=query_burst
+        model,
+        batch_size=2,
+        passage_calls=passage_calls,
+        query_slots=query_slots,
+        query_burst=query_burst,
     )
 
 
@@ -144,6 +152,33 @@ async def test_a_caller_cancelled_in_line_or_at_the_model_does_not_hold_up_the_o
     for task in (in_line, running):
         with pytest.raises(asyncio.CancelledError):
             await task
+
+
+async def test_queries_run_side_by_side_up_to_the_slots_and_a_passage_batch_alone() -> None:
+    model = GatedEmbedder()
+    embedder = scheduler(model, query_slots=2)
+    first = asyncio.create_task(embedder.embed_passages(["a", "b"]))
+    await until(lambda: model.calls == ["p:a,b"])
+    queries = [asyncio.create_task(embedder.embed_query(f"q{n}")) for n in range(1, 4)]
+    await asyncio.sleep(0)
+    assert model.running == 1
+    model.gate.release()
+    await until(lambda: model.calls == ["p:a,b", "q:q1", "q:q2"])
+    await asyncio.sleep(0)
+    assert model.running == 2
+    model.gate.release()
+    await until(lambda: model.calls[-1] == "q:q3")
+    second = asyncio.create_task(embedder.embed_passages(["c", "d"]))
+    await asyncio.sleep(0)
+    model.gate.release()
+    await until(lambda: model.running == 1)
+    await asyncio.sleep(0)
+    assert model.calls[-1] == "q:q3"
+    model.gate.release()
+    await until(lambda: model.calls[-1] == "p:c,d")
+    assert model.running == 1
+    model.gate.release()
+    await asyncio.gather(first, second, *queries)
 
 
 async def test_no_passages_give_an_empty_matrix_without_a_turn() -> None:

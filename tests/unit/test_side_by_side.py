@@ -1,24 +1,25 @@
 """Our side of the side-by-side benchmark on a tiny synthetic corpus, no peer installed: our run
-through the service with cached query vectors, the runner's input and output (driven with a
-stand-in system), the figures and the report's shape."""
+through the service with cached query vectors, the real runner in a subprocess serving a
+stand-in system, the rotating order, the figures and the report's shape."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
-from collections.abc import Callable
+import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 import pytrec_eval
 
+from retrieval.domain.models import RetrievalQuery, RetrievalResult
 from retrieval.evaluation.beir_data import BeirDataset, BeirDocument
 from retrieval.evaluation.side_by_side import (
+    OURS,
     REPORT_FILE,
     RUNNER,
+    Interleaved,
     PeerRun,
     SideBySide,
     SystemFigures,
@@ -26,8 +27,7 @@ from retrieval.evaluation.side_by_side import (
     peer_figures,
     peer_settings,
     ranked_run,
-    run_ours,
-    write_peer_input,
+    run_side_by_side,
     write_report,
 )
 from retrieval.settings import Settings
@@ -49,29 +49,32 @@ def dataset() -> BeirDataset:
     return BeirDataset(corpus, {**QUERIES, "q9": "unjudged"}, QRELS)
 
 
-def load_runner() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("peers_runner", RUNNER)
-    assert spec is not None
-    assert spec.loader is not None
-    runner = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(runner)
-    return runner
+STAND_IN = """
+import importlib.util, sys
+from pathlib import Path
+import numpy as np
+
+spec = importlib.util.spec_from_file_location("runner", sys.argv[1])
+runner = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(runner)
 
 
-def exact_search(
-    documents: list[tuple[str, str]],
-    passages: dict[str, list[float]],
-    queries: dict[str, list[float]],
-    top_k: int,
-) -> Callable[[str], list[str]]:
-    """A stand-in peer: exact dot product, and a repeat at the end that the runner drops."""
+def exact(documents, passages, queries, top_k):
     ids = [doc_id for doc_id, _ in documents]
     matrix = np.array([passages[text] for _, text in documents])
     return lambda text: [ids[i] for i in np.argsort(-(matrix @ queries[text]))[:top_k]] + ids[:1]
 
 
-async def test_ours_embeds_each_query_once_and_every_system_gets_those_vectors(
-    dataset: BeirDataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+runner.SYSTEMS["exact"] = exact
+runner.LIBRARIES["exact"] = ("numpy",)
+runner.serve("exact", Path(sys.argv[2]), sys.stdin, sys.stdout)
+"""
+"""The real runner serving a stand-in system: exact dot product, and a repeat at the end of
+every ranking that the runner drops."""
+
+
+async def test_ours_and_a_stand_in_peer_answer_every_query_with_the_same_vectors(
+    dataset: BeirDataset, tmp_path: Path
 ) -> None:
     embedder = HashEmbedder()
     settings = peer_settings(Settings(data_dir=tmp_path, query_vector_cache_entries=0), 4)
@@ -79,29 +82,63 @@ async def test_ours_embeds_each_query_once_and_every_system_gets_those_vectors(
         settings, model_embedder=embedder, keyword_index=InMemoryKeywordIndex()
     )
     passages = await HashEmbedder().embed_passages([doc.passage for doc in dataset.corpus])
+    (tmp_path / "stand_in.py").write_text(STAND_IN)
+    peer_input = tmp_path / "peers"
+    peer_input.mkdir()
+    command = [sys.executable, str(tmp_path / "stand_in.py"), str(RUNNER), str(peer_input)]
 
-    report, queries = await run_ours(container, dataset, passages, rng=random.Random(2))
+    report, runs = await run_side_by_side(
+        container, dataset, passages, peer_input, {"exact": command}, rng=random.Random(2)
+    )
 
     assert settings.query_vector_cache_entries == 4
     assert embedder.queries == list(QUERIES.values())  # retrieve() found every vector cached
-    assert np.array_equal(queries[1], await HashEmbedder().embed_query(QUERIES["q2"]))
     ours = ours_figures(report)
     assert (ours.ndcg_at_10, ours.recall_at_100) == (report.ndcg_at_10, report.recall_at_100)
     assert 0 < ours.p50_ms <= ours.p95_ms == report.latency_ms["total"]["p95"]
-
-    write_peer_input(tmp_path, dataset, passages, queries)
-    runner = load_runner()
-    monkeypatch.setitem(runner.SYSTEMS, "exact", exact_search)
-    monkeypatch.setitem(runner.LIBRARIES, "exact", ("numpy",))
-    runner.main("exact", tmp_path, tmp_path / "exact.json")
-    peer = PeerRun.model_validate_json((tmp_path / "exact.json").read_text())
-
+    peer = runs["exact"]
     assert peer.library == f"numpy {np.__version__}"
     assert list(peer.rankings) == list(QRELS)
+    assert len(peer.latency_ms) == len(QRELS)
     every_document = sorted(doc.doc_id for doc in dataset.corpus)
     assert all(sorted(ranking) == every_document for ranking in peer.rankings.values())
-    assert len(peer.latency_ms) == len(QRELS)
+    for qid, text in QUERIES.items():
+        vector = await HashEmbedder().embed_query(text)
+        assert peer.rankings[qid][0] == dataset.corpus[int(np.argmax(passages @ vector))].doc_id
     assert peer_figures(peer, QRELS).recall_at_100 == 1.0
+
+
+class Recorder:
+    """Our service or a peer, writing down who was asked what."""
+
+    def __init__(self, name: str, log: list[tuple[str, str]]) -> None:
+        self.name, self.log = name, log
+        self.library, self.index_s = f"{name} 1.0", 0.5
+
+    async def retrieve_query(self, request: RetrievalQuery) -> RetrievalResult:
+        self.log.append((self.name, request.query))
+        return RetrievalResult(matches=(), total_matches=0, query=request.query, namespace="ns")
+
+    async def ask(self, query: str) -> tuple[list[str], float]:
+        self.log.append((self.name, query))
+        return [f"{self.name}-doc"], float(len(self.log))
+
+
+async def test_every_system_is_asked_each_query_in_a_rotating_order() -> None:
+    log: list[tuple[str, str]] = []
+    peers = {name: Recorder(name, log) for name in ("a", "b")}
+    interleaved = Interleaved(Recorder(OURS, log), peers)
+
+    for text in ("one", "two", "three", "four"):
+        await interleaved.retrieve_query(RetrievalQuery(query=text))
+
+    assert [name for name, _ in log] == [
+        *(OURS, "a", "b"), *("a", "b", OURS), *("b", OURS, "a"), *(OURS, "a", "b"),
+    ]  # fmt: skip
+    run = interleaved.peer_run("b", {"one": "q1", "two": "q2", "three": "q3", "four": "q4"})
+    assert run.rankings == {qid: ["b-doc"] for qid in ("q1", "q2", "q3", "q4")}
+    assert run.latency_ms == [3.0, 5.0, 7.0, 12.0]
+    assert (run.library, run.index_s) == ("b 1.0", 0.5)
 
 
 def test_peer_figures_keep_the_peer_order_and_score_as_trec_eval(tmp_path: Path) -> None:

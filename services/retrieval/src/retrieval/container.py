@@ -250,6 +250,7 @@ class Container(containers.DeclarativeContainer):
             ),
             batch_size=settings.provided.embed_batch_size,
             passage_calls=settings.provided.embed_passage_calls,
+            query_slots=settings.provided.embed_query_concurrency,
             query_burst=settings.provided.embed_query_burst,
         ),
         pinecone=providers.Singleton(
@@ -263,7 +264,11 @@ class Container(containers.DeclarativeContainer):
     )
     backend_index = providers.Selector(
         settings.provided.index_backend,
-        embedded=providers.Singleton(ExactVectorIndex, path=settings.provided.index_dir),
+        embedded=providers.Singleton(
+            ExactVectorIndex,
+            path=settings.provided.index_dir,
+            ann_min_vectors=settings.provided.index_ann_min_vectors,
+        ),
         pinecone=providers.Singleton(
             PineconeVectorIndex,
             connection=pinecone,

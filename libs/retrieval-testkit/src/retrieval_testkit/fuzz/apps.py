@@ -11,10 +11,13 @@ from pathlib import Path
 from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.document_files import load_documents
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
-from retrieval.container import Application
+from retrieval.adapters.model_checked_index import ModelCheckedIndex
+from retrieval.container import Application, running
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.settings import Settings
-from retrieval_testkit.application import in_memory_application
+from retrieval_testkit.container import in_memory_container
+from retrieval_testkit.hash_embedder import HashEmbedder
+from retrieval_testkit.scripted_llm import ScriptedLlm
 
 CORPUS_NAMESPACE = "fuzz"
 NAMESPACES = (CORPUS_NAMESPACE, CORPUS_NAMESPACE, "default", "fuzz-other", "")
@@ -25,9 +28,18 @@ NAMESPACES = (CORPUS_NAMESPACE, CORPUS_NAMESPACE, "default", "fuzz-other", "")
 async def seeded_application() -> AsyncIterator[Application]:
     with tempfile.TemporaryDirectory(prefix="retrieval-fuzz-") as data_dir:
         settings = Settings(data_dir=Path(data_dir))
-        async with in_memory_application(
-            settings, index=ExactVectorIndex(), keywords=Bm25KeywordIndex()
-        ) as app:
+        embedder, index = HashEmbedder(), ExactVectorIndex()
+        container = in_memory_container(
+            settings,
+            model_embedder=embedder,
+            backend_index=index,
+            vector_index=ModelCheckedIndex(
+                index, model=embedder.model, dimension=embedder.dimension
+            ),
+            keyword_index=Bm25KeywordIndex(),
+            llm=ScriptedLlm(),
+        )
+        async with running(settings, container) as app:
             documents = load_documents([KNOWLEDGE_DIR])
             for namespace in (CORPUS_NAMESPACE, settings.default_namespace):
                 await app.ingestion.ingest(documents, namespace)

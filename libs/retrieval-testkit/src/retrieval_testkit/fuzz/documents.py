@@ -38,10 +38,12 @@ def raw_documents() -> st.SearchStrategy[Any]:
     fields = st.fixed_dictionaries(
         {
             "document_id": slugs(),
-            "title": mostly(words(6).filter(bool), texts(100)),
+            "title": mostly(words(6, min_size=1), texts(100)),
             "domain": mostly(st.sampled_from(["plant_diseases", "tea_cultivation"]), domains()),
             "content": mostly(
-                st.one_of(words(60), markdown(300), long_texts(markdown(200))), texts(500), odds=3
+                st.one_of(words(60, min_size=1), markdown(300), long_texts(words(30, min_size=1))),
+                texts(500),
+                odds=4,
             ),
         },
         optional={

@@ -20,7 +20,15 @@ from retrieval.errors import InvalidRequestError
 from retrieval_testkit.fuzz.apps import seeded_application
 from retrieval_testkit.fuzz.documents import raw_documents
 from retrieval_testkit.fuzz.harness import Check, RefusedError, Runner, Target
-from retrieval_testkit.fuzz.strategies import domains, json_values, markdown, mostly, texts
+from retrieval_testkit.fuzz.strategies import (
+    domains,
+    edits,
+    json_values,
+    markdown,
+    mostly,
+    mutate,
+    texts,
+)
 from retrieval_testkit.sample_files import FRONT_MATTER, PAGE, docx, docx_body, pdf
 
 COLLECTION = {
@@ -46,31 +54,6 @@ SEEDS = {
 }
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".html", ".htm")
 ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "latin-1")
-
-
-def mutate(data: bytes, edits: list[tuple[str, float, bytes]]) -> bytes:
-    """Apply each edit at a relative position: overwrite, insert, delete, cut or repeat."""
-    out = bytearray(data)
-    for kind, where, piece in edits:
-        at = int(where * len(out))
-        if kind == "overwrite":
-            out[at : at + len(piece)] = piece
-        elif kind == "insert":
-            out[at:at] = piece
-        elif kind == "delete":
-            del out[at : at + len(piece) + 1]
-        elif kind == "cut":
-            del out[at:]
-        else:
-            out[at:at] = out[at : at + 64] * (len(piece) + 1)
-    return bytes(out)
-
-
-def edits() -> st.SearchStrategy[list[tuple[str, float, bytes]]]:
-    kinds = st.sampled_from(["overwrite", "insert", "delete", "cut", "repeat"])
-    return st.lists(
-        st.tuples(kinds, st.floats(0, 1), st.binary(max_size=12)), min_size=1, max_size=6
-    )
 
 
 def encoded(text: str, encoding: str) -> bytes:

@@ -16,6 +16,7 @@ import signal
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -211,7 +212,9 @@ def run_target(target: Target, runner: Runner, *, cases: int, seed: int) -> Targ
         def case(example: Any) -> None:
             report.cases += 1
             try:
-                check(example)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # parsers warn of what they repair
+                    check(example)
             except (RefusedError, *target.allowed):
                 report.refused += 1
             except Exception as error:

@@ -34,9 +34,9 @@ def mostly(valid: st.SearchStrategy[Any], hostile: st.SearchStrategy[Any], odds:
     return st.integers(0, odds).flatmap(lambda draw: hostile if draw == 0 else valid)
 
 
-def words(max_size: int = 30) -> st.SearchStrategy[str]:
+def words(max_size: int = 30, min_size: int = 0) -> st.SearchStrategy[str]:
     """Sentences of words the corpora share, so that searches find something."""
-    return st.lists(st.sampled_from(WORDS), max_size=max_size).map(" ".join)
+    return st.lists(st.sampled_from(WORDS), min_size=min_size, max_size=max_size).map(" ".join)
 
 
 def markdown(max_size: int = 400) -> st.SearchStrategy[str]:
@@ -83,7 +83,7 @@ def valid_slugs(most: int = 40) -> st.SearchStrategy[str]:
 
 def slugs() -> st.SearchStrategy[str]:
     """Identifiers: valid slugs mostly, and anything else."""
-    return mostly(valid_slugs(), st.one_of(valid_slugs(200), texts(140)), odds=2)
+    return mostly(valid_slugs(), st.one_of(valid_slugs(200), texts(140)), odds=6)
 
 
 def domains() -> st.SearchStrategy[str]:
@@ -141,4 +141,29 @@ def metadata() -> st.SearchStrategy[Any]:
         st.dictionaries(field_names(), metadata_values(), max_size=6),
         st.integers(40_000, 41_000).map(lambda size: {"blob": "m" * size}),
         json_values(4),
+    )
+
+
+def mutate(data: bytes, edits: list[tuple[str, float, bytes]]) -> bytes:
+    """Apply each edit at a relative position: overwrite, insert, delete, cut or repeat."""
+    out = bytearray(data)
+    for kind, where, piece in edits:
+        at = int(where * len(out))
+        if kind == "overwrite":
+            out[at : at + len(piece)] = piece
+        elif kind == "insert":
+            out[at:at] = piece
+        elif kind == "delete":
+            del out[at : at + len(piece) + 1]
+        elif kind == "cut":
+            del out[at:]
+        else:
+            out[at:at] = out[at : at + 64] * (len(piece) + 1)
+    return bytes(out)
+
+
+def edits() -> st.SearchStrategy[list[tuple[str, float, bytes]]]:
+    kinds = st.sampled_from(["overwrite", "insert", "delete", "cut", "repeat"])
+    return st.lists(
+        st.tuples(kinds, st.floats(0, 1), st.binary(max_size=12)), min_size=1, max_size=6
     )

@@ -44,7 +44,6 @@ from retrieval.adapters.vector_files import (
 )
 from retrieval.adapters.vector_graph import (
     ADD_CHUNK,
-    BuildCancelledError,
     HnswGraph,
     allowed_bitmap,
     ef_for,
@@ -72,8 +71,8 @@ ANN_MIN_VECTORS = 50_000
 """Records from which a namespace is searched through its HNSW graph (docs/index.md)."""
 EXACT_SUBSET_ROWS = 10_000
 EXACT_SUBSET_SHARE = 0.05
-"""A filter keeping at most this many records, or this share of the namespace, is answered
-exactly even in a namespace with a graph."""
+"""A filter keeping fewer records than this, or than this share of the namespace, is answered
+exactly even in a namespace with a graph: scoring them all is about as fast, and exact."""
 COMPACT_MIN_CHANGES = 20_000
 COMPACT_RATIO = 0.5
 MAX_UNINDEXED = 20_000
@@ -132,8 +131,8 @@ class ExactVectorIndex:
             self._directory = hold_and_load(path, self._load)
 
     async def close(self) -> None:
-        """Let a write in progress finish, stop background work, save the graphs that grew,
-        then release the directory; later calls raise."""
+        """Let a write and a compaction in progress finish, stop adding rows to the graphs,
+        save the graphs that grew, then release the directory; later calls raise."""
         async with self._write_lock:
             if self._closed:
                 return
@@ -217,7 +216,7 @@ class ExactVectorIndex:
         top_k = min(top_k, allowed)
         if top_k == 0:
             return []
-        if self._searches_exactly(rows, allowed):
+        if self._searches_exactly(rows, allowed, filtered=expression is not None):
             found = exact_rows(rows.vectors, query, mask, allowed, top_k)
         else:
             found = await self._search_graph(rows, query, mask, top_k)
@@ -236,10 +235,10 @@ class ExactVectorIndex:
             for row, score in ranked[:top_k]
         ]
 
-    def _searches_exactly(self, rows: NamespaceRows, allowed: int) -> bool:
+    def _searches_exactly(self, rows: NamespaceRows, allowed: int, *, filtered: bool) -> bool:
         if rows.graph is None or rows.size < self._ann_min_vectors:
             return True
-        return allowed <= max(self._exact_subset_rows, EXACT_SUBSET_SHARE * rows.size)
+        return filtered and allowed < max(self._exact_subset_rows, EXACT_SUBSET_SHARE * rows.size)
 
     async def _search_graph(
         self, rows: NamespaceRows, query: Matrix, mask: Mask, top_k: int
@@ -414,29 +413,23 @@ class ExactVectorIndex:
             if self._closed or self._namespaces.get(namespace) is not rows:
                 return
             frozen = rows.freeze()
-            files = self._logs[namespace].files if namespace in self._logs else None
+            namespace_log = self._logs.get(namespace)
+            files = None if namespace_log is None else namespace_log.files
             generation = (
-                0 if files is None else await asyncio.to_thread(self._logs[namespace].rotate)
+                0 if namespace_log is None else await asyncio.to_thread(namespace_log.rotate)
             )
         started = asyncio.get_running_loop().time()
-        try:
-            dense, graph, snapshot, saved_graph = await asyncio.to_thread(
-                self._compacted, frozen, files, generation
-            )
-        except BuildCancelledError:
-            return
+        dense, graph, snapshot, saved_graph = await asyncio.to_thread(
+            self._compacted, frozen, files, generation
+        )
         async with self._write_lock:
-            if self._closed or self._namespaces.get(namespace) is not rows:
+            if self._namespaces.get(namespace) is not rows:
                 for temporary in (snapshot, saved_graph):
                     if temporary is not None:
                         temporary.unlink(missing_ok=True)
                 return
             if files is not None and snapshot is not None:
                 await asyncio.to_thread(files.commit, snapshot, saved_graph, generation)
-            fresh = rows.rebased(frozen, dense)
-            fresh.graph = graph
-            self._namespaces[namespace] = fresh
-            self._saved_graphs[namespace] = 0 if graph is None else graph.size
             log.info(
                 "index_compacted",
                 namespace=namespace,
@@ -445,6 +438,10 @@ class ExactVectorIndex:
                 graph=graph is not None,
                 seconds=round(asyncio.get_running_loop().time() - started, 3),
             )
+            fresh = rows.rebased(frozen, dense)
+            fresh.graph = graph
+            self._namespaces[namespace] = fresh
+            self._saved_graphs[namespace] = 0 if graph is None else graph.size
             self._maintain(namespace, fresh)
 
     def _compacted(
@@ -455,7 +452,7 @@ class ExactVectorIndex:
         dense = frozen.dense()
         graph = None
         if dense.size >= self._ann_min_vectors:
-            graph = HnswGraph.build(dense.vectors, lambda: self._closed)
+            graph = HnswGraph.build(dense.vectors)
         if files is None:
             return dense, graph, None, None
         snapshot = write_snapshot(files.directory, dense, generation)

@@ -16,7 +16,6 @@ import math
 import os
 import tempfile
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import faiss
@@ -33,18 +32,13 @@ NEIGHBOURS = 16
 """HNSW's M: links per vector and layer (twice that on the bottom layer)."""
 EF_CONSTRUCTION = 80
 """Candidates kept while inserting: build time against graph quality (docs/index.md)."""
-EF_SEARCH = 64
+EF_SEARCH = 128
 """Candidates kept while searching, at least; raised with top_k and for a filter."""
 MAX_EF_SEARCH = 4096
 ADD_CHUNK = 64
 """Rows added at a time to a graph being searched: how long a search may wait."""
-BUILD_CHUNK = 4096
 
 log = structlog.get_logger(__name__)
-
-
-class BuildCancelledError(Exception):
-    """A graph build was given up (the index is closing)."""
 
 
 def allowed_bitmap(allowed: npt.NDArray[np.bool_]) -> npt.NDArray[np.uint8]:
@@ -69,14 +63,10 @@ class HnswGraph:
         return cls(index)
 
     @classmethod
-    def build(cls, vectors: Matrix, cancelled: Callable[[], bool]) -> HnswGraph:
-        """A graph of ``vectors`` (slot n holds row n); raises ``BuildCancelledError`` as soon as
-        ``cancelled()`` answers True between two chunks."""
+    def build(cls, vectors: Matrix) -> HnswGraph:
+        """A graph of ``vectors``: slot n holds row n."""
         graph = cls.empty(vectors.shape[1])
-        for start in range(0, vectors.shape[0], BUILD_CHUNK):
-            if cancelled():
-                raise BuildCancelledError
-            graph.add(vectors[start : start + BUILD_CHUNK])
+        graph.add(vectors)
         return graph
 
     @classmethod
@@ -87,7 +77,7 @@ class HnswGraph:
         if not path.exists():
             return None
         try:
-            index = faiss.downcast_index(faiss.read_index(str(path)))
+            index = faiss.read_index(str(path))
         except RuntimeError as exc:
             log.warning("index_graph_unreadable", path=str(path), error=str(exc))
             return None

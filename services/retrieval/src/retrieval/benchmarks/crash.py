@@ -39,7 +39,7 @@ from retrieval.container import running
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.ledger import fingerprint
 from retrieval.domain.models import RagDocument
-from retrieval.service.consistency import ChunkStores, audit
+from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval.settings import Settings
 
@@ -140,8 +140,7 @@ class Harness:
             return child.poll() is None
 
     async def mismatches(self, version: int) -> int:
-        """Chunks stored wrongly (missing, extra, or without their text, vector or keyword
-        entry) plus documents whose record is not committed at the expected version."""
+        """``mismatches`` of the stores with the chunks of ``version`` of the corpus."""
         client: AsyncMongoClient = AsyncMongoClient(self._mongo_uri)
         settings = Settings(_env_file=None)
         index = ExactVectorIndex(self._data / "index")
@@ -170,15 +169,21 @@ class Harness:
             await index.close()
             await keywords.close()
             await client.close()
-        wanted = set().union(*expected.values())
-        wrong = sum(
-            len(stored ^ wanted) for stored in (found.vectors, found.keywords, set(found.texts))
-        )
-        for document_id, chunk_ids in expected.items():
-            record = found.records.get(document_id)
-            if record is None or not record.is_current(fingerprint(chunk_ids)):
-                wrong += 1
-        return wrong
+        return mismatches(found, expected)
+
+
+def mismatches(found: NamespaceAudit, expected: dict[str, set[str]]) -> int:
+    """Chunks stored wrongly (missing, extra, or without their text, vector or keyword entry)
+    plus documents whose record is not committed with the chunk ids ``expected`` of it."""
+    wanted = set().union(*expected.values())
+    wrong = sum(
+        len(stored ^ wanted) for stored in (found.vectors, found.keywords, set(found.texts))
+    )
+    for document_id, chunk_ids in expected.items():
+        record = found.records.get(document_id)
+        if record is None or not record.is_current(fingerprint(chunk_ids)):
+            wrong += 1
+    return wrong
 
 
 def run_harness(kills: int, seed: int, on_kill: Callable[[int], None] | None = None) -> CrashReport:

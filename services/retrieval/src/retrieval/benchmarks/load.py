@@ -72,30 +72,31 @@ class Phase:
         return len(self.reads_ms) + len(self.writes_ms) + self.errors.total()
 
 
-class Caller:
-    """One agent: asks unique questions, and writes and deletes documents of its own."""
+@dataclass(frozen=True)
+class Workload:
+    """What the callers share: the client, the questions, the paragraphs they write."""
 
-    def __init__(
-        self,
-        number: int,
-        client: RetrievalClient,
-        asked: Sequence[str],
-        paragraphs: Sequence[RagDocument],
-        profile: LoadProfile,
-    ) -> None:
-        self._number = number
-        self._client = client
-        self._asked = asked
-        self._paragraphs = paragraphs
-        self._timeout = profile.call_timeout_s
-        self._rng = random.Random(profile.seed * 100_003 + number)
+    client: RetrievalClient
+    asked: Sequence[str]
+    paragraphs: Sequence[RagDocument]
+    timeout_s: float
+
+
+class Caller:
+    """One agent: asks questions no one asked, and writes and deletes documents of its own."""
+
+    def __init__(self, name: str, seed: int, workload: Workload, write_share: float) -> None:
+        self._name = name
+        self._rng = random.Random(seed)
+        self._work = workload
+        self._write_share = write_share
         self._calls = 0
         self._stored: str | None = None
 
-    async def run(self, phase: Phase, deadline: float, write_share: float) -> None:
+    async def run(self, phase: Phase, deadline: float) -> None:
         while time.monotonic() < deadline:
             self._calls += 1
-            write = self._rng.random() < write_share
+            write = self._rng.random() < self._write_share
             started = time.perf_counter()
             try:
                 await (self._write() if write else self._read())
@@ -106,22 +107,25 @@ class Caller:
             (phase.writes_ms if write else phase.reads_ms).append(elapsed_ms)
 
     async def _read(self) -> None:
-        question = f"{self._rng.choice(self._asked)} ({self._number}.{self._calls})"
-        await self._client.retrieve(question, (), TOP_K, 0.0, NAMESPACE, timeout=self._timeout)
+        question = f"{self._rng.choice(self._work.asked)} ({self._name}.{self._calls})"
+        await self._work.client.retrieve(
+            question, (), TOP_K, 0.0, NAMESPACE, timeout=self._work.timeout_s
+        )
 
     async def _write(self) -> None:
+        client, timeout = self._work.client, self._work.timeout_s
         if self._stored is not None:
-            await self._client.delete_document(self._stored, NAMESPACE, timeout=self._timeout)
+            await client.delete_document(self._stored, NAMESPACE, timeout=timeout)
             self._stored = None
             return
-        source = self._rng.choice(self._paragraphs)
+        source = self._rng.choice(self._work.paragraphs)
         document = source.model_copy(
             update={
-                "document_id": f"load-{self._number}-{self._calls}",
-                "title": f"Field note {self._number}.{self._calls}: {source.title}",
+                "document_id": f"load-{self._name}-{self._calls}",
+                "title": f"Field note {self._name}.{self._calls}: {source.title}",
             }
         )
-        (outcome,) = await self._client.ingest([document], NAMESPACE, timeout=self._timeout)
+        (outcome,) = await client.ingest([document], NAMESPACE, timeout=timeout)
         if outcome.outcome is Outcome.FAILED:
             raise IngestionError(outcome.error or "the write failed")
         self._stored = document.document_id
@@ -137,14 +141,13 @@ def paragraphs(documents: Sequence[RagDocument]) -> list[RagDocument]:
     ]
 
 
-async def run_phase(
-    callers: Sequence[Caller], seconds: float, write_share: float, grace_s: float
-) -> Phase:
+async def run_phase(callers: Sequence[Caller], seconds: float, grace_s: float) -> Phase:
+    """Every caller calls until ``seconds`` have passed; the phase ends with its last call."""
     phase = Phase()
     started = time.monotonic()
     async with asyncio.timeout(seconds + grace_s), asyncio.TaskGroup() as group:
         for caller in callers:
-            group.create_task(caller.run(phase, started + seconds, write_share))
+            group.create_task(caller.run(phase, started + seconds))
     phase.seconds = time.monotonic() - started
     return phase
 
@@ -176,12 +179,8 @@ async def measure_load(
                 asked = questions(len(QUESTION_STARTS) * len(TOPICS), profile.seed)
                 for question in asked[:WARM_UP_QUERIES]:
                     await client.retrieve(question, (), TOP_K, 0.0, NAMESPACE)
-                passages = paragraphs(knowledge)
-                callers = [
-                    Caller(number, client, asked, passages, profile)
-                    for number in range(profile.callers)
-                ]
-                return await run_phases(callers, profile, settings, on_phase)
+                workload = Workload(client, asked, paragraphs(knowledge), profile.call_timeout_s)
+                return await run_phases(workload, profile, settings, on_phase)
         finally:
             await server.stop(None)
     finally:
@@ -189,20 +188,26 @@ async def measure_load(
 
 
 async def run_phases(
-    callers: Sequence[Caller],
+    workload: Workload,
     profile: LoadProfile,
     settings: GrpcSettings,
     on_phase: Callable[[str, float], None] | None,
 ) -> dict:
+    """Readers alone, then readers and writers: new callers each time, named after the phase
+    so that no question is asked twice."""
     rss_start = resident_mb()
     phases = []
-    for name, seconds, share in (
-        ("readers alone", profile.read_only_seconds, 0.0),
-        ("readers and writers", profile.seconds, profile.write_share),
+    for tag, name, seconds, share in (
+        ("a", "readers alone", profile.read_only_seconds, 0.0),
+        ("w", "readers and writers", profile.seconds, profile.write_share),
     ):
         if on_phase is not None:
             on_phase(name, seconds)
-        phases.append(await run_phase(callers, seconds, share, profile.call_timeout_s))
+        callers = [
+            Caller(f"{tag}{number}", profile.seed * 100_003 + number, workload, share)
+            for number in range(profile.callers)
+        ]
+        phases.append(await run_phase(callers, seconds, profile.call_timeout_s))
     alone, mixed = phases
     return figures(profile, settings, alone, mixed) | {
         "rss_start_mb": rss_start,

