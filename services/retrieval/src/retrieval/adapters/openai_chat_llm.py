@@ -205,7 +205,13 @@ def server_detail(response: httpx.Response) -> str:
         if isinstance(detail, dict):
             detail = detail.get("message")
     text = " ".join(str(detail or response.text).split())
-    return text[:MAX_DETAIL_CHARS] or response.reason_phrase
+    return without_key(text, response)[:MAX_DETAIL_CHARS] or response.reason_phrase
+
+
+def without_key(text: str, response: httpx.Response) -> str:
+    """``text`` with the API key the request carried masked: a server may quote it back."""
+    key = response.request.headers.get("Authorization", "").partition(" ")[2]
+    return text.replace(key, "[redacted]") if key else text
 
 
 def decoded(response: httpx.Response, what: str) -> Any:
