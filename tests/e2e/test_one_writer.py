@@ -30,9 +30,11 @@ Ground frost scorches the plucking table of tea bushes on clear, still winter ni
 MONGO_HOLDER = """
 import sys
 from pathlib import Path
-from retrieval.adapters.embedded_mongo import embedded_mongo_server
+from retrieval.adapters.embedded_mongo_supervisor import EmbeddedMongoSupervisor
+from retrieval.logging import configure_logging
 
-with embedded_mongo_server(Path(sys.argv[1])):
+configure_logging("WARNING")  # on stderr: stdout says it serves
+with EmbeddedMongoSupervisor(Path(sys.argv[1])):
     print("serving", flush=True)
     sys.stdin.read()
 """

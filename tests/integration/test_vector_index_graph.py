@@ -14,9 +14,9 @@ from retrieval.container import Container
 from retrieval.domain.vectors import VectorRecord
 from retrieval.settings import Settings
 
-DIMENSION = 48
-SIZE = 3_000
-THRESHOLD = 1_000
+DIMENSION = 32
+SIZE = 2_000
+THRESHOLD = 500
 
 
 def clustered(count: int, seed: int) -> np.ndarray:
@@ -28,7 +28,7 @@ def clustered(count: int, seed: int) -> np.ndarray:
 
 
 VECTORS = clustered(SIZE, seed=1)
-QUERIES = clustered(40, seed=2)
+QUERIES = clustered(30, seed=2)
 
 
 def corpus(vectors: np.ndarray = VECTORS, prefix: str = "r") -> list[VectorRecord]:
@@ -159,11 +159,11 @@ async def test_a_compaction_rebuilds_the_graph_of_the_live_records() -> None:
     await index.upsert(corpus(), namespace="ns")
     await index.settle()
     size = (await index.footprint()).memory_bytes
-    await index.delete(namespace="ns", ids=[f"r{n}" for n in range(1_600)])
+    await index.delete(namespace="ns", ids=[f"r{n}" for n in range(1_100)])
     await index.settle()
     assert (await index.footprint()).memory_bytes < 0.6 * size
-    found = await index.query(VECTORS[2_000].tolist(), top_k=1, namespace="ns")
-    assert found[0].id == "r2000"
+    found = await index.query(VECTORS[1_500].tolist(), top_k=1, namespace="ns")
+    assert found[0].id == "r1500"
 
 
 async def test_the_graph_is_saved_and_found_again_at_start_up(

@@ -197,9 +197,10 @@ class EmbeddedMongoSupervisor:
         if not first.done():
             first.set_result(None)
         log.info("embedded_mongo.serving", pid=process.pid, port=self._port)
-        code = process.wait()
-        self._serving = False
-        return code
+        try:
+            return process.wait()
+        finally:
+            self._serving = False
 
     def _pause(self) -> float | None:
         """The pause before the next restart, counted; None when the budget is spent."""
@@ -220,7 +221,10 @@ class EmbeddedMongoSupervisor:
 
 class FailFastMongoClient(AsyncMongoClient):
     """An ``AsyncMongoClient`` that selects no server while ``down_reason()`` gives a reason:
-    the operation fails at once, as PyMongo fails when no server answers in time."""
+    the operation fails at once, as PyMongo fails when no server answers in time.
+
+    ``_select_server`` is PyMongo's own (private) step of every operation, retries included;
+    ``test_embedded_mongo_outage.py`` fails if an upgrade of PyMongo bypasses it."""
 
     def __init__(self, *args: Any, down_reason: Callable[[], str | None], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -174,8 +174,8 @@ class ExactVectorIndex:
         )
         async with self._write_lock:
             self._check_open()
-            self._dimension = expected
             await self._write_log(namespace, upserted)
+            self._dimension = expected
             rows = self._namespaces.get(namespace) or NamespaceRows.empty(expected)
             rows.upsert(upserted.ids, upserted.vectors, upserted.metadata)
             self._namespaces[namespace] = rows
@@ -331,8 +331,8 @@ class ExactVectorIndex:
             yield page
 
     async def _write_log(self, namespace: str, operation: Operation) -> None:
-        """Append ``operation`` to the namespace's log (with the index's dimension first, on
-        the first write), synced; in memory only, nothing."""
+        """Append ``operation`` to the namespace's log, synced (the index's dimension is saved
+        before its first record); in memory only, nothing."""
         if self._path is None:
             return
         namespace_log = self._logs.get(namespace)
@@ -340,10 +340,10 @@ class ExactVectorIndex:
             namespace_log = NamespaceLog(NamespaceFiles(self._path, namespace), 0)
             self._logs[namespace] = namespace_log
         manifest = self._path / MANIFEST
-        dimension = self._dimension
 
         def append() -> None:
-            if not manifest.exists():
+            if isinstance(operation, Upserted) and not manifest.exists():
+                dimension = operation.vectors.shape[1]
                 write_atomically(manifest, json.dumps({"dimension": dimension}).encode())
             namespace_log.append(operation)
 

@@ -1,14 +1,16 @@
 """Readers and writers over gRPC at once: many callers against the embedded stack.
 
-``measure_load`` serves a running application on 127.0.0.1 from this process, seeds a
-namespace with the bundled knowledge base through ``IngestionService``, then runs two phases
-with the same callers, each sending one call after another until its phase ends:
+``measure_load`` serves a running application on 127.0.0.1 from this process and seeds a
+namespace with the bundled knowledge base through ``IngestionService``. ``write_share`` of
+the callers (rounded) write, the others read; each caller sends one call after another until
+its phase ends. Two phases, so that readers are compared at the same number:
 
-1. readers alone (``read_only_seconds``): every call a retrieval;
-2. readers and writers (``seconds``): each call a write with probability ``write_share``,
-   else a retrieval. A write ingests a document of the caller's own (a paragraph of the
-   knowledge base under a title never used, so its chunk is embedded, not found in the
-   cache) or, when the caller has one stored, deletes it.
+1. readers alone (``read_only_seconds``);
+2. readers and writers together (``seconds``): the figures of the run.
+
+A reader retrieves. A writer ingests a document of its own (a paragraph of the knowledge
+base under a title never used, so its chunk is embedded, not found in the cache), then
+deletes it, and so on.
 
 Every question is made unique, so neither the result cache nor the query vector cache
 answers: each retrieval embeds its query. Calls are not retried (a refusal is an error) and
@@ -57,6 +59,14 @@ class LoadProfile:
     call_timeout_s: float = 60.0
     seed: int = 7
 
+    @property
+    def writers(self) -> int:
+        return round(self.callers * self.write_share)
+
+    @property
+    def readers(self) -> int:
+        return self.callers - self.writers
+
 
 @dataclass
 class Phase:
@@ -85,26 +95,25 @@ class Workload:
 class Caller:
     """One agent: asks questions no one asked, and writes and deletes documents of its own."""
 
-    def __init__(self, name: str, seed: int, workload: Workload, write_share: float) -> None:
+    def __init__(self, name: str, seed: int, workload: Workload, *, writes: bool) -> None:
         self._name = name
         self._rng = random.Random(seed)
         self._work = workload
-        self._write_share = write_share
+        self._writes = writes
         self._calls = 0
         self._stored: str | None = None
 
     async def run(self, phase: Phase, deadline: float) -> None:
         while time.monotonic() < deadline:
             self._calls += 1
-            write = self._rng.random() < self._write_share
             started = time.perf_counter()
             try:
-                await (self._write() if write else self._read())
+                await (self._write() if self._writes else self._read())
             except RetrievalError as error:
                 phase.errors[type(error).__name__] += 1
                 continue
             elapsed_ms = (time.perf_counter() - started) * 1e3
-            (phase.writes_ms if write else phase.reads_ms).append(elapsed_ms)
+            (phase.writes_ms if self._writes else phase.reads_ms).append(elapsed_ms)
 
     async def _read(self) -> None:
         question = f"{self._rng.choice(self._work.asked)} ({self._name}.{self._calls})"
@@ -197,17 +206,22 @@ async def run_phases(
     so that no question is asked twice."""
     rss_start = resident_mb()
     phases = []
-    for tag, name, seconds, share in (
-        ("a", "readers alone", profile.read_only_seconds, 0.0),
-        ("w", "readers and writers", profile.seconds, profile.write_share),
+    for tag, name, seconds, callers in (
+        ("a", "readers alone", profile.read_only_seconds, profile.readers),
+        ("w", "readers and writers", profile.seconds, profile.callers),
     ):
         if on_phase is not None:
             on_phase(name, seconds)
-        callers = [
-            Caller(f"{tag}{number}", profile.seed * 100_003 + number, workload, share)
-            for number in range(profile.callers)
+        team = [
+            Caller(
+                f"{tag}{number}",
+                profile.seed * 100_003 + number,
+                workload,
+                writes=number >= profile.readers,
+            )
+            for number in range(callers)
         ]
-        phases.append(await run_phase(callers, seconds, profile.call_timeout_s))
+        phases.append(await run_phase(team, seconds, profile.call_timeout_s))
     alone, mixed = phases
     return figures(profile, settings, alone, mixed) | {
         "rss_start_mb": rss_start,
@@ -228,7 +242,8 @@ def figures(profile: LoadProfile, settings: GrpcSettings, alone: Phase, mixed: P
         "p95_ms": percentile(answered, 95),
         "p99_ms": percentile(answered, 99),
         "requests_per_s": mixed.requests / mixed.seconds if mixed.seconds else 0.0,
-        "write_share": profile.write_share,
+        "readers": profile.readers,
+        "writers": profile.writers,
         "max_in_flight": settings.max_in_flight,
         "writes": len(mixed.writes_ms),
         "write_p50_ms": percentile(mixed.writes_ms, 50),

@@ -2,14 +2,30 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import structlog
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from retrieval.cli.runtime import console
 from retrieval.logging import configure_logging
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """No logs: every refused input is logged, and parsers warn of every broken file."""
+    saved = structlog.get_config()
+    configure_logging("CRITICAL")
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(logging.NOTSET)
+        structlog.configure(**saved)
 
 
 def fuzz(
@@ -30,9 +46,6 @@ def fuzz(
         raise typer.BadParameter(
             f"unknown {unknown}; known: {sorted(TARGETS)}", param_hint="--target"
         )
-    # every refused input is logged, and parsers warn of every broken file: nothing to read
-    configure_logging("CRITICAL")
-    logging.disable(logging.CRITICAL)
     table = Table(title=f"fuzz, {cases} cases per target, seed {seed}")
     for column in ("target", "cases", "refused", "failures", "seconds", "cases/s"):
         table.add_column(column, justify="left" if column == "target" else "right")
@@ -49,7 +62,7 @@ def fuzz(
         )
 
     chosen = [TARGETS[name] for name in targets or TARGETS]
-    with console.status(f"fuzzing {', '.join(target.name for target in chosen)}"):
+    with quiet(), console.status(f"fuzzing {', '.join(target.name for target in chosen)}"):
         report = run_targets(chosen, cases=cases, seed=seed, timeout_s=timeout, on_target=done)
     reports.mkdir(parents=True, exist_ok=True)
     (reports / "fuzz.json").write_text(json.dumps(report.as_dict(), indent=2))

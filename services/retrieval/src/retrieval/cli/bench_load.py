@@ -18,7 +18,9 @@ def load(
     read_only_seconds: float = typer.Option(
         20.0, min=0.1, help="Seconds of readers alone, first, for comparison."
     ),
-    write_share: float = typer.Option(0.1, min=0, max=1, help="Share of calls that write."),
+    write_share: float = typer.Option(
+        0.1, min=0, max=0.9, help="Share of the callers that write (rounded); the others read."
+    ),
     call_timeout: float = typer.Option(60.0, min=1, help="Longest one call may take (s)."),
     log_level: str = typer.Option("WARNING", help="Log level of the service under load."),
     reports: Path = typer.Option(Path("reports"), help="Where load.json is written."),
@@ -41,7 +43,9 @@ def load(
         )
     reports.mkdir(parents=True, exist_ok=True)
     (reports / "load.json").write_text(json.dumps(figures, indent=2))
-    table = Table(title=f"{callers} callers over gRPC, {write_share:.0%} of calls writing")
+    table = Table(
+        title=f"{profile.readers} readers and {profile.writers} writers over gRPC on loopback"
+    )
     for column in ("calls", "count", "errors", "p50 ms", "p95 ms"):
         table.add_column(column, justify="left" if column == "calls" else "right")
     table.add_row(

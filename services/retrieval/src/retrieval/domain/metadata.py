@@ -8,8 +8,6 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-from retrieval.domain.stored_text import check_unicode
-
 MetadataValue = str | int | float | bool | list[str]
 
 MAX_METADATA_BYTES = 40 * 1024
@@ -27,10 +25,22 @@ def model_signature(model: str, dimension: int) -> str:
     return f"{model}@{dimension}"
 
 
+def check_unicode(text: str) -> None:
+    """ValueError when ``text`` holds a lone surrogate (a JSON ``"\\ud800"`` escape decodes to
+    one): it has no UTF-8 form, so no hash, index or database takes it. Pydantic refuses one
+    in a constrained string, but passes a plain ``str`` (metadata's keys and values) as is."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"holds a lone surrogate at position {error.start}; text must be valid Unicode"
+        ) from None
+
+
 def check_metadata(metadata: Any) -> Any:
     """Reject what a vector index or MongoDB cannot store: nulls, nested objects, mixed lists,
-    `$` keys (Pinecone), keys with a NUL character (BSON). Dotted keys pass: MongoDB stores
-    them in a subdocument, and nothing queries metadata by path."""
+    `$` keys (Pinecone), keys with a NUL character (BSON), text that is not Unicode. Dotted
+    keys pass: MongoDB stores them in a subdocument, and nothing queries metadata by path."""
     if not isinstance(metadata, dict):
         raise ValueError("metadata must be an object")
     for key, value in metadata.items():

@@ -19,7 +19,6 @@ from pydantic import (
 
 from retrieval.domain.metadata import Metadata
 from retrieval.domain.ranking.fusion import FusionMethod
-from retrieval.domain.stored_text import StoredText
 from retrieval.errors import InvalidRequestError
 
 SLUG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
@@ -83,9 +82,9 @@ class RagDocument(Frozen):
     """A source document before chunking."""
 
     document_id: Slug = Field(description="Stable identifier chosen by the knowledge base.")
-    title: StoredText = Field(min_length=1, max_length=512, description="Human-readable title.")
+    title: str = Field(min_length=1, max_length=512, description="Human-readable title.")
     domain: DomainName = Field(description="Knowledge domain the document belongs to.")
-    content: StoredText = Field(min_length=1, description="Markdown body of the document.")
+    content: str = Field(min_length=1, description="Markdown body of the document.")
     metadata: Metadata = Field(
         default_factory=dict, description="Extra filterable attributes copied to every chunk."
     )
