@@ -106,7 +106,7 @@ def test_the_command_fails_and_shows_the_first_failing_input(
         "TARGETS",
         {"calm": target(calm, name="calm"), "broken": target(fails, name="broken")},
     )
-    arguments = ["bench", "fuzz", "--cases", "20", "--reports", str(tmp_path)]
+    arguments = ["bench", "fuzz", "--cases", "20", "--workers", "1", "--reports", str(tmp_path)]
     result = CliRunner().invoke(app, arguments, env={"COLUMNS": "200"})
     assert result.exit_code == 1, result.output
     assert "broken: 20 failing cases; the first:" in result.output

@@ -1,15 +1,12 @@
 """Hypothesis against every public input of the service (``retrieval bench fuzz``).
 
-Each module is one target: retrieval requests in process, metadata filters, documents to
-ingest, files to ingest, gRPC requests over loopback, settings from the environment.
+Each target module fuzzes one input: retrieval requests in process (``retrieve``), metadata
+filters (``filters``), documents to ingest (``documents``), files to ingest (``files``), gRPC
+requests over loopback (``grpc_requests``), settings from the environment (``settings``).
 """
 
-from retrieval_testkit.fuzz import documents, files, filters, grpc_requests, retrieve, settings
-from retrieval_testkit.fuzz.harness import FuzzReport, Target, TargetReport, run_targets
+from retrieval_testkit.fuzz.harness import FuzzReport, Target, TargetReport
+from retrieval_testkit.fuzz.runs import fuzz
+from retrieval_testkit.fuzz.targets import TARGETS
 
-TARGETS: dict[str, Target] = {
-    module.TARGET.name: module.TARGET
-    for module in (retrieve, filters, documents, files, grpc_requests, settings)
-}
-
-__all__ = ["TARGETS", "FuzzReport", "Target", "TargetReport", "run_targets"]
+__all__ = ["TARGETS", "FuzzReport", "Target", "TargetReport", "fuzz"]

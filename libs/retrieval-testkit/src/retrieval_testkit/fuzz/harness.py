@@ -12,6 +12,7 @@ the per-case time limit (a hang).
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import sys
 import time
@@ -22,10 +23,13 @@ from contextlib import AbstractAsyncContextManager, AbstractContextManager, cont
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import structlog
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as seeded
 from hypothesis.strategies import SearchStrategy
 from pydantic import ValidationError
+
+from retrieval.logging import configure_logging
 
 T = TypeVar("T")
 Check = Callable[[Any], None]
@@ -230,7 +234,7 @@ def run_targets(
     *,
     cases: int,
     seed: int = 0,
-    timeout_s: float = 10.0,
+    timeout_s: float = 30.0,
     on_target: Callable[[TargetReport], None] | None = None,
 ) -> FuzzReport:
     """Each target in turn, on one runner."""
@@ -238,9 +242,23 @@ def run_targets(
     runner = Runner(timeout_s)
     try:
         for target in targets:
-            report.targets.append(run_target(target, runner, cases=cases, seed=seed))
+            with quiet():
+                report.targets.append(run_target(target, runner, cases=cases, seed=seed))
             if on_target is not None:
                 on_target(report.targets[-1])
     finally:
         runner.close()
     return report
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """No logs: every refused input is logged, and parsers warn of every broken file."""
+    saved = structlog.get_config()
+    configure_logging("CRITICAL")
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(logging.NOTSET)
+        structlog.configure(**saved)
