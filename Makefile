@@ -5,7 +5,7 @@ UV := .tools/bin/uv
 RUN := $(UV) run --frozen
 DATA ?= ../shared/data/beir/scifact
 
-.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index load crash serve proto clean
+.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index load crash fuzz serve proto clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -73,6 +73,9 @@ load: setup
 
 crash: setup
 	$(RUN) retrieval bench crash $(if $(KILLS),--kills $(KILLS))
+
+fuzz: setup
+	$(RUN) retrieval bench fuzz $(if $(CASES),--cases $(CASES))
 
 serve: setup
 	$(RUN) retrieval serve

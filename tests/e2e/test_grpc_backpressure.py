@@ -15,8 +15,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from retrieval.container import Application, Container, running
 from retrieval.domain.models import RagDocument
-from retrieval.errors import RateLimitedError
+from retrieval.errors import PayloadTooLargeError, RateLimitedError
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, create_server
+from retrieval.grpc.errors import error_from_rpc
 from retrieval.grpc.metadata import CORRELATION_ID_KEY, RETRY_AFTER_KEY, metadata_value
 from retrieval.grpc.server import SERVICE_NAME
 from retrieval.ports.embedder import Vector
@@ -156,3 +157,14 @@ async def test_the_client_waits_out_a_refusal_and_is_answered_once_a_call_ends(
     assert time.monotonic() - started >= 1.0
     assert [bool(result.matches) for result in results] == [True] * (LIMIT + 1)
     assert refused(app) == 1
+
+
+def test_resource_exhausted_without_a_retry_hint_is_still_an_oversized_message() -> None:
+    """gRPC itself refuses a message over the size limit with RESOURCE_EXHAUSTED and no hint."""
+    error = grpc.aio.AioRpcError(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.aio.Metadata(),
+        grpc.aio.Metadata(),
+        "Received message larger than max",
+    )
+    assert isinstance(error_from_rpc(error), PayloadTooLargeError)
