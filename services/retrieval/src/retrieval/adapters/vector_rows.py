@@ -119,7 +119,9 @@ class NamespaceRows:
 
     def record(self, row: int) -> VectorRecord:
         return VectorRecord.model_construct(
-            id=self.ids[row], values=tuple(self.vectors[row].tolist()), metadata=self.metadata[row]
+            id=self.ids[row],
+            values=tuple(self.vectors[row].tolist()),
+            metadata=dict(self.metadata[row]),
         )
 
     def apply(self, operation: Operation) -> NamespaceRows:
