@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.benchmarks.vector_index import bytes_written
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackendError
 
@@ -28,14 +29,6 @@ def records(prefix: str, count: int, seed: int = 0, **metadata: object) -> list[
         VectorRecord.model_construct(id=f"{prefix}{n}", values=tuple(row), metadata=dict(metadata))
         for n, row in enumerate(values.tolist())
     ]
-
-
-def bytes_written() -> int:
-    """Bytes this process has passed to write(2) and its kin so far (Linux)."""
-    for line in Path("/proc/self/io").read_text().splitlines():
-        if line.startswith("wchar:"):
-            return int(line.split()[1])
-    raise AssertionError("no wchar in /proc/self/io")
 
 
 async def contents(path: Path) -> dict[str, tuple[tuple[float, ...], dict]]:
@@ -197,6 +190,7 @@ import asyncio, sys
 from pathlib import Path
 import numpy as np
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.benchmarks.vector_index import bytes_written
 from retrieval.domain.vectors import VectorRecord
 
 async def main():
