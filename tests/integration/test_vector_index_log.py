@@ -240,12 +240,16 @@ def test_a_writer_killed_mid_run_keeps_every_acknowledged_write_whole(
     source = WRITER + inspect.getsource(batch_ids) + "\nasyncio.run(main())\n"
     command = [sys.executable, "-c", source, str(tmp_path)]
     with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     ) as writer:
         assert writer.stdout is not None
+        output = []
         for line in writer.stdout:
-            if line.strip().isdigit() and int(line) >= kill_after:
+            output.append(line)
+            if line.strip() == str(kill_after):
                 break
+        else:
+            pytest.fail(f"the writer ended before batch {kill_after}:\n{''.join(output[-30:])}")
         writer.kill()
 
     recovered = asyncio.run(recovered_batches(tmp_path))
