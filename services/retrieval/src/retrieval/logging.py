@@ -36,10 +36,15 @@ def new_correlation_id() -> str:
     return uuid.uuid4().hex
 
 
+def current_correlation_id() -> str | None:
+    """The correlation id bound to this context, if any."""
+    return structlog.contextvars.get_contextvars().get("correlation_id")
+
+
 @contextmanager
 def correlation_scope(correlation_id: str | None = None) -> Iterator[str]:
     """Bind a correlation id to every log line in this context, keeping an outer one."""
-    bound = structlog.contextvars.get_contextvars().get("correlation_id")
+    bound = current_correlation_id()
     if bound and correlation_id is None:
         yield bound
         return

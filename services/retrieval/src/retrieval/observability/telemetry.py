@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import structlog
 from opentelemetry import trace
 from opentelemetry.trace import Span
 
-from retrieval.domain.models import RetrievalResult
+from retrieval.domain.models import DENSE, RetrievalResult
+from retrieval.logging import current_correlation_id
 from retrieval.observability.metrics import ServiceMetrics
 
 CORRELATION_ID_ATTRIBUTE = "retrieval.correlation_id"
@@ -28,7 +28,7 @@ class Telemetry:
         """A span, a child of the current one, carrying the call's correlation id; an error
         raised inside it is recorded on it."""
         with self._tracer.start_as_current_span(name) as span:
-            span.set_attribute(CORRELATION_ID_ATTRIBUTE, correlation_id())
+            span.set_attribute(CORRELATION_ID_ATTRIBUTE, current_correlation_id() or "")
             yield span
 
     @contextmanager
@@ -56,7 +56,7 @@ class Telemetry:
         cache served)."""
         self.metrics.cache_lookups.labels(result="hit" if result.cached else "miss").inc()
         self.metrics.matches.observe(result.total_matches)
-        cosines = [match.scores["dense"] for match in result.matches if "dense" in match.scores]
+        cosines = [match.scores[DENSE] for match in result.matches if DENSE in match.scores]
         if cosines:
             self.metrics.top_cosine.observe(max(cosines))
         for stage, ms in result.timings.stages.items():
@@ -66,7 +66,3 @@ class Telemetry:
         span.set_attribute("retrieval.cached", result.cached)
         if result.degraded:
             span.set_attribute("retrieval.degraded", list(result.degraded))
-
-
-def correlation_id() -> str:
-    return str(structlog.contextvars.get_contextvars().get("correlation_id", ""))

@@ -6,7 +6,7 @@ import structlog
 
 from retrieval.domain.models import FETCH_STAGE, RetrievalMatch
 from retrieval.ports import ChunkRepository
-from retrieval.service.pipeline.stage import PipelineState
+from retrieval.service.pipeline.stage import PipelineState, with_texts
 
 log = structlog.get_logger("retrieval")
 
@@ -22,11 +22,7 @@ class Hydrate:
 
     async def run(self, state: PipelineState) -> PipelineState:
         namespace = state.namespace
-        missing = [c.chunk_id for c in state.candidates if c.chunk_id not in state.chunks]
-        texts = {
-            **state.chunks,
-            **(await self._chunks.get_many(missing, namespace) if missing else {}),
-        }
+        texts = await with_texts(state, state.candidates, self._chunks)
         matches = []
         for candidate in state.candidates:
             chunk = texts.get(candidate.chunk_id)

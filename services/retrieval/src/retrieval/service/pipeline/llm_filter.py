@@ -14,7 +14,7 @@ from retrieval.domain.ranking.relevance import Judgement, read_judgement
 from retrieval.errors import BackendError, BackendNotConfiguredError, InvalidRequestError
 from retrieval.ports import ChunkRepository
 from retrieval.ports.llm import Llm
-from retrieval.service.pipeline.stage import PipelineState
+from retrieval.service.pipeline.stage import PipelineState, with_texts
 
 log = structlog.get_logger("retrieval")
 
@@ -50,11 +50,7 @@ class LlmFilter:
         if not plan.llm_filter or not state.candidates:
             return state
         judged = state.candidates[: JUDGED_PER_MATCH * state.query.top_k]
-        missing = [c.chunk_id for c in judged if c.chunk_id not in state.chunks]
-        chunks = {
-            **state.chunks,
-            **(await self._chunks.get_many(missing, state.namespace) if missing else {}),
-        }
+        chunks = await with_texts(state, judged, self._chunks)
         batches = slices(
             [c.chunk_id for c in judged if c.chunk_id in chunks], plan.llm_filter_batch
         )

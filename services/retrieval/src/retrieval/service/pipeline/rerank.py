@@ -8,7 +8,7 @@ from retrieval.domain.models import RERANK, RERANK_STAGE
 from retrieval.errors import BackendError, BackendNotConfiguredError
 from retrieval.ports import ChunkRepository
 from retrieval.ports.reranker import Reranker
-from retrieval.service.pipeline.stage import Candidate, PipelineState
+from retrieval.service.pipeline.stage import Candidate, PipelineState, with_texts
 
 log = structlog.get_logger("retrieval")
 
@@ -30,10 +30,7 @@ class Rerank:
         if not state.plan.rerank or not state.candidates:
             return state
         considered = state.candidates[: state.plan.rerank_depth]
-        fetched = await self._chunks.get_many(
-            [c.chunk_id for c in considered if c.chunk_id not in state.chunks], state.namespace
-        )
-        chunks = {**state.chunks, **fetched}
+        chunks = await with_texts(state, considered, self._chunks)
         present = [c for c in considered if c.chunk_id in chunks]
         try:
             ranked = await self._reranker.rerank(

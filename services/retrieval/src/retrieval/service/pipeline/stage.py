@@ -9,6 +9,7 @@ from typing import Protocol
 from retrieval.domain.models import QueryRewrite, RagChunk, RetrievalMatch, RetrievalQuery
 from retrieval.domain.query_text import normalise
 from retrieval.observability.telemetry import Telemetry
+from retrieval.ports.chunk_repository import ChunkRepository
 from retrieval.ports.embedder import Vector
 from retrieval.service.pipeline.options import SearchPlan
 from retrieval.service.timing import StageClock
@@ -62,6 +63,16 @@ class PipelineState:
             plan=defaults.resolve(query.options),
             text=normalise(query.query),
         )
+
+
+async def with_texts(
+    state: PipelineState, candidates: Sequence[Candidate], chunks: ChunkRepository
+) -> dict[str, RagChunk]:
+    """``state.chunks`` with the texts of ``candidates`` no stage has fetched yet, fetched in
+    one round trip; a chunk without a stored text stays absent."""
+    missing = [c.chunk_id for c in candidates if c.chunk_id not in state.chunks]
+    fetched = await chunks.get_many(missing, state.namespace) if missing else {}
+    return {**state.chunks, **fetched}
 
 
 class Stage(Protocol):
