@@ -73,6 +73,9 @@ def chunk_ids(document: str, chunks: int) -> list[str]:
     return [f"{document}#{position}" for position in range(chunks)]
 
 
+EVERY_CHUNK = [i for document in DOCUMENTS for i in chunk_ids(document, 3)]
+
+
 @dataclass
 class Model:
     """What each namespace should hold: chunk ids by document."""
@@ -84,6 +87,9 @@ class Model:
 
     def documents(self, namespace: str) -> set[str]:
         return set(self.namespaces.get(namespace, {}))
+
+    def chunks(self, namespace: str, document: str) -> set[str]:
+        return set(self.namespaces.get(namespace, {}).get(document, []))
 
 
 class Driver(Protocol):
@@ -142,16 +148,11 @@ class VectorIndexDriver:
                 )
             except NamespaceNotFoundError:
                 only = []
-            assert {match.id for match in only} == set(
-                model.namespaces.get(namespace, {}).get(document, [])
-            )
-        every = [i for document in DOCUMENTS for i in chunk_ids(document, 3)]
-        fetched = await self.index.fetch(every, namespace)
+            assert {match.id for match in only} == model.chunks(namespace, document)
+        fetched = await self.index.fetch(EVERY_CHUNK, namespace)
         assert set(fetched) == held
         assert all(record.metadata["ns"] == namespace for record in fetched.values())
-        assert {
-            i for page in [p async for p in self.index.list_ids(namespace)] for i in page
-        } == held
+        assert {i async for page in self.index.list_ids(namespace) for i in page} == held
         stats = await self.index.stats()
         counted = stats.namespaces.get(namespace)
         assert (counted.vector_count if counted else 0) == len(held)
@@ -187,12 +188,8 @@ class KeywordIndexDriver:
                 namespace=namespace,
                 filter={"ns": namespace, "document": document},
             )
-            assert {match.id for match in only} == set(
-                model.namespaces.get(namespace, {}).get(document, [])
-            )
-        assert {
-            i for page in [p async for p in self.index.list_ids(namespace)] for i in page
-        } == held
+            assert {match.id for match in only} == model.chunks(namespace, document)
+        assert {i async for page in self.index.list_ids(namespace) for i in page} == held
         assert await self.index.count(namespace) == len(held)
 
 
@@ -224,12 +221,11 @@ class ChunkRepositoryDriver:
 
     async def answers(self, namespace: str, model: Model) -> None:
         held = model.held(namespace)
-        every = [i for document in DOCUMENTS for i in chunk_ids(document, 3)]
-        found = await self.repository.get_many(every, namespace)
+        found = await self.repository.get_many(EVERY_CHUNK, namespace)
         assert set(found) == held
         assert all(chunk.namespace == namespace == chunk.metadata["ns"] for chunk in found.values())
         for document in DOCUMENTS:
-            expected = set(model.namespaces.get(namespace, {}).get(document, []))
+            expected = model.chunks(namespace, document)
             assert await self.repository.chunk_ids(document, namespace) == expected
         one = await self.repository.get_by_id("d1#0", namespace)
         assert (one is not None) == ("d1#0" in held)

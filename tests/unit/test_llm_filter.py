@@ -142,9 +142,9 @@ async def test_a_failed_call_keeps_its_batch_and_says_degraded() -> None:
 
 async def test_a_reply_that_cannot_be_read_keeps_its_batch_and_says_degraded() -> None:
     llm, chunks = ScriptedLlm(lambda request: "Both look useful to me."), await stored(3)
-    with capture_logs() as logs:
-        after = await LlmFilter(llm, chunks).run(state(3))
     before = state(3)
+    with capture_logs() as logs:
+        after = await LlmFilter(llm, chunks).run(before)
     assert after.candidates == before.candidates
     assert after.degraded == ("llm_filter",)
     assert any(e["event"] == "retrieve.llm_filter_unreadable" for e in logs)

@@ -27,21 +27,13 @@ async def test_a_query_asked_again_is_answered_from_memory_with_the_same_vector(
 
 
 async def test_lookups_are_counted() -> None:
-    queries = QueryVectorCache(
-        HashEmbedder(), max_entries=10, metrics=(m := quiet_telemetry().metrics)
-    )
+    metrics = quiet_telemetry().metrics
+    queries = QueryVectorCache(HashEmbedder(), max_entries=10, metrics=metrics)
     for text in ("a", "a", "b", "a"):
         await queries.embed_query(text)
-    assert (
-        m.registry.get_sample_value("retrieval_query_vector_cache_lookups_total", {"result": "hit"})
-        == 2
-    )
-    assert (
-        m.registry.get_sample_value(
-            "retrieval_query_vector_cache_lookups_total", {"result": "miss"}
-        )
-        == 2
-    )
+    lookups = "retrieval_query_vector_cache_lookups_total"
+    assert metrics.registry.get_sample_value(lookups, {"result": "hit"}) == 2
+    assert metrics.registry.get_sample_value(lookups, {"result": "miss"}) == 2
 
 
 async def test_a_cached_vector_cannot_be_changed_by_a_caller() -> None:
@@ -49,7 +41,6 @@ async def test_a_cached_vector_cannot_be_changed_by_a_caller() -> None:
     vector = await queries.embed_query("frost")
     with pytest.raises(ValueError, match="read-only"):
         vector[0] = 42.0
-    assert (await queries.embed_query("frost"))[0] != 42.0
 
 
 async def test_the_least_recently_used_query_leaves_first() -> None:

@@ -703,10 +703,14 @@ async def test_without_the_option_the_model_is_not_asked(stores: Stores) -> None
     assert llm.calls == []
 
 
+def unconfigured(request: object) -> str:
+    raise BackendNotConfiguredError("RETRIEVAL_LLM_BASE_URL is not set")
+
+
 @pytest.mark.parametrize(
     "reply",
-    [failing, lambda request: "The first one, I think."],
-    ids=["down", "unreadable"],
+    [failing, lambda request: "The first one, I think.", unconfigured],
+    ids=["down", "unreadable", "unconfigured"],
 )
 async def test_a_failed_llm_filter_keeps_the_candidates_and_says_degraded(
     stores: Stores, reply
@@ -719,20 +723,6 @@ async def test_a_failed_llm_filter_keeps_the_candidates_and_says_degraded(
     assert result.matches == plain.matches
     assert result.degraded == ("llm_filter",)
     assert any(e["log_level"] == "warning" and "llm_filter" in e["event"] for e in logs)
-
-
-async def test_an_unconfigured_model_keeps_the_candidates_and_says_degraded(
-    stores: Stores,
-) -> None:
-    def unconfigured(request: object) -> str:
-        raise BackendNotConfiguredError("RETRIEVAL_LLM_BASE_URL is not set")
-
-    plain = await stores.retrieval.retrieve("tea", top_k=3)
-    result = await stores.service(llm=ScriptedLlm(unconfigured)).retrieve(
-        "tea", top_k=3, options=LLM_FILTER
-    )
-    assert result.matches == plain.matches
-    assert result.degraded == ("llm_filter",)
 
 
 def test_the_llm_filter_asks_the_searches_for_more_than_top_k() -> None:

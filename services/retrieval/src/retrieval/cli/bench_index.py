@@ -36,7 +36,7 @@ def index(
         )
     reports.mkdir(parents=True, exist_ok=True)
     (reports / "index.json").write_text(json.dumps(figures, indent=2))
-    writes = Table(title="writes of 500 records")
+    writes = Table(title=f"writes of {figures['parameters']['write_batch']} records")
     for column in (
         "records",
         "s/record",

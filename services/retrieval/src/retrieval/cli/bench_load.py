@@ -11,17 +11,24 @@ from retrieval.benchmarks.load import LoadProfile, embedded_settings, run_load
 from retrieval.cli.runtime import console, run
 from retrieval.logging import configure_logging
 
+DEFAULT = LoadProfile()
+
 
 def load(
-    callers: int = typer.Option(100, min=1, help="Concurrent gRPC callers."),
-    seconds: float = typer.Option(60.0, min=0.1, help="Seconds of readers and writers."),
+    callers: int = typer.Option(DEFAULT.callers, min=1, help="Concurrent gRPC callers."),
+    seconds: float = typer.Option(DEFAULT.seconds, min=0.1, help="Seconds of readers and writers."),
     read_only_seconds: float = typer.Option(
-        20.0, min=0.1, help="Seconds of readers alone, first, for comparison."
+        DEFAULT.read_only_seconds, min=0.1, help="Seconds of readers alone, first, for comparison."
     ),
     write_share: float = typer.Option(
-        0.1, min=0, max=0.9, help="Share of the callers that write (rounded); the others read."
+        DEFAULT.write_share,
+        min=0,
+        max=0.9,
+        help="Share of the callers that write (rounded); the others read.",
     ),
-    call_timeout: float = typer.Option(60.0, min=1, help="Longest one call may take (s)."),
+    call_timeout: float = typer.Option(
+        DEFAULT.call_timeout_s, min=1, help="Longest one call may take (s)."
+    ),
     log_level: str = typer.Option("WARNING", help="Log level of the service under load."),
     reports: Path = typer.Option(Path("reports"), help="Where load.json is written."),
 ) -> None:
