@@ -188,23 +188,17 @@ class StatsService:
         try:
             result = await audit(self._stores, self._ledger, namespace)
         except BackendError as error:
-            failed = unreachable(f"namespace {namespace}", str(error))
-            return NamespaceHealth(
-                namespace=namespace,
-                status=failed.status,
-                reasons=failed.reasons,
-                vector_count=vector_count,
-                chunk_count=None,
-                orphans=None,
-            )
-        orphans = orphans_of(result)
-        verdict = namespace_verdict(namespace, orphans)
+            verdict = unreachable(f"namespace {namespace}", str(error))
+            chunk_count, orphans = None, None
+        else:
+            chunk_count, orphans = len(result.texts), orphans_of(result)
+            verdict = namespace_verdict(namespace, orphans)
         return NamespaceHealth(
             namespace=namespace,
             status=verdict.status,
             reasons=verdict.reasons,
             vector_count=vector_count,
-            chunk_count=len(result.texts),
+            chunk_count=chunk_count,
             orphans=orphans,
         )
 
