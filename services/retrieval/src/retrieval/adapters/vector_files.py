@@ -139,10 +139,6 @@ class NamespaceLog:
         self.sequence = sequence
         self._file = LogFile(self.files.log(sequence), length)
 
-    @property
-    def length(self) -> int:
-        return 0 if self._file is None else self._file.length
-
     def append(self, operation: Operation) -> None:
         if self._file is None:
             self.rotate()

@@ -13,17 +13,16 @@ chunks of ``ADD_CHUNK`` rows, so a search waits for one chunk at most.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 import faiss
 import numpy as np
 import numpy.typing as npt
 import structlog
 
-from retrieval.adapters.durable_files import TEMPORARY_SUFFIX
+from retrieval.adapters.durable_files import write_temporary
 
 Matrix = npt.NDArray[np.float32]
 Rows = npt.NDArray[np.int64]
@@ -131,14 +130,9 @@ class HnswGraph:
 
     def write(self, path: Path) -> Path:
         """Save to a synced temporary file beside ``path``; the caller renames it over."""
-        descriptor, name = tempfile.mkstemp(dir=path.parent, suffix=TEMPORARY_SUFFIX)
-        try:
+
+        def save(file: BinaryIO) -> None:
             with self._lock:
-                faiss.write_index(self._index, name)
-            os.fsync(descriptor)
-        except BaseException:
-            Path(name).unlink(missing_ok=True)
-            raise
-        finally:
-            os.close(descriptor)
-        return Path(name)
+                faiss.write_index(self._index, faiss.PyCallbackIOWriter(file.write))
+
+        return write_temporary(path.parent, save)

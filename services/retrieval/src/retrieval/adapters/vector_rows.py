@@ -50,11 +50,14 @@ class Growable:
 class Frozen:
     """The rows of a namespace as they were between two writes."""
 
-    count: int
     live: npt.NDArray[np.bool_]
     vectors: Matrix
     ids: list[str]
     metadata: list[dict[str, Any]]
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
 
     def dense(self) -> NamespaceRows:
         """The live rows alone, in order (the next snapshot)."""
@@ -155,10 +158,7 @@ class NamespaceRows:
                 self.changes += 1
 
     def freeze(self) -> Frozen:
-        count = self.count
-        return Frozen(
-            count, self.live.copy(), self.vectors, self.ids[:count], self.metadata[:count]
-        )
+        return Frozen(self.live.copy(), self.vectors, list(self.ids), list(self.metadata))
 
     def rebased(self, frozen: Frozen, dense: NamespaceRows) -> NamespaceRows:
         """``dense`` (the live rows of ``frozen``) with what was written since ``frozen`` was
