@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from retrieval_testkit import (
     InMemoryVectorIndex,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.waiting import until
 
 NAMESPACE = "backpressure"
 LIMIT = 2
@@ -86,13 +87,6 @@ async def served(tmp_path: Path, embedder: HeldEmbedder) -> AsyncIterator[tuple[
             await server.stop(None)
 
 
-async def until(condition: Callable[[], bool]) -> None:
-    """Poll what the server does in its own tasks until ``condition`` holds (30 s at most)."""
-    async with asyncio.timeout(30):
-        while not condition():  # noqa: ASYNC110 - no event to wait on
-            await asyncio.sleep(0.01)
-
-
 def refused(app: Application) -> float | None:
     return app.telemetry.metrics.registry.get_sample_value(
         "retrieval_rpc_refused_total", {"service": SERVICE_NAME, "method": "Retrieve"}
@@ -110,7 +104,7 @@ async def test_a_call_past_the_limit_is_refused_at_once_and_health_still_answers
         stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
         request = pb.RetrieveRequest(query="frost", namespace=NAMESPACE)
         admitted = [asyncio.ensure_future(stub.Retrieve(request)) for _ in range(LIMIT)]
-        await until(lambda: embedder.held == LIMIT)
+        await until(lambda: embedder.held == LIMIT, "the calls to hold every slot")
 
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             await stub.Retrieve(request, timeout=30)
@@ -148,10 +142,10 @@ async def test_the_client_waits_out_a_refusal_and_is_answered_once_a_call_ends(
         admitted = [
             asyncio.create_task(client.retrieve("frost", namespace=NAMESPACE)) for _ in range(LIMIT)
         ]
-        await until(lambda: embedder.held == LIMIT)
+        await until(lambda: embedder.held == LIMIT, "the calls to hold every slot")
         started = time.monotonic()
         late = asyncio.create_task(client.retrieve("frost", namespace=NAMESPACE))
-        await until(lambda: refused(app) == 1)
+        await until(lambda: refused(app) == 1, "the refusal to be counted")
         embedder.release.set()
         results = await asyncio.gather(*admitted, late)
     assert time.monotonic() - started >= 1.0

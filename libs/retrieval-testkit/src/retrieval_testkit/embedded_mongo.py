@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from dependency_injector import providers
@@ -16,8 +15,7 @@ from retrieval.ports.embedder import Embedder
 from retrieval.retries import RetryPolicy
 from retrieval.settings import Settings
 from retrieval_testkit.hash_embedder import HashEmbedder
-
-WAIT_S = 60.0
+from retrieval_testkit.waiting import until
 
 
 def pausing_supervisor(settings: Settings, restart_pause_s: float) -> EmbeddedMongoSupervisor:
@@ -58,13 +56,3 @@ async def restarted(supervisor: EmbeddedMongoSupervisor) -> int:
     pid = supervisor.pid
     assert pid is not None
     return pid
-
-
-async def until(condition: Callable[[], bool], what: str) -> None:
-    """Poll what the supervisor's thread does until ``condition`` holds (``WAIT_S`` at most)."""
-    try:
-        async with asyncio.timeout(WAIT_S):
-            while not condition():  # noqa: ASYNC110 - the thread sets no event to wait on
-                await asyncio.sleep(0.005)
-    except TimeoutError:
-        raise TimeoutError(f"waited {WAIT_S:.0f} s for {what}") from None
