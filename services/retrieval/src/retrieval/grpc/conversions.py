@@ -123,6 +123,11 @@ def present(message: Any, names: Iterable[str]) -> dict[str, Any]:
     return {name: getattr(message, name) for name in names if message.HasField(name)}
 
 
+def optional_field(message: Any, name: str) -> Any:
+    """An optional field's value, or None when the message does not carry it."""
+    return getattr(message, name) if message.HasField(name) else None
+
+
 def query_from_proto(request: pb.RetrieveRequest) -> RetrievalQuery:
     """The request as a query; absent fields keep the model's defaults, an empty namespace
     means the service's default."""
@@ -220,8 +225,8 @@ def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
                 method=rewrite.method,
                 query=rewrite.query,
                 reason=rewrite.reason,
-                error=rewrite.error if rewrite.HasField("error") else None,
-                best_cosine=rewrite.best_cosine if rewrite.HasField("best_cosine") else None,
+                error=optional_field(rewrite, "error"),
+                best_cosine=optional_field(rewrite, "best_cosine"),
             )
             for rewrite in response.rewrites
         ),
@@ -232,11 +237,7 @@ def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
 def statistics_from_proto(statistics: pb.MatchStatistics) -> MatchStatistics:
     return MatchStatistics(
         matches=statistics.matches,
-        **{
-            name: getattr(statistics, name)
-            for name in ("mean_score", "max_score", "min_score")
-            if statistics.HasField(name)
-        },
+        **present(statistics, ("mean_score", "max_score", "min_score")),
     )
 
 
@@ -457,10 +458,6 @@ def validation_report_to_proto(report: ValidationReport) -> pb.ValidateResponse:
         metadata_field_completeness=report.metadata_field_completeness,
         problems=report.problems,
     )
-
-
-def optional_field(message: Any, name: str) -> Any:
-    return getattr(message, name) if message.HasField(name) else None
 
 
 def validation_report_from_proto(response: pb.ValidateResponse) -> ValidationReport:

@@ -34,14 +34,9 @@ class HealthMonitor:
         self._interval_s = interval_s
         self._status = HealthStatus.GREEN
 
-    @property
-    def status(self) -> HealthStatus:
-        """RED while a store does not answer, else GREEN: orphans are not looked for here
-        (``GetStats`` audits them)."""
-        return self._status
-
-    async def check(self) -> HealthStatus:
-        """Probe once; publish the serving status when it changed."""
+    async def check(self) -> None:
+        """Probe once; publish the serving status when it changed (RED while a store does not
+        answer, else GREEN: orphans are not looked for here, ``GetStats`` audits them)."""
         verdict = await self._probe()
         if verdict.status is not self._status:
             red = verdict.status is HealthStatus.RED
@@ -51,7 +46,6 @@ class HealthMonitor:
                 log.info("grpc.health_changed", status=verdict.status)
             await self._publish(ServingStatus.NOT_SERVING if red else ServingStatus.SERVING)
             self._status = verdict.status
-        return self._status
 
     def start(self, server: grpc.aio.Server) -> None:
         """Check every ``interval_s`` until ``server`` has stopped."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from retrieval.domain.collection_health import Footprint, HealthStatus, Orphans
-from retrieval.grpc.conversions import present
+from retrieval.grpc.conversions import optional_field, present
 from retrieval.service.stats import CollectionStats, NamespaceHealth
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
@@ -34,7 +34,7 @@ def namespace_from_proto(namespace: pb.NamespaceStats) -> NamespaceHealth:
         status=STATUSES_BY_NUMBER[namespace.status],
         reasons=tuple(namespace.reasons),
         vector_count=namespace.vector_count,
-        chunk_count=present(namespace, ["chunk_count"]).get("chunk_count"),
+        chunk_count=optional_field(namespace, "chunk_count"),
         orphans=(
             Orphans(
                 texts_without_vectors=orphans.texts_without_vectors,
@@ -51,11 +51,10 @@ def namespace_from_proto(namespace: pb.NamespaceStats) -> NamespaceHealth:
 
 
 def footprint_from_proto(footprint: pb.StoreFootprint) -> Footprint:
-    sizes = present(footprint, ["disk_bytes", "memory_bytes"])
     return Footprint(
         store=footprint.store,
-        disk_bytes=sizes.get("disk_bytes"),
-        memory_bytes=sizes.get("memory_bytes"),
+        disk_bytes=optional_field(footprint, "disk_bytes"),
+        memory_bytes=optional_field(footprint, "memory_bytes"),
     )
 
 
