@@ -166,6 +166,33 @@ async def test_a_compaction_rebuilds_the_graph_of_the_live_records() -> None:
     assert found[0].id == "r1500"
 
 
+async def test_a_namespace_growing_by_new_records_builds_its_graph_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builds: list[int] = []
+    build = HnswGraph.build.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[HnswGraph], vectors: np.ndarray) -> HnswGraph:
+        builds.append(len(vectors))
+        return build(cls, vectors)
+
+    monkeypatch.setattr(HnswGraph, "build", classmethod(counted))
+    index = ExactVectorIndex(tmp_path, ann_min_vectors=THRESHOLD, compact_min_changes=200)
+    records = corpus()
+    for start in range(0, SIZE, 250):
+        await index.upsert(records[start : start + 250], namespace="ns")
+        await index.settle()
+    await index.close()
+    assert builds == [THRESHOLD]
+    assert len(list(tmp_path.glob("ns.*.log"))) == 1
+
+    reopened = ExactVectorIndex(tmp_path, ann_min_vectors=THRESHOLD, exact_subset_rows=200)
+    assert await recall(reopened, None, np.ones(SIZE, dtype=bool)) >= 0.95
+    await reopened.settle()
+    await reopened.close()
+    assert builds == [THRESHOLD]
+
+
 async def test_the_graph_is_saved_and_found_again_at_start_up(
     tmp_path: Path, graph_searches: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:

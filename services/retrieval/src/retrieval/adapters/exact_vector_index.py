@@ -372,7 +372,7 @@ class ExactVectorIndex:
         if overgrown or (large and rows.graph is None):
             self._start("compact", namespace, self._compact(namespace, rows))
         if rows.graph is not None and rows.graph.size < rows.count:
-            self._start("index", namespace, self._index(namespace, rows))
+            self._start("index", namespace, self._index(namespace))
 
     def _start(self, kind: str, namespace: str, work: Coroutine[Any, Any, None]) -> None:
         key = (kind, namespace)
@@ -390,15 +390,16 @@ class ExactVectorIndex:
         except Exception:
             log.exception("index_background_work_failed", work=kind, namespace=namespace)
 
-    async def _index(self, namespace: str, rows: NamespaceRows) -> None:
-        """Add the rows the graph lacks, a chunk at a time, while ``rows`` is current."""
-        graph = rows.graph
-        assert graph is not None
-        while not self._closed and self._namespaces.get(namespace) is rows:
-            start = graph.size
-            if start >= rows.count:
+    async def _index(self, namespace: str) -> None:
+        """Add the rows its graph lacks to the namespace as it is now (a compaction may
+        replace its rows and graph meanwhile), a chunk at a time."""
+        while not self._closed:
+            rows = self._namespaces.get(namespace)
+            if rows is None or rows.graph is None or rows.graph.size >= rows.count:
                 return
-            await asyncio.to_thread(graph.add, rows.vectors[start : start + ADD_CHUNK].copy())
+            start = rows.graph.size
+            chunk = rows.vectors[start : start + ADD_CHUNK].copy()
+            await asyncio.to_thread(rows.graph.add, chunk)
 
     async def _wait_for_graph(self, namespace: str) -> None:
         """Hold a writer back while more than ``MAX_UNINDEXED`` rows wait for the graph."""
@@ -413,6 +414,7 @@ class ExactVectorIndex:
             if self._closed or self._namespaces.get(namespace) is not rows:
                 return
             frozen = rows.freeze()
+            kept = rows.graph if frozen.live.all() else None
             namespace_log = self._logs.get(namespace)
             files = None if namespace_log is None else namespace_log.files
             generation = (
@@ -420,7 +422,7 @@ class ExactVectorIndex:
             )
         started = asyncio.get_running_loop().time()
         dense, graph, snapshot, saved_graph = await asyncio.to_thread(
-            self._compacted, frozen, files, generation
+            self._compacted, frozen, kept, files, generation
         )
         async with self._write_lock:
             if self._namespaces.get(namespace) is not rows:
@@ -429,34 +431,44 @@ class ExactVectorIndex:
                         temporary.unlink(missing_ok=True)
                 return
             if files is not None and snapshot is not None:
-                await asyncio.to_thread(files.commit, snapshot, saved_graph, generation)
+                await asyncio.to_thread(
+                    files.commit, snapshot, saved_graph, generation, keep_graph=kept is not None
+                )
             log.info(
                 "index_compacted",
                 namespace=namespace,
                 records=dense.size,
                 dropped_rows=frozen.count - dense.size,
-                graph=graph is not None,
+                graph="kept" if kept is not None else "built" if graph is not None else None,
                 seconds=round(asyncio.get_running_loop().time() - started, 3),
             )
             fresh = rows.rebased(frozen, dense)
             fresh.graph = graph
             self._namespaces[namespace] = fresh
-            self._saved_graphs[namespace] = 0 if graph is None else graph.size
+            if kept is None:
+                self._saved_graphs[namespace] = 0 if graph is None else graph.size
             self._maintain(namespace, fresh)
 
     def _compacted(
-        self, frozen: Frozen, files: NamespaceFiles | None, generation: int
+        self,
+        frozen: Frozen,
+        kept: HnswGraph | None,
+        files: NamespaceFiles | None,
+        generation: int,
     ) -> tuple[NamespaceRows, HnswGraph | None, Path | None, Path | None]:
         """The live rows of ``frozen``, their graph when they are many, and (on disk) the
-        temporary files of the next snapshot and graph."""
+        temporary files of the next snapshot and of a new graph. ``kept``: the graph of
+        ``frozen`` when all its rows are live, so the compacted rows are the same rows in the
+        same order and its slots (and its file) still fit them: it is kept, not rebuilt."""
         dense = frozen.dense()
-        graph = None
-        if dense.size >= self._ann_min_vectors:
+        graph = kept
+        if graph is None and dense.size >= self._ann_min_vectors:
             graph = HnswGraph.build(dense.vectors)
         if files is None:
             return dense, graph, None, None
         snapshot = write_snapshot(files.directory, dense, generation)
-        return dense, graph, snapshot, None if graph is None else graph.write(files.graph)
+        built = graph is not None and kept is None
+        return dense, graph, snapshot, graph.write(files.graph) if built else None
 
     def _save_graphs(self) -> None:
         """Save each graph that grew since it was last saved, so a restart need not add

@@ -102,11 +102,15 @@ class NamespaceFiles:
             rows.graph = HnswGraph.read(self.graph, rows.vectors)
         return rows, log
 
-    def commit(self, snapshot: Path, graph: Path | None, generation: int) -> None:
-        """Put a compaction's files in place, then remove the logs up to ``generation``."""
+    def commit(
+        self, snapshot: Path, graph: Path | None, generation: int, *, keep_graph: bool = False
+    ) -> None:
+        """Put a compaction's files in place, then remove the logs up to ``generation``.
+        ``keep_graph``: the snapshot holds the rows of the saved graph in the same order,
+        which is left as it is."""
         if graph is not None:
             replace_durably(graph, self.graph)
-        else:
+        elif not keep_graph:
             self.graph.unlink(missing_ok=True)
         replace_durably(snapshot, self.snapshot)
         for sequence, path in self.logs():

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrieval.evaluation.ablation import COLUMNS, ablation_rows
 from retrieval.evaluation.golden import ALL_DOMAINS, GoldenReport, GroupFigures, SampleRow
 from retrieval.evaluation.metrics import ScoreSummary, ThresholdFigures
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 ABSENT = "-"
 NO_MODEL = "no model configured"
@@ -151,18 +155,24 @@ def golden_markdown(report: GoldenReport, min_hit_at_5: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def draw_golden_chart(report: GoldenReport, path: Path) -> None:
-    """Rank of the first relevant document per sample, and the two score distributions."""
+def new_chart(size: tuple[float, float]) -> Figure:
+    """A matplotlib figure drawn off screen (no display, no global state)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as error:
         raise RuntimeError("matplotlib is not installed: install the 'reports' extra") from error
+    chart = Figure(figsize=size, layout="constrained")
+    FigureCanvasAgg(chart)
+    return chart
+
+
+def draw_golden_chart(report: GoldenReport, path: Path) -> None:
+    """Rank of the first relevant document per sample, and the two score distributions."""
     graded = [row for row in report.rows if row.expected]
     miss = report.top_k + 1
     ranks = [row.first_relevant_rank or miss for row in graded]
-    chart = Figure(figsize=(max(10, len(graded) * 0.25), 8), layout="constrained")
-    FigureCanvasAgg(chart)
+    chart = new_chart((max(10, len(graded) * 0.25), 8))
     top, bottom = chart.subplots(2, 1)
     top.bar(
         [row.id for row in graded],
