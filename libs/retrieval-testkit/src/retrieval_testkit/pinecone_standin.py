@@ -24,6 +24,16 @@ of the input, so a query and a passage of the same text differ. The sparse model
 the shape of Pinecone's embed response. The rerank models of :data:`RERANK_MODELS` are
 served as :meth:`PineconeStandIn._rerank` describes. Every request is logged;
 :meth:`PineconeStandIn.inject` makes the next requests fail or stall.
+
+Freshness, as Pinecone serverless reports it: each write (upsert, delete) to a namespace takes
+the namespace's next log sequence number, from 1, answered in ``x-pinecone-request-lsn``; a
+query answers the LSN of the namespace's last write it reflects in
+``x-pinecone-max-indexed-lsn`` (0 before any). By default a write is visible to the next
+request, as if indexing were instant. ``lag_seconds`` and ``lag_queries`` make the index
+eventually consistent: a write is then hidden from every read (query, stats, fetch, list)
+until ``lag_seconds`` have passed since it was acknowledged and ``lag_queries`` queries have
+been answered after it; writes become visible in their order. Writes themselves act on
+everything written (a delete in a namespace whose upsert is still hidden does not answer 404).
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ import math
 import re
 import sys
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -136,6 +147,17 @@ class Namespace:
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+@dataclass
+class HiddenWrite:
+    """A write reads do not see yet: the namespace as it left it, and when it shows."""
+
+    namespace: str
+    lsn: int
+    state: Namespace
+    due: float
+    queries_left: int
+
+
 class PineconeStandIn:
     """An in-memory Pinecone index, dense of one ``dimension`` or sparse, plus embedding models.
 
@@ -152,6 +174,8 @@ class PineconeStandIn:
         api_key: str = "standin-key",
         embed_model: str = "multilingual-e5-large",
         embed_dimension: int = 1024,
+        lag_seconds: float = 0.0,
+        lag_queries: int = 0,
     ) -> None:
         if vector_type not in {"dense", "sparse"}:
             raise ValueError(f"vector_type is 'dense' or 'sparse', not {vector_type!r}")
@@ -164,6 +188,14 @@ class PineconeStandIn:
         self.embed_model = embed_model
         self._embedder = HashEmbedder(dimension=embed_dimension, model=embed_model)
         self._namespaces: dict[str, Namespace] = {}
+        self._lag_seconds = lag_seconds
+        self._lag_queries = lag_queries
+        self._lagging = lag_seconds > 0 or lag_queries > 0
+        self._shown: dict[str, Namespace] = {} if self._lagging else self._namespaces
+        """What reads see: every write, unless the index lags."""
+        self._hidden: deque[HiddenWrite] = deque()
+        self._lsns: dict[str, int] = {}
+        self._indexed_lsns: dict[str, int] = {}
         self._log: list[LoggedRequest] = []
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
@@ -259,12 +291,54 @@ class PineconeStandIn:
     def wait(self, seconds: float) -> None:
         self._stopping.wait(seconds)
 
-    def answer(self, method: str, path: str, params: dict, body: Any, size: int) -> Any:
+    def answer(
+        self, method: str, path: str, params: dict, body: Any, size: int
+    ) -> tuple[Any, dict[str, str]]:
+        """The payload of a request and the LSN header it carries, if any."""
         with self._lock:
             route = ROUTES.get((method, path))
             if route is None:
                 raise RefusedError(404, f"no route {method} {path}")
-            return route(self, params, body, size)
+            self._reveal()
+            payload = route(self, params, body, size)
+            name = body.get("namespace", "")
+            if path in WRITES:
+                return payload, {"x-pinecone-request-lsn": str(self._lsns[name])}
+            if path != "/query":
+                return payload, {}
+            for write in self._hidden:
+                write.queries_left -= 1
+            return payload, {"x-pinecone-max-indexed-lsn": str(self._indexed_lsns.get(name, 0))}
+
+    # Freshness
+
+    def _commit(self, name: str) -> None:
+        """Give the write just applied to namespace ``name`` its LSN; hide it if the index lags."""
+        lsn = self._lsns[name] = self._lsns.get(name, 0) + 1
+        if not self._lagging:
+            self._indexed_lsns[name] = lsn
+            return
+        written = self._namespaces.get(name, Namespace())
+        self._hidden.append(
+            HiddenWrite(
+                namespace=name,
+                lsn=lsn,
+                state=Namespace(dict(written.vectors), dict(written.metadata)),
+                due=time.monotonic() + self._lag_seconds,
+                queries_left=self._lag_queries,
+            )
+        )
+
+    def _reveal(self) -> None:
+        """Show reads the hidden writes that are due, oldest first."""
+        now = time.monotonic()
+        while self._hidden and self._hidden[0].due <= now and self._hidden[0].queries_left <= 0:
+            write = self._hidden.popleft()
+            if write.state.vectors:
+                self._shown[write.namespace] = write.state
+            else:
+                self._shown.pop(write.namespace, None)
+            self._indexed_lsns[write.namespace] = write.lsn
 
     # Data plane
 
@@ -277,10 +351,12 @@ class PineconeStandIn:
                 400, f"{len(vectors)} vectors exceed {MAX_UPSERT_VECTORS} per upsert"
             )
         staged = [self._check_vector(vector) for vector in vectors]
-        namespace = self._namespaces.setdefault(body.get("namespace", ""), Namespace())
+        name = body.get("namespace", "")
+        namespace = self._namespaces.setdefault(name, Namespace())
         for record_id, values, metadata in staged:
             namespace.vectors[record_id] = values
             namespace.metadata[record_id] = metadata
+        self._commit(name)
         return {"upsertedCount": len(staged)}
 
     def _check_vector(self, vector: dict) -> tuple[str, np.ndarray | SparseVector, dict]:
@@ -326,7 +402,7 @@ class PineconeStandIn:
             raise RefusedError(400, f"topK must be between 1 and {limit}")
         expression = self._filter(body.get("filter"))
         name = body.get("namespace", "")
-        namespace = self._namespaces.get(name, Namespace())
+        namespace = self._shown.get(name, Namespace())
         if self.vector_type == "sparse":
             scored = self._sparse_scores(body, namespace, expression)
         else:
@@ -390,7 +466,7 @@ class PineconeStandIn:
         if len(ids) > MAX_IDS_PER_REQUEST:
             raise RefusedError(400, f"{len(ids)} ids exceed {MAX_IDS_PER_REQUEST} per fetch")
         name = params.get("namespace", [""])[0]
-        namespace = self._namespaces.get(name, Namespace())
+        namespace = self._shown.get(name, Namespace())
         found = {
             record_id: {
                 "id": record_id,
@@ -425,6 +501,7 @@ class PineconeStandIn:
             namespace.metadata.pop(record_id, None)
         if not namespace.vectors:
             del self._namespaces[name]
+        self._commit(name)
         return {}
 
     def _stats(self, params: dict, body: Any, size: int) -> dict:
@@ -432,7 +509,7 @@ class PineconeStandIn:
             raise RefusedError(400, "describe_index_stats does not take a filter on serverless")
         counts = {
             (name or DEFAULT_NAMESPACE): {"vectorCount": len(namespace.vectors)}
-            for name, namespace in self._namespaces.items()
+            for name, namespace in self._shown.items()
         }
         answer: dict[str, Any] = {
             "namespaces": counts,
@@ -453,7 +530,7 @@ class PineconeStandIn:
         limit = self._list_limit(params.get("limit", [str(MAX_LIST_LIMIT)])[0])
         token = params.get("paginationToken")
         skip_past = read_list_token(token[0], prefix) if token else None
-        namespace = self._namespaces.get(name, Namespace())
+        namespace = self._shown.get(name, Namespace())
         ids = sorted(
             record_id
             for record_id in namespace.vectors
@@ -613,6 +690,9 @@ ROUTES = {
     ("POST", "/rerank"): PineconeStandIn._rerank,
 }
 
+WRITES = frozenset({"/vectors/upsert", "/vectors/delete"})
+"""The paths whose answers carry ``x-pinecone-request-lsn``."""
+
 ERROR_CODES = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
@@ -685,9 +765,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get("Api-Key") != standin.api_key:
             return 401, error_body(401, "Invalid API Key"), {}
         try:
-            return 200, standin.answer(method, path, params, body or {}, len(raw)), {}
+            payload, headers = standin.answer(method, path, params, body or {}, len(raw))
         except RefusedError as failure:
             return failure.status, error_body(failure.status, failure.message), {}
+        return 200, payload, headers
 
     def _reply(self, status: int, payload: Any, headers: dict[str, str]) -> None:
         encoded = json.dumps(payload).encode()

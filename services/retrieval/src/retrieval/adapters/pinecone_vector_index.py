@@ -8,12 +8,31 @@ first (``InvalidFilterError`` like every index) and then sent exactly as the cal
 them, in the caller's namespace.
 
 Missing namespaces: Pinecone answers a query in an unknown namespace with no matches and
-a delete there with 404. Only then does the adapter ask ``describe_index_stats``: no
-vectors in the namespace means ``NamespaceNotFoundError`` for a query, nothing to do for
-a delete, and no records for a fetch (which answers 200 with no records there on the
-stand-in and needledb, and gets the same treatment should Pinecone answer 404). A
-non-empty answer proves the namespace exists, so the hot path costs one request and no
-cache can go stale.
+a delete there with 404. A query with no matches is settled by Pinecone's own answers, each
+telling how far the namespace was indexed (``pinecone_freshness``):
+
+- Does the namespace show records? Without a filter the empty answer says no; with one, a
+  query without it for one record decides (one namespace's state with its LSN, where
+  ``describe_index_stats`` gives every namespace's without one). If it does: no matches.
+- If not, and the answer showing it reflects every upsert this process acknowledged there
+  (within ``REMEMBERED_FOR_S``), or there was none: ``NamespaceNotFoundError``.
+- If not, but it misses such an upsert, the write is not indexed yet: the query is asked
+  again after growing pauses until an answer has matches or reflects the write. Matches
+  are returned. An answer reflecting the write with none: ``NamespaceNotFoundError``
+  without a filter (emptied since), no matches with one. The call's deadline
+  (``call_timeout`` from its start) or an index that does not report how far it got ends
+  the wait with no matches: the namespace holds the write, so it is not "not found".
+
+So only a namespace this process wrote and the index does not show yet is waited for; a
+shown namespace answers at once, as fresh as Pinecone makes it. A replica that did not
+write the namespace knows of no pending write: right after another replica's first upsert
+it raises ``NamespaceNotFoundError``, as the index shows.
+
+A delete answered 404 and a fetch ask ``describe_index_stats``: no vectors in the
+namespace means nothing to do for a delete, and no records for a fetch (which answers 200
+with no records there on the stand-in and needledb, and gets the same treatment should
+Pinecone answer 404). A non-empty answer proves the namespace exists, so the hot path costs
+one request and no cache can go stale.
 
 Fetching sends each distinct id once, in requests of at most ``MAX_FETCH_IDS`` ids and
 ``MAX_FETCH_QUERY_CHARS`` characters of query string (the ids travel in the URL, and the
@@ -24,25 +43,28 @@ Listing ids asks for pages of ``LIST_PAGE_SIZE`` (Pinecone's cap of 100) one at 
 following Pinecone's pagination token; a page that comes back empty is not passed on.
 
 Worst-case time per port call, with C the bound of one SDK call (``pinecone_errors``):
-query 2 C; stats C; upsert or fetch in b requests ceil(b / concurrency) C (a fetch of n
-ids of up to about 55 encoded characters is ceil(n / 1000) requests); delete by n ids
-ceil(ceil(n / 1000) / concurrency) C, by filter or all C; a delete or fetch request plus C
-when the namespace turns out to be missing; each page of a listing C.
+query without a filter ``call_timeout`` (C at most), with one max(``call_timeout``, 2 C),
+which is 2 C by default; stats C; upsert or fetch in b requests ceil(b / concurrency) C (a
+fetch of n ids of up to about 55 encoded characters is ceil(n / 1000) requests); delete by
+n ids ceil(ceil(n / 1000) / concurrency) C, by filter or all C; a delete or fetch request
+plus C when the namespace turns out to be missing; each page of a listing C.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from pinecone import AsyncIndex, Vector
+from pinecone import AsyncIndex, QueryResponse, Vector
 
 from retrieval.adapters.pinecone_clients import (
     DEFAULT_NAMESPACE,
     IndexCalls,
     PineconeConnection,
 )
+from retrieval.adapters.pinecone_freshness import WrittenLsns, reflecting, reflects
 from retrieval.adapters.pinecone_limits import (
     MAX_TOP_K_WITH_METADATA,
     check_id,
@@ -96,7 +118,9 @@ class PineconeVectorIndex:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self._concurrency = concurrency
+        self._connection = connection
         self._index = IndexCalls(connection)
+        self._written = WrittenLsns()
 
     async def close(self) -> None:
         """Release the connections of the running loop's client."""
@@ -110,9 +134,14 @@ class PineconeVectorIndex:
         return len(records)
 
     def _upsert_call(self, batch: list[dict[str, Any]], namespace: str) -> Callable[[], Awaitable]:
-        return lambda: self._call(
+        return lambda: self._upsert(batch, namespace)
+
+    async def _upsert(self, batch: list[dict[str, Any]], namespace: str) -> None:
+        response = await self._call(
             "upsert", lambda index: index.upsert(vectors=batch, namespace=namespace)
         )
+        if response.response_info is not None:
+            self._written.remember(namespace, response.response_info.lsn_committed)
 
     async def query(
         self,
@@ -132,19 +161,32 @@ class PineconeVectorIndex:
         check_finite(values, field="vector")
         if not any(values):
             raise InvalidRequestError("an all-zero query has no direction", field="vector")
-        response = await self._call(
-            "query",
-            lambda index: index.query(
-                top_k=top_k,
-                vector=values,
-                namespace=namespace,
-                filter=filter if expression is not None else None,
-                include_values=include_values,
-                include_metadata=True,
-            ),
-        )
-        if not response.matches and not await self._holds_vectors(namespace):
-            raise NamespaceNotFoundError(namespace)
+        deadline = asyncio.get_running_loop().time() + self._connection.call_timeout
+        sent_filter = filter if expression is not None else None
+
+        def search() -> Awaitable[QueryResponse]:
+            return self._search(values, top_k, namespace, sent_filter, include_values)
+
+        response = await search()
+        if not response.matches:
+            empty = await self._shown_empty(values, namespace, sent_filter, response)
+            if empty is None:
+                return []
+            written = self._written.get(namespace)
+            if written is None or reflects(empty, written):
+                raise NamespaceNotFoundError(namespace)
+            fresh = await reflecting(
+                response,
+                search,
+                written,
+                deadline=deadline,
+                room=self._connection.request_timeout,
+            )
+            if fresh is None or (not fresh.matches and sent_filter is not None):
+                return []
+            if not fresh.matches:
+                raise NamespaceNotFoundError(namespace)
+            response = fresh
         ranked = sorted(response.matches, key=lambda match: (-match.score, match.id))
         return [
             QueryMatch.model_construct(
@@ -155,6 +197,42 @@ class PineconeVectorIndex:
             )
             for match in ranked
         ]
+
+    async def _search(
+        self,
+        values: list[float],
+        top_k: int,
+        namespace: str,
+        filter: MetadataFilter | None,
+        include_values: bool,
+        include_metadata: bool = True,
+    ) -> QueryResponse:
+        return await self._call(
+            "query",
+            lambda index: index.query(
+                top_k=top_k,
+                vector=values,
+                namespace=namespace,
+                filter=filter,
+                include_values=include_values,
+                include_metadata=include_metadata,
+            ),
+        )
+
+    async def _shown_empty(
+        self,
+        values: list[float],
+        namespace: str,
+        filter: MetadataFilter | None,
+        answer: QueryResponse,
+    ) -> QueryResponse | None:
+        """The answer that shows the namespace without records, once ``answer`` to a query
+        with ``filter`` found none: ``answer`` itself without a filter, else a query without
+        it for one record; ``None`` when the namespace shows records."""
+        if filter is None:
+            return answer
+        probe = await self._search(values, 1, namespace, None, False, include_metadata=False)
+        return None if probe.matches else probe
 
     async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:
         batches = await gather_bounded(

@@ -1,0 +1,112 @@
+"""Pinecone serverless is eventually consistent: reading this process's own writes.
+
+Each write to a namespace gets a log sequence number (LSN), increasing within the namespace,
+answered in ``x-pinecone-request-lsn``; a query answers in ``x-pinecone-max-indexed-lsn``
+the LSN up to which its namespace was indexed, and reflects every write at or below it. The
+SDK (10.2.0) reads both into ``response_info``: ``lsn_committed`` on an upsert and
+``lsn_reconciled`` on a query, ``None`` when the header is absent (unknown, not zero). A
+delete returns nothing, so its LSN is not known.
+
+``WrittenLsns`` remembers, per namespace, the highest LSN of the upserts this process had
+acknowledged. It is bounded: the ``capacity`` namespaces written last, each for ``window``
+seconds after its last write. Past the window Pinecone has long caught up (it documents a
+slight delay), and an entry that can never be reached (should Pinecone number a namespace
+afresh once it is emptied) stops mattering. What it does not hold says nothing: another
+replica may have written there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+
+from pinecone import QueryResponse
+
+from retrieval.retries import RetryPolicy
+
+REMEMBERED_NAMESPACES = 10_000
+REMEMBERED_FOR_S = 300.0
+POLLS = RetryPolicy(initial_backoff=0.1, max_backoff=1.0)
+"""Pauses between queries waiting for the index (its ``backoff``; it ends at the deadline)."""
+
+
+class WrittenLsns:
+    """The highest acknowledged write LSN per namespace, for the namespaces written last."""
+
+    def __init__(
+        self,
+        capacity: int = REMEMBERED_NAMESPACES,
+        window: float = REMEMBERED_FOR_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self._capacity = capacity
+        self._window = window
+        self._clock = clock
+        self._lsns: OrderedDict[str, tuple[int, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, namespace: str, lsn: int | None) -> None:
+        """Note an acknowledged write; one without an LSN tells nothing to wait for."""
+        if lsn is None:
+            return
+        with self._lock:
+            known = self._lsns.pop(namespace, None)
+            highest = lsn if known is None else max(lsn, known[0])
+            self._lsns[namespace] = (highest, self._clock())
+            while len(self._lsns) > self._capacity:
+                self._lsns.popitem(last=False)
+
+    def get(self, namespace: str) -> int | None:
+        """The LSN a query must reflect to show this process's writes; ``None``: no write
+        within the window."""
+        with self._lock:
+            known = self._lsns.get(namespace)
+            if known is None:
+                return None
+            if self._clock() - known[1] > self._window:
+                del self._lsns[namespace]
+                return None
+            return known[0]
+
+
+def reflects(response: QueryResponse, lsn: int) -> bool:
+    """Whether ``response`` was answered by an index that reflects the write of ``lsn``."""
+    return response.response_info is not None and response.response_info.is_reconciled(lsn)
+
+
+async def reflecting(
+    first: QueryResponse,
+    search: Callable[[], Awaitable[QueryResponse]],
+    lsn: int,
+    *,
+    deadline: float,
+    room: float,
+) -> QueryResponse | None:
+    """``first``, or else the first answer of ``search()`` that has matches or reflects the
+    write of ``lsn``, asked after pauses of ``POLLS``.
+
+    ``None`` when no answer can show it: the index does not say how far it got, or the
+    deadline (on the running loop's clock) leaves less than ``room`` after the next pause. A
+    query under way at the deadline is abandoned.
+    """
+    loop = asyncio.get_running_loop()
+    response, poll = first, 0
+    while not (response.matches or reflects(response, lsn)):
+        if response.response_info is None or response.response_info.lsn_reconciled is None:
+            return None
+        pause = POLLS.backoff(poll)
+        if loop.time() + pause + room > deadline:
+            return None
+        await asyncio.sleep(pause)
+        try:
+            async with asyncio.timeout_at(deadline):
+                response = await search()
+        except TimeoutError:
+            return None
+        poll += 1
+    return response
