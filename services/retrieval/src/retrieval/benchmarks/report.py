@@ -180,7 +180,8 @@ def stages_section(reports: Reports, charts: Path) -> list[str]:
         "## Latency by stage",
         "",
         "Each stage's own timing (`RetrievalResult.timings`) over the SciFact queries of "
-        "`make bench-beir`, default configuration (query vectors from the shipped file, found in the query vector cache by the embed stage):",
+        "`make bench-beir`, default configuration (the query vectors are the dataset's shipped "
+        "ones, which the embed stage finds in the query vector cache):",
         "",
         *table(
             "| stage | p50 / p95 ms |",

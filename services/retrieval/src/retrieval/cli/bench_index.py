@@ -101,6 +101,13 @@ def print_figures(figures: dict, written: Path) -> None:
             )
     console.print(table)
     real, graph = figures["scifact_passages"], figures["graph"]
+    shapes = figures["mixture"]
+    console.print(
+        "intrinsic dimension / median nearest cosine: real "
+        f"{shapes['real']['intrinsic_dimension']:.1f} / {shapes['real']['nearest_cosine_p50']:.3f}"
+        f", mixture {shapes['mixture']['intrinsic_dimension']:.1f} / "
+        f"{shapes['mixture']['nearest_cosine_p50']:.3f}"
+    )
     console.print(
         f"graph of {graph['size']:,}: built in {graph['graph_build_s']:.1f} s, a write's rows "
         f"added in {graph['graph_add_s_per_record'] * 1e6:.0f} µs each\n"
