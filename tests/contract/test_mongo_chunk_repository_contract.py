@@ -1,5 +1,8 @@
+import uuid
+
 import pytest
 from motor.motor_asyncio import AsyncIOMotorClient
+from pymongo import AsyncMongoClient
 
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval_testkit.contracts import ChunkRepositoryContract
@@ -9,6 +12,18 @@ class TestMongoChunkRepositoryWithPyMongoAsync(ChunkRepositoryContract):
     @pytest.fixture
     def repository(self, mongo_repository: MongoChunkRepository) -> MongoChunkRepository:
         return mongo_repository
+
+
+class TestMongoChunkRepositoryReadingInBatches(ChunkRepositoryContract):
+    """As the embedded server is read: a few ids per find."""
+
+    @pytest.fixture
+    async def repository(self, mongo_client: AsyncMongoClient) -> MongoChunkRepository:
+        repository = MongoChunkRepository(
+            mongo_client[f"batched_{uuid.uuid4().hex[:12]}"]["chunks"], read_batch=2
+        )
+        await repository.ensure_indexes()
+        return repository
 
 
 class TestMongoChunkRepositoryWithMotor(ChunkRepositoryContract):

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import signal
 import socket
-import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -52,6 +50,7 @@ from retrieval_testkit.embedded_mongo import (
     restarted,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.served_process import serve_environment, served_process
 
 NAMESPACE = "lifecycle"
 DOCUMENT = RagDocument(
@@ -447,25 +446,12 @@ async def test_grace_period_bounds_the_drain(tmp_path: Path) -> None:
 async def test_serve_command_exposes_metrics_and_stops_cleanly_on_sigterm(
     tmp_path: Path,
 ) -> None:
-    cli = Path(sys.executable).with_name("retrieval")
-    env = os.environ | {
-        "RETRIEVAL_DATA_DIR": str(tmp_path / "data"),
-        "RETRIEVAL_LOG_FORMAT": "json",
-        "RETRIEVAL_GRPC_HOST": "127.0.0.1",
-        "RETRIEVAL_GRPC_PORT": "0",
-        "RETRIEVAL_METRICS_PORT": "0",
-    }
-    env.pop("RETRIEVAL_MONGODB_URI", None)
-    process = await asyncio.create_subprocess_exec(
-        str(cli), "serve", cwd=tmp_path, env=env, stderr=asyncio.subprocess.PIPE
-    )
-    assert process.stderr is not None
-    try:
-        serving = await asyncio.wait_for(log_event(process.stderr, "grpc.serving"), timeout=120)
-        async with RetrievalClient.connect(f"127.0.0.1:{serving['port']}") as client:
+    environment = serve_environment(tmp_path / "data", RETRIEVAL_METRICS_PORT="0")
+    async with served_process(tmp_path, environment) as served:
+        async with RetrievalClient.connect(served.address) as client:
             assert (await client.stats()).namespaces == ()
         async with httpx.AsyncClient() as http:
-            scraped = await http.get(f"http://127.0.0.1:{serving['metrics_port']}/metrics")
+            scraped = await http.get(f"http://127.0.0.1:{served.metrics_port}/metrics")
         assert scraped.status_code == 200
         assert re.search(
             r'^retrieval_rpc_requests_total\{code="OK",method="GetStats",'
@@ -473,17 +459,6 @@ async def test_serve_command_exposes_metrics_and_stops_cleanly_on_sigterm(
             scraped.text,
             re.MULTILINE,
         ), scraped.text
-        process.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(log_event(process.stderr, "grpc.stopped"), timeout=30)
-        assert await asyncio.wait_for(process.wait(), timeout=30) == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-
-
-async def log_event(stream: asyncio.StreamReader, event: str) -> dict:
-    while line := await stream.readline():
-        if line.startswith(b"{") and (entry := json.loads(line))["event"] == event:
-            return entry
-    raise AssertionError(f"the server exited before logging {event}")
+        served.process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(served.log.event("grpc.stopped"), timeout=30)
+        assert await asyncio.wait_for(served.process.wait(), timeout=30) == 0

@@ -19,11 +19,10 @@ from pathlib import Path
 import grpc
 import pytest
 import structlog
-from dependency_injector import providers
 from pydantic import SecretStr
 
 from retrieval.adapters.no_reranker import NoReranker
-from retrieval.container import Container, resolve, running
+from retrieval.container import resolve, running
 from retrieval.domain.chat import ChatMessage
 from retrieval.domain.models import RagDocument, RetrievalQuery
 from retrieval.errors import RetrievalError
@@ -32,14 +31,10 @@ from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 from retrieval_testkit import (
-    InMemoryChunkRepository,
-    InMemoryDocumentLedger,
-    InMemoryEmbeddingCache,
     InMemoryKeywordIndex,
-    InMemoryNamespaceGenerations,
     OpenAiStandIn,
 )
-from retrieval_testkit.container import in_memory_container
+from retrieval_testkit.container import in_memory_container, without_mongodb
 from retrieval_testkit.openai_standin import Fault
 from retrieval_testkit.pinecone_standin import PineconeStandIn
 
@@ -146,20 +141,6 @@ def logs(caplog: pytest.LogCaptureFixture) -> Iterator[list[dict]]:
     caplog.set_level(logging.DEBUG)
     with structlog.testing.capture_logs() as events:
         yield events
-
-
-def without_mongodb(settings: Settings) -> Container:
-    """The production container, MongoDB's stores replaced by in-memory doubles."""
-    container = Container(settings=settings)
-    container.override_providers(
-        embedding_cache=providers.Object(InMemoryEmbeddingCache()),
-        document_ledger=providers.Object(InMemoryDocumentLedger()),
-        chunk_repository=providers.Object(InMemoryChunkRepository()),
-        namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
-        mongo_uri=providers.Object(None),
-        mongo_client=providers.Object(None),
-    )
-    return container
 
 
 @pytest.fixture

@@ -113,6 +113,34 @@ async def test_get_many_is_one_round_trip(mongo_uri: str) -> None:
         await client.close()
 
 
+async def test_get_many_with_a_read_batch_asks_for_even_batches_one_after_another(
+    mongo_uri: str,
+) -> None:
+    log = CommandLog()
+    client: AsyncMongoClient = AsyncMongoClient(mongo_uri, event_listeners=[log])
+    try:
+        repository = MongoChunkRepository(
+            client[f"rb_{uuid.uuid4().hex[:8]}"]["chunks"], read_batch=10
+        )
+        stored = {c.chunk_id: c for c in [chunk(n) for n in range(50)]}
+        await repository.upsert_many(list(stored.values()))
+        log.sent.clear()
+        asked = [f"doc#{n:04d}" for n in range(0, 50, 2)] + ["doc#9999"]
+        found = await repository.get_many(asked, NS)
+        assert found == {chunk_id: stored[chunk_id] for chunk_id in asked[:-1]}
+        finds = log.bodies("find")
+        assert [len(find["filter"]["chunk_id"]["$in"]) for find in finds] == [9, 9, 8]
+        assert [i for find in finds for i in find["filter"]["chunk_id"]["$in"]] == asked
+        assert log.commands == ["find"] * 3
+    finally:
+        await client.close()
+
+
+async def test_a_read_batch_holds_at_least_one_id(mongo_client: AsyncMongoClient) -> None:
+    with pytest.raises(ValueError, match="read_batch"):
+        MongoChunkRepository(mongo_client.db.chunks, read_batch=0)
+
+
 async def test_indexes_are_created_at_start(mongo_repository: MongoChunkRepository) -> None:
     indexes = await mongo_repository._collection.index_information()
     assert indexes["namespace_chunk_id"]["unique"] is True

@@ -1,4 +1,4 @@
-"""The real container with the model and every store replaced by in-memory doubles."""
+"""The real container with MongoDB, or the model and every store, replaced by in-memory doubles."""
 
 from __future__ import annotations
 
@@ -20,9 +20,18 @@ def in_memory_container(settings: Settings, **replacements: object) -> Container
     overrides providers by name with the objects given, these defaults included."""
     doubles: dict[str, object] = {
         "model_embedder": HashEmbedder(),
+        "vector_index": InMemoryVectorIndex(),
+    }
+    return without_mongodb(settings, **(doubles | replacements))
+
+
+def without_mongodb(settings: Settings, **replacements: object) -> Container:
+    """A ``Container`` whose MongoDB stores (chunk texts, ledger, embedding cache, namespace
+    generations) live in memory; the model and the indexes are the configured ones.
+    ``replacements`` overrides providers by name with the objects given, these included."""
+    doubles: dict[str, object] = {
         "embedding_cache": InMemoryEmbeddingCache(),
         "document_ledger": InMemoryDocumentLedger(),
-        "vector_index": InMemoryVectorIndex(),
         "chunk_repository": InMemoryChunkRepository(),
         "namespace_generations": InMemoryNamespaceGenerations(),
         "mongo_uri": None,

@@ -1,18 +1,30 @@
-"""Waiting in tests for what another thread or task does, when it sets no event."""
+"""Waiting in tests for what another thread, task or process does, when it sets no event."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 
 WAIT_S = 60.0
 
 
-async def until(condition: Callable[[], bool], what: str, seconds: float = WAIT_S) -> None:
-    """Poll until ``condition`` holds; ``TimeoutError`` naming ``what`` after ``seconds``."""
+async def until(
+    condition: Callable[[], bool | Awaitable[bool]],
+    what: str,
+    seconds: float = WAIT_S,
+    every: float = 0.005,
+) -> None:
+    """Poll ``condition`` (which may ask a server) every ``every`` seconds until it holds;
+    ``TimeoutError`` naming ``what`` after ``seconds``."""
     try:
         async with asyncio.timeout(seconds):
-            while not condition():  # noqa: ASYNC110 - there is no event to wait on
-                await asyncio.sleep(0.005)
+            while not await holds(condition):  # noqa: ASYNC110 - there is no event to wait on
+                await asyncio.sleep(every)
     except TimeoutError:
         raise TimeoutError(f"waited {seconds:.0f} s for {what}") from None
+
+
+async def holds(condition: Callable[[], bool | Awaitable[bool]]) -> bool:
+    answer = condition()
+    return await answer if inspect.isawaitable(answer) else answer

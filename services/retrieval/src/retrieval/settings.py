@@ -40,6 +40,12 @@ class RewriteBackend(StrEnum):
     LLM = "llm"
 
 
+class OmpWaitPolicy(StrEnum):
+    PASSIVE = "passive"
+    ACTIVE = "active"
+    RUNTIME = "runtime"
+
+
 class LogFormat(StrEnum):
     AUTO = "auto"
     JSON = "json"
@@ -74,6 +80,18 @@ class Settings(BaseSettings):
     )
     embed_threads: int | None = Field(
         default=None, ge=1, description="OpenMP threads of the local model (default: all cores)."
+    )
+    embed_wait_policy: OmpWaitPolicy = Field(
+        default=OmpWaitPolicy.PASSIVE,
+        description="How the local model's idle OpenMP threads wait: passive (asleep), active "
+        "(spinning), or runtime (as OMP_WAIT_POLICY says, else spinning a while, then asleep).",
+    )
+    embed_blas_threads: int = Field(
+        default=1,
+        ge=1,
+        description="Threads of numpy's BLAS (the embedded index's exact search) in a process "
+        "running the local model; more spin beside the model's and slow both "
+        "(docs/performance.md).",
     )
 
     mongodb_uri: SecretStr | None = Field(

@@ -35,6 +35,11 @@ START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 PR_SET_PDEATHSIG = 1
 LOG_FILE = "mongo.log"
+READ_BATCH = 32
+"""Most ids to ask this server for in one ``$in``. It checks each document it finds against
+the whole ``$in`` list in Python, so one find of n ids costs it about n² comparisons: 100 ids
+in four finds of 25 take about half the server's CPU time of one find of 100
+(docs/performance.md, "Profile of the hot paths")."""
 
 ServerProcess: TypeAlias = subprocess.Popen[bytes]
 

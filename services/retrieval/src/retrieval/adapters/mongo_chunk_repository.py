@@ -1,5 +1,10 @@
 """Chunk texts in MongoDB through PyMongo's async API (an injected Motor collection also works).
 
+Reads ask for every id in one ``find``, or, given ``read_batch``, in consecutive finds of at
+most that many ids each (``retrieval.adapters.embedded_mongo.READ_BATCH`` says why the
+embedded server wants them). Documents come back whole: the fields of a chunk are picked
+here, which costs the client less than a projection costs that server.
+
 Big writes go in batches of at most ``write_batch`` chunks, each one bulk write. Every
 batch, read or written, runs under its own deadline (``pymongo.timeout(bulk_timeout_ms)``,
 which replaces the client's ``timeoutMS`` for that batch), so the size of a write never
@@ -41,8 +46,6 @@ from retrieval.errors import (
 )
 
 AUTH_ERROR_CODES = frozenset({13, 18})
-CHUNK_FIELDS = ("chunk_id", "document_id", "namespace", "title", "domain", "position", "content")
-PROJECTION = {"_id": False, **dict.fromkeys(CHUNK_FIELDS, True), "metadata": True}
 LISTING = {"_id": False, "chunk_id": True, "document_id": True}
 
 
@@ -78,21 +81,33 @@ def to_document(chunk: RagChunk) -> dict[str, Any]:
 
 
 def to_chunk(document: dict[str, Any]) -> RagChunk:
-    return RagChunk.model_validate(document)
+    """The chunk a stored document holds, its ``_id`` (and any field a chunk lacks) left out."""
+    return RagChunk.model_validate(
+        {field: document[field] for field in RagChunk.model_fields if field in document}
+    )
 
 
 class MongoChunkRepository:
-    """Stores one MongoDB document per chunk, unique on ``(namespace, chunk_id)``."""
+    """Stores one MongoDB document per chunk, unique on ``(namespace, chunk_id)``;
+    ``read_batch``: most ids one find of ``get_many`` asks for (None: all of them)."""
 
     def __init__(
-        self, collection: Any, *, write_batch: int = 500, bulk_timeout_ms: int = 60_000
+        self,
+        collection: Any,
+        *,
+        write_batch: int = 500,
+        read_batch: int | None = None,
+        bulk_timeout_ms: int = 60_000,
     ) -> None:
         if write_batch < 1:
             raise ValueError("write_batch must be at least 1")
+        if read_batch is not None and read_batch < 1:
+            raise ValueError("read_batch must be at least 1")
         if bulk_timeout_ms < 1:
             raise ValueError("bulk_timeout_ms must be at least 1")
         self._collection = collection
         self._write_batch = write_batch
+        self._read_batch = read_batch
         self._bulk_timeout = bulk_timeout_ms / 1000
 
     async def ensure_indexes(self) -> None:
@@ -122,17 +137,18 @@ class MongoChunkRepository:
         return len(chunks)
 
     async def get_many(self, chunk_ids: Sequence[str], namespace: str) -> dict[str, RagChunk]:
-        if not chunk_ids:
-            return {}
-        query = {"namespace": namespace, "chunk_id": {"$in": list(chunk_ids)}}
-        with mongo_errors("find"):
-            found = await self._collection.find(query, PROJECTION).to_list(None)
-        return {document["chunk_id"]: to_chunk(document) for document in found}
+        found: dict[str, RagChunk] = {}
+        for batch in slices(chunk_ids, self._read_size(len(chunk_ids))):
+            query = {"namespace": namespace, "chunk_id": {"$in": list(batch)}}
+            with mongo_errors("find"):
+                documents = await self._collection.find(query).to_list(None)
+            found.update((document["chunk_id"], to_chunk(document)) for document in documents)
+        return found
 
     async def get_by_id(self, chunk_id: str, namespace: str) -> RagChunk | None:
         with mongo_errors("find_one"):
             document = await self._collection.find_one(
-                {"namespace": namespace, "chunk_id": chunk_id}, PROJECTION
+                {"namespace": namespace, "chunk_id": chunk_id}
             )
         return None if document is None else to_chunk(document)
 
@@ -194,6 +210,13 @@ class MongoChunkRepository:
                 )
             deleted += result.deleted_count
         return deleted
+
+    def _read_size(self, count: int) -> int:
+        """Ids per find for ``count`` ids: the fewest finds ``read_batch`` allows, of even size."""
+        if self._read_batch is None or count <= self._read_batch:
+            return max(count, 1)
+        finds = -(-count // self._read_batch)
+        return -(-count // finds)
 
     def _page(self, cursor: Any) -> Any:
         """At most one batch of documents, in one round trip."""

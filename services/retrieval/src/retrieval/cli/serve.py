@@ -2,23 +2,65 @@
 
 from __future__ import annotations
 
-from retrieval.cli.runtime import run_with_application
-from retrieval.container import Application
+import asyncio
+import os
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import structlog
+
+from retrieval.cli.runtime import load_settings, run
+from retrieval.container import running
 from retrieval.grpc.server import serve as serve_grpc
 from retrieval.grpc.server import stop_on_signals
 from retrieval.grpc.settings import GrpcSettings
+
+log = structlog.get_logger("serve")
+
+WORKERS_WAIT_S = 1.0
+"""How long the process waits, once the stores are closed, for worker threads still running."""
 
 
 def serve() -> None:
     """Serve retrieval.v1.RetrievalService over gRPC (settings: RETRIEVAL_GRPC_*).
 
     On SIGTERM or SIGINT: refuse new calls, let in-flight ones finish within the grace period,
-    then close the stores.
+    then close the stores and exit, without waiting for a model call cut short.
     """
     settings = GrpcSettings()
 
-    async def work(app: Application) -> None:
-        with stop_on_signals() as stop:
-            await serve_grpc(app, settings, stop)
+    async def main() -> None:
+        workers = ThreadPoolExecutor(thread_name_prefix="worker")
+        asyncio.get_running_loop().set_default_executor(workers)
+        async with running(load_settings()) as app:
+            with stop_on_signals() as stop:
+                await serve_grpc(app, settings, stop)
+        await exit_past_abandoned_work(workers, WORKERS_WAIT_S)
 
-    run_with_application(work)
+    run(main())
+
+
+async def exit_past_abandoned_work(workers: ThreadPoolExecutor, wait_s: float) -> None:
+    """Shut ``workers`` down; should one still be busy after ``wait_s``, end the process at once.
+
+    Called once the stores are closed: what still runs in a worker then is a call whose caller
+    was cancelled, a model call that no thread can interrupt (a batch of long passages takes
+    tens of seconds on a busy machine). Nobody waits for its result, so exiting now, as the
+    SIGKILL at the end of Kubernetes' grace period would, loses nothing.
+    """
+    loop = asyncio.get_running_loop()
+    idle = loop.create_future()
+
+    def shut_down() -> None:
+        workers.shutdown(wait=True, cancel_futures=True)
+        loop.call_soon_threadsafe(lambda: idle.done() or idle.set_result(None))
+
+    threading.Thread(target=shut_down, name="worker-shutdown", daemon=True).start()
+    try:
+        await asyncio.wait_for(idle, wait_s)
+    except TimeoutError:
+        log.warning("serve.abandoned_work", waited_s=wait_s)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

@@ -32,6 +32,7 @@ from retrieval.domain.models import (
     RetrievalOptions,
     RetrievalQuery,
     RetrievalResult,
+    StageTimings,
 )
 from retrieval.errors import EmbeddingModelMismatchError
 from retrieval.evaluation.ablation import (
@@ -230,8 +231,6 @@ async def run_beir(
         name: variant_figures(variants[name], runs[name], qrels, answers[name]) for name in answers
     }
     default = ablation[DEFAULT_VARIANT]
-    timings = [result.timings for result in answers[DEFAULT_VARIANT]]
-    stages = dict.fromkeys(stage for t in timings for stage in t.stages)
     return BeirReport(
         name=name,
         model=app.ingestion.model,
@@ -243,16 +242,23 @@ async def run_beir(
         ndcg_at_10=default.ndcg_at_10,
         recall_at_100=default.recall_at_100,
         write_ms=write_ms,
-        latency_ms={
-            **{
-                stage: latency_percentiles([t.stages.get(stage, 0.0) for t in timings])
-                for stage in stages
-            },
-            "total": latency_percentiles([t.total_ms for t in timings]),
-        },
+        latency_ms=stage_latencies([result.timings for result in answers[DEFAULT_VARIANT]]),
         ablation=ablation,
         run=runs[DEFAULT_VARIANT],
     )
+
+
+def stage_latencies(timings: Sequence[StageTimings]) -> dict[str, dict[str, float]]:
+    """p50/p95/max of each stage that ran (0 for a call it did not run in), and of the whole
+    call under ``total``."""
+    stages = dict.fromkeys(stage for t in timings for stage in t.stages)
+    return {
+        **{
+            stage: latency_percentiles([t.stages.get(stage, 0.0) for t in timings])
+            for stage in stages
+        },
+        "total": latency_percentiles([t.total_ms for t in timings]),
+    }
 
 
 def as_run(queries: dict[str, str], results: list[RetrievalResult]) -> Run:

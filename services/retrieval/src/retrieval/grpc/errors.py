@@ -4,6 +4,7 @@
 server raises                   status                 client raises
 ==============================  =====================  ==============================
 InvalidRequestError             INVALID_ARGUMENT       InvalidRequestError (same text)
+IndexNotFoundError              FAILED_PRECONDITION    BackendNotConfiguredError
 NotFoundError                   NOT_FOUND              NotFoundError
 BackendTimeoutError             DEADLINE_EXCEEDED      BackendTimeoutError
 RateLimitedError                UNAVAILABLE            RateLimitedError (retry_after)
@@ -11,6 +12,7 @@ BackendUnavailableError         UNAVAILABLE            BackendUnavailableError
 DocumentBusyError               ABORTED                DocumentBusyError (same text)
 BackendNotConfiguredError       FAILED_PRECONDITION    BackendNotConfiguredError (same)
 PermissionDeniedError           PERMISSION_DENIED      PermissionDeniedError (same text)
+NotAuthorisedError (a store's)  FAILED_PRECONDITION    BackendNotConfiguredError
 anything else                   INTERNAL               BackendError
 (bearer token refused)          UNAUTHENTICATED        NotAuthorisedError
 (message over the size limit)   RESOURCE_EXHAUSTED     PayloadTooLargeError
@@ -19,7 +21,12 @@ anything else                   INTERNAL               BackendError
 
 An INVALID_ARGUMENT names the failing field in its message and in the trailing metadata
 ``x-error-field``. UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic messages only;
-the cause is logged with the call's correlation id. A backend that asked to slow down for a
+the cause is logged with the call's correlation id. So does a store that refuses the
+service's own credentials (Pinecone's 401 or 403, MongoDB's authentication) or has no index
+where the service is configured to find one (Pinecone's 404): the caller can do nothing about
+either, so it is FAILED_PRECONDITION, which clients do not retry, never INTERNAL, NOT_FOUND or
+UNAUTHENTICATED (those speak of the caller's own request and token); the cause is logged as an
+error, for the operator to fix the configuration. A backend that asked to slow down for a
 known time (a 429 with ``Retry-After``) gives UNAVAILABLE, which clients retry, with the
 seconds to wait in the trailing metadata ``x-retry-after-s`` (a decimal number): the client
 raises ``RateLimitedError`` with that ``retry_after``, and waits it out before retrying when
@@ -43,6 +50,7 @@ from retrieval.errors import (
     BackendTimeoutError,
     BackendUnavailableError,
     DocumentBusyError,
+    IndexNotFoundError,
     InvalidRequestError,
     NotAuthorisedError,
     NotFoundError,
@@ -60,6 +68,10 @@ INTERNAL_MESSAGE = "internal error; quote the x-correlation-id when reporting it
 UNAVAILABLE_MESSAGE = "a store is unavailable; try again later"
 TIMEOUT_MESSAGE = "a store gave no answer in time"
 RATE_LIMITED_MESSAGE = f"a store asks to slow down; try again after {RETRY_AFTER_KEY} seconds"
+MISCONFIGURED_MESSAGE = (
+    "a store refused the service's credentials or lacks its index; "
+    "the service's configuration needs fixing"
+)
 
 Servicer = TypeVar("Servicer")
 Request = TypeVar("Request")
@@ -72,6 +84,8 @@ def status_of(error: Exception) -> tuple[grpc.StatusCode, str, tuple[tuple[str, 
     if isinstance(error, InvalidRequestError):
         field = ((ERROR_FIELD_KEY, error.field),) if error.field else ()
         return grpc.StatusCode.INVALID_ARGUMENT, str(error), field
+    if misconfigured(error):
+        return grpc.StatusCode.FAILED_PRECONDITION, MISCONFIGURED_MESSAGE, ()
     if isinstance(error, NotFoundError):
         return grpc.StatusCode.NOT_FOUND, str(error), ()
     if isinstance(error, BackendTimeoutError):
@@ -90,9 +104,17 @@ def status_of(error: Exception) -> tuple[grpc.StatusCode, str, tuple[tuple[str, 
     return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE, ()
 
 
+def misconfigured(error: Exception) -> bool:
+    """A store refused the service's credentials, or has no index where it should be."""
+    refused = isinstance(error, NotAuthorisedError) and not isinstance(error, PermissionDeniedError)
+    return refused or isinstance(error, IndexNotFoundError)
+
+
 def log_failure(method: str, code: grpc.StatusCode, error: Exception) -> None:
     if code is grpc.StatusCode.INTERNAL:
         log.error("grpc.internal_error", method=method, exc_info=error)
+    elif misconfigured(error):
+        log.error("grpc.store_misconfigured", method=method, error=str(error))
     elif code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
         log.warning("grpc.backend_failed", method=method, code=code.name, error=str(error))
     else:

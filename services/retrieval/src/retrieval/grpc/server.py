@@ -16,11 +16,13 @@ from retrieval.container import Application
 from retrieval.domain.tenants import Tenants
 from retrieval.grpc.access import check_exposure, load_tenants
 from retrieval.grpc.admission import InFlightLimitInterceptor
+from retrieval.grpc.draining import CallsInFlight
 from retrieval.grpc.health import HealthMonitor, Publish
 from retrieval.grpc.interceptors import CorrelationIdInterceptor, TelemetryInterceptor
 from retrieval.grpc.servicer import RetrievalServicer
 from retrieval.grpc.settings import GrpcSettings, message_size_options
 from retrieval.grpc.tenancy import TokenInterceptor
+from retrieval.grpc.write_repair import WriteRepair
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.metrics_endpoint import metrics_endpoint
 from retrieval.observability.telemetry import Telemetry
@@ -34,6 +36,9 @@ HEALTH_SERVICES = ("", SERVICE_NAME)
 LIVENESS_SERVICE = "liveness"
 """Says the process answers at all: SERVING from the start, whatever the stores do, so a
 liveness probe restarts a stuck process, not every replica during a store outage."""
+UNDO_S = 5.0
+"""How long calls cancelled at the end of the grace period get to undo what they began (an
+ingestion removing the chunks of a write it had not committed) before the stores close."""
 
 
 def server_credentials(settings: GrpcSettings) -> grpc.ServerCredentials | None:
@@ -49,18 +54,25 @@ def server_credentials(settings: GrpcSettings) -> grpc.ServerCredentials | None:
 
 
 def interceptors(
-    telemetry: Telemetry, tenants: Tenants | None, default_namespace: str, max_in_flight: int
+    telemetry: Telemetry,
+    tenants: Tenants | None,
+    default_namespace: str,
+    max_in_flight: int,
+    write_repair: WriteRepair,
+    calls: CallsInFlight | None = None,
 ) -> list[grpc.aio.ServerInterceptor]:
     """Outermost first: the correlation id, metrics and span also cover calls that the
-    in-flight limit or auth refuse. Without ``tenants`` every call is served."""
-    chain: list[grpc.aio.ServerInterceptor] = [
+    in-flight limit or auth refuse; ``write_repair`` sees only the calls they let through.
+    Without ``tenants`` every call is served; with ``calls`` every call is tracked there."""
+    chain: list[grpc.aio.ServerInterceptor] = [] if calls is None else [calls]
+    chain += [
         CorrelationIdInterceptor(),
         TelemetryInterceptor(telemetry),
         InFlightLimitInterceptor(max_in_flight, telemetry.metrics, exempt=(health.SERVICE_NAME,)),
     ]
     if tenants is not None:
         chain.append(TokenInterceptor(tenants, SERVICE_NAME, default_namespace))
-    return chain
+    return [*chain, write_repair]
 
 
 async def set_health(
@@ -81,24 +93,32 @@ def health_publisher(servicer: health.aio.HealthServicer, metrics: ServiceMetric
 
 
 async def create_server(
-    application: Application, address: str, settings: GrpcSettings
+    application: Application,
+    address: str,
+    settings: GrpcSettings,
+    calls: CallsInFlight | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """Build, bind and start a server on ``address`` (port 0 picks one); return it and its port.
+    With ``calls``, the calls it answers are tracked there.
 
     Health says NOT_SERVING until both stores have answered, then SERVING. When they do not
     answer, the server is stopped and their error raised. Until the server stops, a
-    ``HealthMonitor`` probes them again every ``RETRIEVAL_HEALTH_INTERVAL_S``. Before
+    ``HealthMonitor`` probes them again every ``RETRIEVAL_HEALTH_INTERVAL_S`` and, while they
+    answer, has what failed writes left repaired (``retrieval.grpc.write_repair``). Before
     anything, the tokens are loaded (``TokensFileError``) and a server without tokens is
     refused beyond loopback (``ConfigurationError``, see ``retrieval.grpc.access``).
     """
     tenants = load_tenants(settings)
     check_exposure(address, tenants is not None, settings.allow_unauthenticated)
+    write_repair = WriteRepair(application.ingestion, application.settings.default_namespace)
     server = grpc.aio.server(
         interceptors=interceptors(
             application.telemetry,
             tenants,
             application.settings.default_namespace,
             settings.max_in_flight,
+            write_repair,
+            calls,
         ),
         options=[*message_size_options(settings.max_message_bytes), ("grpc.so_reuseport", 0)],
     )
@@ -132,7 +152,9 @@ async def create_server(
         await server.stop(None)
         raise
     await publish(health_pb2.HealthCheckResponse.SERVING)
-    monitor = HealthMonitor(application.stats, publish, application.settings.health_interval_s)
+    monitor = HealthMonitor(
+        application.stats, publish, write_repair.repair, application.settings.health_interval_s
+    )
     monitor.start(server)
     return server, port
 
@@ -140,11 +162,13 @@ async def create_server(
 async def serve(application: Application, settings: GrpcSettings, stop: asyncio.Event) -> None:
     """Serve until ``stop`` is set; then refuse new calls and give in-flight ones the grace period.
 
-    Calls still running when it ends are cancelled. The caller closes the stores afterwards.
-    The Prometheus endpoint, when configured, serves from before the first call to the end.
+    Calls still running when it ends are cancelled, and given ``UNDO_S`` to undo what they
+    began. The caller closes the stores afterwards. The Prometheus endpoint, when configured,
+    serves from before the first call to the end.
     """
+    calls = CallsInFlight()
     with metrics_served(application) as metrics_port:
-        server, port = await create_server(application, settings.address, settings)
+        server, port = await create_server(application, settings.address, settings, calls)
         log.info(
             "grpc.serving",
             host=settings.host,
@@ -159,7 +183,7 @@ async def serve(application: Application, settings: GrpcSettings, stop: asyncio.
         finally:
             log.info("grpc.draining", grace_seconds=settings.grace_seconds)
             await server.stop(settings.grace_seconds)
-            log.info("grpc.stopped")
+            log.info("grpc.stopped", calls_left=await calls.ended(UNDO_S))
 
 
 @contextmanager

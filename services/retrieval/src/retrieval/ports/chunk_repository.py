@@ -14,7 +14,9 @@ class ChunkRepository(Protocol):
         ...
 
     async def get_many(self, chunk_ids: Sequence[str], namespace: str) -> dict[str, RagChunk]:
-        """The chunks with these ids in ONE round trip; missing ids are absent from the result."""
+        """The chunks with these ids (missing ids are absent from the result) in ONE round trip,
+        or a few one after another where the store matches a long list slowly
+        (``MongoChunkRepository``'s ``read_batch``): never one per id."""
         ...
 
     async def get_by_id(self, chunk_id: str, namespace: str) -> RagChunk | None:

@@ -12,7 +12,7 @@ log = structlog.get_logger("retrieval")
 
 
 class Hydrate:
-    """Fetches every candidate's text (those an earlier stage has not) in one round trip; a
+    """Fetches every candidate's text (those an earlier stage has not) in one ``get_many``; a
     chunk without text is skipped."""
 
     name = FETCH_STAGE

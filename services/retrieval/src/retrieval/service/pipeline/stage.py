@@ -69,7 +69,7 @@ async def with_texts(
     state: PipelineState, candidates: Sequence[Candidate], chunks: ChunkRepository
 ) -> dict[str, RagChunk]:
     """``state.chunks`` with the texts of ``candidates`` no stage has fetched yet, fetched in
-    one round trip; a chunk without a stored text stays absent."""
+    one ``get_many``; a chunk without a stored text stays absent."""
     missing = [c.chunk_id for c in candidates if c.chunk_id not in state.chunks]
     fetched = await chunks.get_many(missing, state.namespace) if missing else {}
     return {**state.chunks, **fetched}
