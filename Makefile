@@ -85,12 +85,13 @@ bench-report: setup
 BENCHMARKS := golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-concurrency load
 
 bench-all: setup
-	@for target in $(BENCHMARKS); do \
+	@failed=""; for target in $(BENCHMARKS); do \
 		started=$$(date +%s); \
-		$(MAKE) --no-print-directory $$target || exit 1; \
+		$(MAKE) --no-print-directory $$target || failed="$$failed $$target"; \
 		echo "== $$target: $$(( $$(date +%s) - started )) s"; \
-	done
-	$(MAKE) --no-print-directory bench-report
+	done; \
+	$(MAKE) --no-print-directory bench-report; \
+	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 load: setup
 	$(RUN) retrieval bench load $(if $(CALLERS),--callers $(CALLERS)) $(if $(LOAD_SECONDS),--seconds $(LOAD_SECONDS))
