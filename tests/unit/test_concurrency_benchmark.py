@@ -72,7 +72,7 @@ async def test_a_blocked_loop_shows_as_lag_and_a_collection_as_a_pause() -> None
         await asyncio.sleep(2 * LAG_PERIOD_S)
     assert max(probe.lags_ms) >= (block_s - LAG_PERIOD_S) * 1e3
     assert probe.gc_pauses_ms
-    assert probe.loop_cpu_s >= 0
+    assert probe.loop_cpu_s > 0
     assert gc.callbacks == callbacks
 
 
@@ -124,17 +124,22 @@ async def test_the_thread_figures_come_from_the_service_and_the_index(
     assert len(model.queries) == 4 + 4 + 6, "the index's own searches, one caller, two callers"
 
 
-def test_a_setting_must_be_clearly_faster_without_slowing_ingestion() -> None:
-    def figures(calls_per_s: float, passages_per_s: float) -> dict[str, float]:
-        return {"busy_throughput_per_s": calls_per_s, "passages_per_s": passages_per_s}
+def test_a_setting_must_be_clearly_better_for_many_callers_and_no_worse_otherwise() -> None:
+    def figures(calls_per_s: float, one_caller_ms: float, passages_per_s: float) -> dict:
+        return {
+            "busy_throughput_per_s": calls_per_s,
+            "retrieve_p50_ms": one_caller_ms,
+            "passages_per_s": passages_per_s,
+        }
 
     threads = {
-        SERVICE_SETTING: figures(50, 10),
-        "within the noise": figures(54, 10),
-        "slower ingestion": figures(90, 5),
+        SERVICE_SETTING: figures(50, 20, 10),
+        "within the noise": figures(54, 18, 10),
+        "slower for one caller": figures(80, 21, 10),
+        "slower ingestion": figures(90, 15, 5),
     }
     assert best_setting(threads) == SERVICE_SETTING
-    assert best_setting({**threads, "better": figures(60, 9)}) == "better"
+    assert best_setting({**threads, "better": figures(60, 20, 9)}) == "better"
 
 
 def test_every_setting_runs_each_pass_in_alternating_order() -> None:
