@@ -17,7 +17,7 @@ from typing import Any
 import grpc
 import structlog
 
-from retrieval.errors import RetrievalError
+from retrieval.errors import InvalidRequestError, RetrievalError
 from retrieval.grpc.interceptors import Behaviour, UnaryResponseInterceptor, service_and_method
 from retrieval.service.ingestion_service import IngestionService
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
@@ -68,10 +68,13 @@ class WriteRepair(UnaryResponseInterceptor):
 
     async def repair(self) -> None:
         """Reconcile every noted namespace; stop at the first that fails (a store is down
-        again: the next call tries again)."""
+        again: the next call tries again). A name no namespace can have is dropped."""
         for namespace, failures in list(self._noted.items()):
             try:
                 report = await self._ingestion.reconcile(namespace)
+            except InvalidRequestError:
+                del self._noted[namespace]
+                continue
             except RetrievalError as error:
                 log.warning("grpc.write_repair_failed", namespace=namespace, error=str(error))
                 return
