@@ -82,7 +82,7 @@ bench-report: setup
 	$(RUN) retrieval bench report
 
 # Every benchmark, then docs/benchmarks.md written again from their reports.
-BENCHMARKS := golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-concurrency load
+BENCHMARKS := golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-concurrency load crash fuzz
 
 bench-all: setup
 	@failed=""; for target in $(BENCHMARKS); do \
