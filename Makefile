@@ -83,11 +83,12 @@ bench-report: setup
 
 # Every benchmark, then docs/benchmarks.md written again from their reports.
 BENCHMARKS := golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-concurrency load crash fuzz
+BENCH_ALL_KILLS ?= 20
 
 bench-all: setup
 	@failed=""; for target in $(BENCHMARKS); do \
 		started=$$(date +%s); \
-		$(MAKE) --no-print-directory $$target || failed="$$failed $$target"; \
+		$(MAKE) --no-print-directory $$target KILLS=$(BENCH_ALL_KILLS) || failed="$$failed $$target"; \
 		echo "== $$target: $$(( $$(date +%s) - started )) s"; \
 	done; \
 	$(MAKE) --no-print-directory bench-report; \
