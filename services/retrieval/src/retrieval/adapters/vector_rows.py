@@ -28,9 +28,12 @@ Matrix = npt.NDArray[np.float32]
 class Growable:
     """An array whose rows are appended in place (its buffer doubles when full)."""
 
-    def __init__(self, initial: npt.NDArray[Any]) -> None:
-        self._buffer = initial
+    def __init__(self, initial: npt.NDArray[Any], capacity: int = 0) -> None:
         self.count = initial.shape[0]
+        self._buffer = initial
+        if capacity > self.count:
+            self._buffer = np.empty((capacity, *initial.shape[1:]), initial.dtype)
+            self._buffer[: self.count] = initial
 
     def append(self, rows: npt.NDArray[Any]) -> None:
         needed = self.count + rows.shape[0]
@@ -60,12 +63,15 @@ class Frozen:
         return len(self.ids)
 
     def dense(self) -> NamespaceRows:
-        """The live rows alone, in order (the next snapshot)."""
+        """The live rows alone, in order (the next snapshot), with room to append as many
+        again: the rows written while a compaction runs are appended on the event loop, which
+        must not copy the whole namespace into a larger buffer."""
         keep = np.flatnonzero(self.live)
         return NamespaceRows(
             [self.ids[row] for row in keep],
             self.vectors[keep],
             [self.metadata[row] for row in keep],
+            capacity=2 * keep.shape[0],
         )
 
 
@@ -77,10 +83,17 @@ class NamespaceRows:
     written and deleted since, which decide when to compact.
     """
 
-    def __init__(self, ids: list[str], vectors: Matrix, metadata: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        ids: list[str],
+        vectors: Matrix,
+        metadata: list[dict[str, Any]],
+        *,
+        capacity: int = 0,
+    ) -> None:
         self.ids = ids
         self.metadata = metadata
-        self._vectors = Growable(np.ascontiguousarray(vectors, dtype=np.float32))
+        self._vectors = Growable(np.ascontiguousarray(vectors, dtype=np.float32), capacity)
         self._live = Growable(np.ones(len(ids), dtype=bool))
         self.row_of = {record_id: row for row, record_id in enumerate(ids)}
         self.columns = MetadataColumns(self.metadata)
