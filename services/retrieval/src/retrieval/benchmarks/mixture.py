@@ -108,16 +108,22 @@ def nearest_two(vectors: Matrix) -> npt.NDArray[np.float64]:
 def intrinsic_dimension(vectors: Matrix) -> float:
     """TwoNN (Facco et al., 2017): from the ratio of each vector's second nearest distance to
     its nearest, the dimension of the surface the vectors lie on."""
-    distances = np.sqrt(np.maximum(0.0, 2 - 2 * nearest_two(vectors)))
+    return two_nearest_dimension(nearest_two(vectors))
+
+
+def two_nearest_dimension(nearest: npt.NDArray[np.float64]) -> float:
+    """TwoNN's estimate from the cosines of ``nearest_two``."""
+    distances = np.sqrt(np.maximum(0.0, 2 - 2 * nearest))
     ratios = distances[:, 1] / np.maximum(distances[:, 0], 1e-12)
     ratios = ratios[ratios > 1]
     return float(ratios.shape[0] / np.log(ratios).sum())
 
 
 def shape(vectors: Matrix) -> dict[str, float]:
+    nearest = nearest_two(vectors)
     return {
-        "intrinsic_dimension": intrinsic_dimension(vectors),
-        "nearest_cosine_p50": float(np.median(nearest_two(vectors)[:, 0])),
+        "intrinsic_dimension": two_nearest_dimension(nearest),
+        "nearest_cosine_p50": float(np.median(nearest[:, 0])),
     }
 
 
