@@ -22,7 +22,6 @@ from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
-from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval.domain.keywords import KeywordRecord
@@ -316,16 +315,6 @@ def pinecone_sparse() -> Iterator[PineconeStandIn]:
         yield running
 
 
-def connection(standin: PineconeStandIn) -> PineconeConnection:
-    return PineconeConnection(
-        api_key=standin.api_key,
-        index_host=standin.url,
-        control_host=standin.url,
-        request_timeout=2.0,
-        call_timeout=10.0,
-    )
-
-
 @pytest.fixture(params=["in-memory", "exact-on-disk", "pinecone"])
 async def vector_index(
     request: pytest.FixtureRequest, tmp_path: Path
@@ -336,7 +325,7 @@ async def vector_index(
     index: ExactVectorIndex | PineconeVectorIndex = (
         ExactVectorIndex(tmp_path / "index")
         if request.param == "exact-on-disk"
-        else PineconeVectorIndex(connection(request.getfixturevalue("pinecone")))
+        else PineconeVectorIndex(request.getfixturevalue("pinecone").connection())
     )
     yield index
     await index.close()
@@ -353,7 +342,7 @@ async def keyword_index(
         Bm25KeywordIndex(tmp_path / "keywords")
         if request.param == "bm25-on-disk"
         else PineconeSparseKeywordIndex(
-            connection(request.getfixturevalue("pinecone_sparse")), embed_batch_size=8
+            request.getfixturevalue("pinecone_sparse").connection(), embed_batch_size=8
         )
     )
     yield index

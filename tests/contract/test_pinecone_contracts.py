@@ -5,7 +5,6 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
-from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval_testkit.contracts import EmbedderContract, VectorIndexContract
@@ -18,20 +17,10 @@ def standin() -> Iterator[PineconeStandIn]:
         yield running
 
 
-def connection(standin: PineconeStandIn) -> PineconeConnection:
-    return PineconeConnection(
-        api_key=standin.api_key,
-        index_host=standin.url,
-        control_host=standin.url,
-        request_timeout=2.0,
-        call_timeout=10.0,
-    )
-
-
 class TestPineconeVectorIndex(VectorIndexContract):
     @pytest.fixture
     async def index(self, standin: PineconeStandIn) -> AsyncIterator[PineconeVectorIndex]:
-        index = PineconeVectorIndex(connection(standin))
+        index = PineconeVectorIndex(standin.connection())
         yield index
         await index.close()
 
@@ -39,7 +28,7 @@ class TestPineconeVectorIndex(VectorIndexContract):
 class TestModelCheckedPineconeVectorIndex(VectorIndexContract):
     @pytest.fixture
     async def index(self, standin: PineconeStandIn) -> AsyncIterator[ModelCheckedIndex]:
-        index = PineconeVectorIndex(connection(standin))
+        index = PineconeVectorIndex(standin.connection())
         yield ModelCheckedIndex(index, model="contract-model", dimension=4)
         await index.close()
 
@@ -47,6 +36,6 @@ class TestModelCheckedPineconeVectorIndex(VectorIndexContract):
 class TestPineconeInferenceEmbedder(EmbedderContract):
     @pytest.fixture
     async def embedder(self, standin: PineconeStandIn) -> AsyncIterator[PineconeInferenceEmbedder]:
-        embedder = PineconeInferenceEmbedder(connection(standin), batch_size=2)
+        embedder = PineconeInferenceEmbedder(standin.connection(), batch_size=2)
         yield embedder
         await embedder.close()

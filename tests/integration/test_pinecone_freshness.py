@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from pinecone import AsyncIndex
 
-from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import NamespaceNotFoundError
@@ -24,17 +23,6 @@ LEAF = VectorRecord(id="leaf", values=(1.0, 0.0, 0.0, 0.0), metadata={"domain": 
 HIDDEN_FOR_QUERIES = 2
 
 
-def connection(
-    standin: PineconeStandIn, *, request_timeout: float = 5.0, call_timeout: float = 20.0
-) -> PineconeConnection:
-    return PineconeConnection(
-        api_key=standin.api_key,
-        index_host=standin.url,
-        request_timeout=request_timeout,
-        call_timeout=call_timeout,
-    )
-
-
 @pytest.fixture
 def standin() -> Iterator[PineconeStandIn]:
     with PineconeStandIn(dimension=4, lag_queries=HIDDEN_FOR_QUERIES) as running:
@@ -43,7 +31,7 @@ def standin() -> Iterator[PineconeStandIn]:
 
 @pytest.fixture
 async def index(standin: PineconeStandIn) -> AsyncIterator[PineconeVectorIndex]:
-    index = PineconeVectorIndex(connection(standin))
+    index = PineconeVectorIndex(standin.connection())
     yield index
     await index.close()
 
@@ -83,7 +71,7 @@ async def test_a_query_right_after_the_first_upsert_finds_it(
 
 async def test_a_query_after_a_write_sees_it_once_the_index_has_caught_up() -> None:
     with PineconeStandIn(dimension=4, lag_seconds=0.5) as standin:
-        index = PineconeVectorIndex(connection(standin))
+        index = PineconeVectorIndex(standin.connection())
         try:
             await index.upsert([LEAF], NS)
             assert [match.id for match in await query(index)] == ["leaf"]
@@ -136,7 +124,7 @@ async def test_the_wait_ends_within_the_call_timeout_with_no_matches() -> None:
     call_timeout = 2.0
     with PineconeStandIn(dimension=4, lag_seconds=3600) as standin:
         index = PineconeVectorIndex(
-            connection(standin, request_timeout=0.5, call_timeout=call_timeout)
+            standin.connection(request_timeout=0.5, call_timeout=call_timeout)
         )
         try:
             await index.upsert([LEAF], NS)
@@ -153,7 +141,7 @@ async def test_the_wait_ends_within_the_call_timeout_with_no_matches() -> None:
 async def test_a_replica_that_did_not_write_reports_what_the_index_shows(
     index: PineconeVectorIndex, standin: PineconeStandIn
 ) -> None:
-    other_replica = PineconeVectorIndex(connection(standin))
+    other_replica = PineconeVectorIndex(standin.connection())
     try:
         await index.upsert([LEAF], NS)
         for _ in range(HIDDEN_FOR_QUERIES):

@@ -30,13 +30,7 @@ def standin() -> Iterator[PineconeStandIn]:
 
 @pytest.fixture
 def connection(standin: PineconeStandIn) -> PineconeConnection:
-    return PineconeConnection(
-        api_key=standin.api_key,
-        index_host=standin.url,
-        control_host=standin.url,
-        request_timeout=5.0,
-        call_timeout=20.0,
-    )
+    return standin.connection()
 
 
 @pytest.fixture

@@ -56,6 +56,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
+from retrieval.adapters.pinecone_clients import PineconeConnection
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
 from retrieval.errors import InvalidFilterError
 from retrieval_testkit.hash_embedder import TOKEN, HashEmbedder
@@ -210,6 +211,18 @@ class PineconeStandIn:
         assert self._server is not None, "start the stand-in first"
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
+
+    def connection(
+        self, *, request_timeout: float = 5.0, call_timeout: float = 20.0
+    ) -> PineconeConnection:
+        """A connection whose index and control-plane hosts are this stand-in."""
+        return PineconeConnection(
+            api_key=self.api_key,
+            index_host=self.url,
+            control_host=self.url,
+            request_timeout=request_timeout,
+            call_timeout=call_timeout,
+        )
 
     def start(self) -> PineconeStandIn:
         self._server = _Server((self.host, 0), self)
