@@ -9,13 +9,13 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from retrieval.benchmarks.stats import summary
 from retrieval.evaluation.metrics import (
     ScoredMatch,
     citation_precision,
     first_relevant_rank,
     group_by,
     hit_at,
-    latency_percentiles,
     mean,
     mean_over_queries,
     ndcg_at,
@@ -99,9 +99,9 @@ def test_mean_and_groups() -> None:
 
 
 def test_latency_percentiles_interpolate() -> None:
-    figures = latency_percentiles([float(n) for n in range(1, 101)])
+    figures = summary([float(n) for n in range(1, 101)])
     assert figures == {"p50": pytest.approx(50.5), "p95": pytest.approx(95.05), "max": 100.0}
-    assert latency_percentiles([]) == {"p50": 0.0, "p95": 0.0, "max": 0.0}
+    assert summary([]) == {"p50": 0.0, "p95": 0.0, "max": 0.0}
 
 
 def test_suggested_threshold_maximises_f1_and_sits_between_kept_and_dropped() -> None:

@@ -10,8 +10,9 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def summary(values: Sequence[float]) -> dict[str, float]:
+    """p50 and p95 (linear interpolation) and the maximum, in the unit given."""
     return {
         "p50": percentile(values, 50),
         "p95": percentile(values, 95),
-        "max": max(values, default=0),
+        "max": max(values, default=0.0),
     }

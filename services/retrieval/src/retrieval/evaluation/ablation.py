@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import Field
 from rich.table import Table
 
+from retrieval.benchmarks.stats import summary
 from retrieval.domain.models import (
     Frozen,
     RetrievalOptions,
@@ -22,7 +23,6 @@ from retrieval.domain.models import (
     SearchMode,
 )
 from retrieval.domain.ranking.fusion import FusionMethod
-from retrieval.evaluation.metrics import latency_percentiles
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import RerankBackend, Settings
 
@@ -79,7 +79,7 @@ class VariantFigures(Frozen):
 
 
 def latency(results: Sequence[RetrievalResult]) -> dict[str, float]:
-    return latency_percentiles([result.timings.total_ms for result in results])
+    return summary([result.timings.total_ms for result in results])
 
 
 async def ask_every_variant(

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from pydantic import Field
 
+from retrieval.benchmarks.stats import summary
 from retrieval.container import Application
 from retrieval.domain.models import (
     MAX_TOP_K,
@@ -46,7 +47,6 @@ from retrieval.evaluation.beir_data import BeirDataset, BeirDocument
 from retrieval.evaluation.metrics import (
     Run,
     hit_at,
-    latency_percentiles,
     mean_over_queries,
     ndcg_at,
     recall_at,
@@ -253,11 +253,8 @@ def stage_latencies(timings: Sequence[StageTimings]) -> dict[str, dict[str, floa
     call under ``total``."""
     stages = dict.fromkeys(stage for t in timings for stage in t.stages)
     return {
-        **{
-            stage: latency_percentiles([t.stages.get(stage, 0.0) for t in timings])
-            for stage in stages
-        },
-        "total": latency_percentiles([t.total_ms for t in timings]),
+        **{stage: summary([t.stages.get(stage, 0.0) for t in timings]) for stage in stages},
+        "total": summary([t.total_ms for t in timings]),
     }
 
 

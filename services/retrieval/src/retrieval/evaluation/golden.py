@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 import structlog
 from pydantic import Field
 
+from retrieval.benchmarks.stats import summary
 from retrieval.domain.answers import Answer
 from retrieval.domain.context import build_context
 from retrieval.domain.models import (
@@ -58,7 +59,6 @@ from retrieval.evaluation.metrics import (
     first_relevant_rank,
     group_by,
     hit_at,
-    latency_percentiles,
     mean,
     ndcg_at,
     precision_at,
@@ -446,7 +446,7 @@ def summarise(
 ) -> GoldenReport:
     domains = suite.document_domains
     overall = GroupFigures.of(rows)
-    latency = latency_percentiles([row.latency_ms for row in rows])
+    latency = summary([row.latency_ms for row in rows])
     matches = [
         ScoredMatch(doc.domain, doc.cosine, doc.document_id in row.expected)
         for row in rows

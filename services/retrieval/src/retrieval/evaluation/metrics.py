@@ -113,15 +113,6 @@ def group_by(items: Iterable[T], keys: Callable[[T], Iterable[str]]) -> dict[str
     return dict(sorted(groups.items()))
 
 
-def latency_percentiles(values_ms: Sequence[float]) -> dict[str, float]:
-    """p50 and p95 (linear interpolation) and the maximum, in the unit given."""
-    return {
-        "p50": percentile(values_ms, 50),
-        "p95": percentile(values_ms, 95),
-        "max": max(values_ms, default=0.0),
-    }
-
-
 @dataclass(frozen=True)
 class ScoredMatch:
     """A document a query returned, its score, the group it is reported under and its label."""

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
+from retrieval.benchmarks.stats import summary
 from retrieval.container import Container, resolve, running
 from retrieval.domain.models import MAX_TOP_K, Frozen, RetrievalQuery, RetrievalResult
 from retrieval.evaluation.ablation import DEFAULT_VARIANT, VARIANTS
@@ -31,7 +32,6 @@ from retrieval.evaluation.beir_data import BeirDataset
 from retrieval.evaluation.metrics import (
     Qrels,
     Run,
-    latency_percentiles,
     mean_over_queries,
     ndcg_at,
     recall_at,
@@ -181,7 +181,7 @@ def ranked_run(rankings: Mapping[str, Sequence[str]]) -> Run:
 
 def peer_figures(peer: PeerRun, qrels: Mapping[str, Qrels]) -> SystemFigures:
     run = ranked_run(peer.rankings)
-    spread = latency_percentiles(peer.latency_ms)
+    spread = summary(peer.latency_ms)
     return SystemFigures(
         ndcg_at_10=mean_over_queries(
             run, qrels, lambda ranking, judged: ndcg_at(ranking, judged, 10)
