@@ -18,12 +18,12 @@ from retrieval.benchmarks.profile import (
     py_spy_executable,
     sampling,
 )
-from retrieval.evaluation.beir_data import BeirDataset, BeirDocument
+from retrieval.evaluation.beir_data import BeirDataset
 from retrieval.settings import Settings
 from retrieval_testkit import HashEmbedder, InMemoryChunkRepository, InMemoryKeywordIndex
+from retrieval_testkit.cohort_dataset import cohort_dataset
 from retrieval_testkit.container import in_memory_container
 
-TOPICS = ["aspirin", "insulin", "malaria", "measles", "asthma", "sepsis", "gout", "rabies"]
 QUERIES = {"q1": "aspirin trial", "q2": "malaria mosquito", "q3": "gout uric"}
 QRELS = {"q1": {"d0": 1}, "q2": {"d2": 1}, "q3": {"d6": 1}}
 SPINNER = "def spin():\n    while True:\n        sum(range(1000))\n\nspin()\n"
@@ -31,11 +31,7 @@ SPINNER = "def spin():\n    while True:\n        sum(range(1000))\n\nspin()\n"
 
 @pytest.fixture
 def dataset() -> BeirDataset:
-    corpus = [
-        BeirDocument(f"d{n}", f"{topic.title()} study", f"A cohort study of {topic} in adults.")
-        for n, topic in enumerate(TOPICS)
-    ]
-    return BeirDataset(corpus, {**QUERIES, "q9": "unjudged"}, QRELS)
+    return cohort_dataset(QUERIES, QRELS)
 
 
 async def test_every_query_is_timed_each_round_on_cached_vectors_and_uncached_results(

@@ -14,7 +14,7 @@ import pytest
 import pytrec_eval
 
 from retrieval.domain.models import RetrievalQuery, RetrievalResult
-from retrieval.evaluation.beir_data import BeirDataset, BeirDocument
+from retrieval.evaluation.beir_data import BeirDataset
 from retrieval.evaluation.side_by_side import (
     OURS,
     REPORT_FILE,
@@ -32,9 +32,9 @@ from retrieval.evaluation.side_by_side import (
 )
 from retrieval.settings import Settings
 from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex
+from retrieval_testkit.cohort_dataset import cohort_dataset
 from retrieval_testkit.container import in_memory_container
 
-TOPICS = ["aspirin", "insulin", "malaria", "measles", "asthma", "sepsis", "gout", "rabies"]
 QUERIES = {"q1": "aspirin trial", "q2": "malaria mosquito", "q3": "gout uric", "q4": "sepsis"}
 QRELS = {"q1": {"d0": 1}, "q2": {"d2": 1, "d7": 1}, "q3": {"d6": 1}, "q4": {"d5": 2}}
 FIGURES = {"ndcg_at_10", "recall_at_100", "p50_ms", "p95_ms"}
@@ -42,11 +42,7 @@ FIGURES = {"ndcg_at_10", "recall_at_100", "p50_ms", "p95_ms"}
 
 @pytest.fixture
 def dataset() -> BeirDataset:
-    corpus = [
-        BeirDocument(f"d{n}", f"{topic.title()} study", f"A cohort study of {topic} in adults.")
-        for n, topic in enumerate(TOPICS)
-    ]
-    return BeirDataset(corpus, {**QUERIES, "q9": "unjudged"}, QRELS)
+    return cohort_dataset(QUERIES, QRELS)
 
 
 STAND_IN = """

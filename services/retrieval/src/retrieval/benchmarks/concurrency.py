@@ -24,9 +24,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Generic, TypeVar
 
 from retrieval.benchmarks.latency import questions
@@ -134,6 +136,13 @@ async def drive(call: Callable[[str], Awaitable[T]], asked: Sequence[str], calle
     run.seconds = time.perf_counter() - started
     run.cpu_s = time.process_time() - cpu
     return run
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time process ``pid`` has used so far, all its threads (Linux:
+    ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def unique_questions(count: int, tag: str) -> list[str]:

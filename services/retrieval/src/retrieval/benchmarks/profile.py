@@ -27,10 +27,12 @@ from pathlib import Path
 
 from pydantic import Field
 
+from retrieval.benchmarks.concurrency import cpu_seconds
 from retrieval.container import Container, running
 from retrieval.domain.models import MAX_TOP_K, Frozen, RetrievalQuery, StageTimings
 from retrieval.evaluation.beir import Progress, advance, stage_latencies, write_corpus
 from retrieval.evaluation.beir_data import BeirDataset
+from retrieval.evaluation.side_by_side import peer_settings
 from retrieval.ports.embedder import Matrix
 from retrieval.settings import Settings
 
@@ -133,10 +135,7 @@ def hot_frames(stacks: str, top: int) -> ProcessProfile:
 
 def profile_settings(settings: Settings, queries: int) -> Settings:
     """``settings`` without a result cache and with room for every query's vector."""
-    entries = max(settings.query_vector_cache_entries, queries)
-    return settings.model_copy(
-        update={"result_cache_entries": 0, "query_vector_cache_entries": entries}
-    )
+    return peer_settings(settings, queries).model_copy(update={"result_cache_entries": 0})
 
 
 async def profile_retrieval(
@@ -200,9 +199,3 @@ async def profile_retrieval(
         cpu_ms_per_call=cpu_ms,
         processes=processes,
     )
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time of a process so far, all its threads, from ``/proc``."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -30,6 +30,7 @@ from retrieval.benchmarks.concurrency import (
     PASSAGES,
     TOP_K,
     Target,
+    cpu_seconds,
     measure_levels,
     measure_threads,
     warm_up,
@@ -166,12 +167,6 @@ def server_pid(mongo: EmbeddedMongoSupervisor) -> int:
     if mongo.pid is None:
         raise RuntimeError(f"the embedded MongoDB server is down: {mongo.down_reason()}")
     return mongo.pid
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time process ``pid`` has used so far (Linux: ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_process(task: Task, environment: Mapping[str, str]) -> dict:
