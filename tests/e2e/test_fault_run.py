@@ -116,46 +116,53 @@ class Case:
 
 STORE_DOWN = "NOT_SERVING"
 FAILED_WRITE = f"OK {pb.Outcome.Name(pb.OUTCOME_FAILED)}"
+
+
+def store_down(retrieve: str, retry_after: str | None = None, stats: str = "OK RED") -> Seen:
+    """What callers see while the vector store fails: every write fails, health is down."""
+    return Seen(retrieve, retry_after, FAILED_WRITE, stats, STORE_DOWN)
+
+
 CASES = [
     Case(
         "401",
         pinecone_answers(Fault(status=401)),
-        Seen("FAILED_PRECONDITION", None, FAILED_WRITE, "OK RED", STORE_DOWN),
+        store_down("FAILED_PRECONDITION"),
     ),
     Case(
         "403",
         pinecone_answers(Fault(status=403)),
-        Seen("FAILED_PRECONDITION", None, FAILED_WRITE, "OK RED", STORE_DOWN),
+        store_down("FAILED_PRECONDITION"),
     ),
     Case(
         "404",
         pinecone_answers(Fault(status=404)),
-        Seen("FAILED_PRECONDITION", None, FAILED_WRITE, "FAILED_PRECONDITION", STORE_DOWN),
+        store_down("FAILED_PRECONDITION", stats="FAILED_PRECONDITION"),
     ),
     Case(
         "429 Retry-After 30",
         pinecone_answers(Fault(status=429, retry_after="30")),
-        Seen("UNAVAILABLE", "30", FAILED_WRITE, "OK RED", STORE_DOWN),
+        store_down("UNAVAILABLE", retry_after="30"),
     ),
     Case(
         "500",
         pinecone_answers(Fault(status=500)),
-        Seen("UNAVAILABLE", None, FAILED_WRITE, "OK RED", STORE_DOWN),
+        store_down("UNAVAILABLE"),
     ),
     Case(
         "503",
         pinecone_answers(Fault(status=503)),
-        Seen("UNAVAILABLE", None, FAILED_WRITE, "OK RED", STORE_DOWN),
+        store_down("UNAVAILABLE"),
     ),
     Case(
         "slow",
         pinecone_answers(Fault(delay=5.0)),
-        Seen("DEADLINE_EXCEEDED", None, FAILED_WRITE, "OK RED", STORE_DOWN),
+        store_down("DEADLINE_EXCEEDED"),
     ),
     Case(
         "refused",
         connections_refused,
-        Seen("UNAVAILABLE", None, FAILED_WRITE, "OK RED", STORE_DOWN),
+        store_down("UNAVAILABLE"),
     ),
     Case(
         "embedder down",
