@@ -226,7 +226,7 @@ class ExactVectorIndex:
             key=lambda hit: (-hit[1], rows.ids[hit[0]]),
         )
         return [
-            QueryMatch.model_construct(
+            QueryMatch(
                 id=rows.ids[row],
                 score=score,
                 values=tuple(rows.vectors[row].tolist()) if include_values else None,

@@ -80,7 +80,12 @@ class ModelCheckedIndex:
             vector, top_k=top_k, namespace=namespace, filter=filter, include_values=include_values
         )
         return [
-            match.model_copy(update={"metadata": without_signature(match.metadata)})
+            QueryMatch(
+                id=match.id,
+                score=match.score,
+                values=match.values,
+                metadata=without_signature(match.metadata),
+            )
             for match in found
         ]
 
@@ -165,4 +170,8 @@ class ModelCheckedIndex:
 
 
 def without_signature(metadata: Metadata) -> Metadata:
-    return {key: value for key, value in metadata.items() if key != MODEL_FIELD}
+    if MODEL_FIELD not in metadata:
+        return metadata
+    stripped = dict(metadata)
+    del stripped[MODEL_FIELD]
+    return stripped

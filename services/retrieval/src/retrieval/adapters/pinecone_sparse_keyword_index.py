@@ -150,7 +150,7 @@ class PineconeSparseKeywordIndex:
             (match for match in response.matches if match.score > 0),
             key=lambda match: (-match.score, match.id),
         )
-        return [KeywordMatch.model_construct(id=match.id, score=match.score) for match in ranked]
+        return [KeywordMatch(id=match.id, score=match.score) for match in ranked]
 
     async def delete(
         self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False

@@ -189,7 +189,7 @@ class PineconeVectorIndex:
             response = fresh
         ranked = sorted(response.matches, key=lambda match: (-match.score, match.id))
         return [
-            QueryMatch.model_construct(
+            QueryMatch(
                 id=match.id,
                 score=match.score,
                 values=tuple(match.values) if include_values else None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import Field
 
 from retrieval.domain.metadata import Metadata
@@ -17,8 +19,12 @@ class KeywordRecord(Frozen):
     metadata: Metadata = Field(default_factory=dict, description="Filterable attributes.")
 
 
-class KeywordMatch(Frozen):
-    """A record the keyword index found for a query."""
+@dataclass(frozen=True, slots=True)
+class KeywordMatch:
+    """A record the keyword index found for a query. A plain dataclass, like ``QueryMatch``:
+    an index builds a hundred or more per query from its own records."""
 
-    id: str = Field(description="Record id.")
-    score: float = Field(gt=0, description="Relevance; higher is better, scale per adapter.")
+    id: str
+    """Record id."""
+    score: float
+    """Relevance, above 0; higher is better, scale per adapter."""

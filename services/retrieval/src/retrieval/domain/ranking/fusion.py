@@ -12,8 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-import numpy as np
-
 Ranked = Sequence[tuple[str, float]]
 
 
@@ -71,40 +69,50 @@ def fuse(
         if not ranked:
             continue
         scores = [float(score) for _, score in ranked]
-        if not all(math.isfinite(score) for score in scores):
+        if not all(map(math.isfinite, scores)):
             raise ValueError(f"scores of {source!r} must be finite")
         weight = weights.get(source, 1.0)
         contributions = _contributions(method, scores, rrf_k)
         for (item_id, _), score, contribution in zip(ranked, scores, contributions, strict=True):
             fused[item_id] = fused.get(item_id, 0.0) + weight * contribution
-            raw.setdefault(item_id, {})[source] = score
+            found = raw.get(item_id)
+            if found is None:
+                raw[item_id] = {source: score}
+            else:
+                found[source] = score
 
-    ranking = sorted(fused, key=lambda item_id: (-fused[item_id], item_id))
-    return [Fused(id=item_id, score=fused[item_id], scores=raw[item_id]) for item_id in ranking]
+    ranking = sorted(fused.items(), key=_best_first)
+    return [Fused(item_id, score, raw[item_id]) for item_id, score in ranking]
+
+
+def _best_first(entry: tuple[str, float]) -> tuple[float, str]:
+    return -entry[1], entry[0]
 
 
 def _contributions(method: FusionMethod, scores: list[float], rrf_k: int) -> list[float]:
-    """What each entry of one deduplicated list adds to its id's fused score, before weighting."""
+    """What each entry of one deduplicated list adds to its id's fused score, before weighting.
+    Plain Python: the lists are short, and numpy's set-up would cost more than the sums."""
     if method is FusionMethod.RRF:
         return [1.0 / (rrf_k + rank) for rank in range(1, len(scores) + 1)]
-    values = np.asarray(scores, dtype=np.float64)
     if method is FusionMethod.WEIGHTED:
-        return min_max_scaled(values).tolist()
-    return _distribution(values).tolist()
+        return min_max_scaled(scores)
+    return _distribution(scores)
 
 
-def min_max_scaled(values: np.ndarray) -> np.ndarray:
-    """`values` scaled to [0, 1]; all equal (one value included) gives 1.0, never 0."""
-    low, high = values.min(), values.max()
+def min_max_scaled(values: Sequence[float]) -> list[float]:
+    """``values`` scaled to [0, 1]; all equal (one value included) gives 1.0, never 0."""
+    low, high = min(values), max(values)
     if low == high:
-        return np.ones_like(values)
-    return (values - low) / (high - low)
+        return [1.0] * len(values)
+    span = high - low
+    return [(value - low) / span for value in values]
 
 
-def _distribution(values: np.ndarray) -> np.ndarray:
-    spread = values.std()
+def _distribution(values: Sequence[float]) -> list[float]:
+    mean = math.fsum(values) / len(values)
+    spread = math.sqrt(math.fsum((value - mean) ** 2 for value in values) / len(values))
     # Equal scores can leave rounding noise in the computed spread: test equality directly.
-    if spread == 0 or values.min() == values.max():
-        return np.ones_like(values)
-    low = values.mean() - 3 * spread
-    return (values - low) / (6 * spread)
+    if spread == 0 or min(values) == max(values):
+        return [1.0] * len(values)
+    low = mean - 3 * spread
+    return [(value - low) / (6 * spread) for value in values]

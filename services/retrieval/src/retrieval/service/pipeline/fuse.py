@@ -27,8 +27,5 @@ class Fuse:
             weights={DENSE: plan.dense_weight, KEYWORD: plan.keyword_weight},
             rrf_k=plan.rrf_k,
         )
-        candidates = tuple(
-            Candidate(chunk_id=f.id, score=f.score, scores={**f.scores, FUSED: f.score})
-            for f in fused
-        )
+        candidates = tuple([Candidate(f.id, f.score, {**f.scores, FUSED: f.score}) for f in fused])
         return replace(state, candidates=candidates)

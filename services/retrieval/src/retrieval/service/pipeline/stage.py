@@ -15,7 +15,7 @@ from retrieval.service.pipeline.options import SearchPlan
 from retrieval.service.timing import StageClock
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """A chunk a search found, before its text is fetched."""
 
@@ -100,8 +100,9 @@ class Pipeline:
         self._telemetry = telemetry
 
     async def run(self, state: PipelineState, clock: StageClock) -> PipelineState:
+        left: dict[str, int] = {}
         for stage in self.stages:
             with self._telemetry.stage(stage.name), clock.stage(stage.name):
                 state = await stage.run(state)
-            state = replace(state, counts={**state.counts, stage.name: len(state.candidates)})
-        return state
+            left[stage.name] = len(state.candidates)
+        return replace(state, counts={**state.counts, **left})
