@@ -41,6 +41,7 @@ from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.ports.store_footprint import StoreFootprint
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.caching_embedder import CachingEmbedder
+from retrieval.service.chunk_cache import ChunkTextCache
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.pipeline.rewrite import LlmRewriter, RocchioRewriter
@@ -347,6 +348,12 @@ class Container(containers.DeclarativeContainer):
         max_entries=settings.provided.query_vector_cache_entries,
         metrics=metrics,
     )
+    chunk_text_cache = providers.Singleton(
+        ChunkTextCache,
+        repository=chunk_repository,
+        max_entries=settings.provided.chunk_cache_entries,
+        metrics=metrics,
+    )
     rewriter = providers.Selector(
         settings.provided.rewrite_backend,
         rocchio=providers.Singleton(RocchioRewriter, index=vector_index),
@@ -358,7 +365,7 @@ class Container(containers.DeclarativeContainer):
         rewriter=rewriter,
         index=vector_index,
         keywords=keyword_index,
-        chunks=chunk_repository,
+        chunks=chunk_text_cache,
         reranker=reranker,
         llm=llm,
     )
@@ -411,7 +418,7 @@ class Container(containers.DeclarativeContainer):
         embedder=embedder,
         index=vector_index,
         keywords=keyword_index,
-        chunks=chunk_repository,
+        chunks=chunk_text_cache,
         ledger=document_ledger,
         generations=namespace_generations,
         allowed_domains=settings.provided.allowed_domains,

@@ -309,6 +309,9 @@ class Settings(BaseSettings):
     query_vector_cache_entries: int = Field(
         default=4096, ge=0, description="Query vectors kept per replica; 0: none."
     )
+    chunk_cache_entries: int = Field(
+        default=10_000, ge=0, description="Chunk texts kept per replica; 0: none."
+    )
     namespace_generations_collection: str = Field(
         default="namespace_generations",
         description="Collection of per-namespace write generations (cache invalidation).",

@@ -85,6 +85,12 @@ class ServiceMetrics:
             ["result"],
             registry=registry,
         )
+        self.chunk_cache_lookups = Counter(
+            "retrieval_chunk_cache_lookups",
+            "Chunk texts taken from this process's cache (hit) or read from MongoDB (miss).",
+            ["result"],
+            registry=registry,
+        )
         self.store_up = Gauge(
             "retrieval_store_up",
             "1 while every store answered the last health probe, else 0.",

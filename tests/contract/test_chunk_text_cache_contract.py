@@ -1,0 +1,14 @@
+import pytest
+
+from retrieval.service.chunk_cache import ChunkTextCache
+from retrieval_testkit import InMemoryChunkRepository
+from retrieval_testkit.contracts import ChunkRepositoryContract
+from retrieval_testkit.telemetry import quiet_telemetry
+
+
+class TestChunkTextCache(ChunkRepositoryContract):
+    @pytest.fixture
+    def repository(self) -> ChunkTextCache:
+        return ChunkTextCache(
+            InMemoryChunkRepository(), max_entries=100, metrics=quiet_telemetry().metrics
+        )
