@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -455,14 +456,19 @@ async def resolve(provider: providers.Provider) -> Any:
 async def running(
     settings: Settings, container: Container | None = None
 ) -> AsyncIterator[Application]:
-    """Start every resource (stores, clients), yield the services, then shut down cleanly."""
+    """Start every resource (stores, clients), yield the services, then shut down cleanly.
+
+    With ``settings.gc_freeze``, everything alive once started is frozen out of the garbage
+    collector (after one collection, so no garbage is kept) until shutdown: a full collection
+    would otherwise walk every record the embedded stores loaded, all threads stopped
+    meanwhile (docs/performance.md)."""
     container = container or Container(settings=settings)
     try:
         # the embedded indexes' locks, before anything starts
         await resolve(container.backend_index)
         await resolve(container.keyword_index)
         await resolve(container.init_resources)
-        yield Application(
+        application = Application(
             settings=settings,
             retrieval=await resolve(container.retrieval_service),
             ingestion=await resolve(container.ingestion_service),
@@ -471,5 +477,11 @@ async def running(
             validation=await resolve(container.validation_service),
             telemetry=await resolve(container.telemetry),
         )
+        if settings.gc_freeze:
+            gc.collect()
+            gc.freeze()
+        yield application
     finally:
+        if settings.gc_freeze:
+            gc.unfreeze()
         await resolve(container.shutdown_resources)

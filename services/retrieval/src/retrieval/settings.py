@@ -336,6 +336,11 @@ class Settings(BaseSettings):
         description="Share of validation queries that must pass (``retrieval validate``).",
     )
 
+    gc_freeze: bool = Field(
+        default=True,
+        description="Once started, collect garbage once and move every object alive (the loaded "
+        "stores, modules, clients) out of the garbage collector's reach (gc.freeze).",
+    )
     log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR.")
     log_format: LogFormat = Field(
         default=LogFormat.AUTO, description="json, console, or auto (console on a terminal)."
