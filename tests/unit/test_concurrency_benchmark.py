@@ -9,6 +9,7 @@ import gc
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,12 @@ from retrieval.benchmarks.concurrency import (
     measure_threads,
     unique_questions,
 )
-from retrieval.benchmarks.thread_settings import SERVICE_SETTING, best_setting, schedule
+from retrieval.benchmarks.thread_settings import (
+    SERVICE_SETTING,
+    best_setting,
+    chunk_reads,
+    schedule,
+)
 from retrieval.container import resolve, running
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.settings import Settings
@@ -57,6 +63,7 @@ async def target(tmp_path: Path) -> AsyncIterator[tuple[Target, HashEmbedder]]:
                 depth=plan.depth(TOP_K),
                 passages=("first passage", "second passage"),
                 store_cpu_s=lambda: 0.0,
+                chunk_reads=partial(chunk_reads, app.telemetry.metrics.registry),
             ),
             model,
         )
@@ -110,6 +117,9 @@ async def test_each_level_asks_the_embedder_and_the_service_the_same_new_questio
     assert sum(asked.values()) == 2 * sum(level["calls"] for level in levels.values())
     for level in levels.values():
         assert level["ratio"] == pytest.approx(level["throughput_per_s"] / level["ceiling_per_s"])
+    shares = [level["chunk_cache_hit_share"] for level in levels.values()]
+    assert shares[0] < 1, "the first call reads every text from the store"
+    assert 0 < shares[1] <= 1, "texts read by the first level are kept"
 
 
 async def test_the_thread_figures_come_from_the_service_and_the_index(

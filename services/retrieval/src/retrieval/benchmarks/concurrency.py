@@ -203,6 +203,8 @@ class Target:
     """Texts to embed as ingestion does, for the model's passage throughput."""
     store_cpu_s: Callable[[], float]
     """CPU seconds the chunk store's server has used so far (0 when it runs elsewhere)."""
+    chunk_reads: Callable[[], tuple[float, float]]
+    """Chunk texts the chunk text cache has served so far, and those it read from the store."""
 
     async def retrieve(self, question: str) -> RetrievalResult:
         return await self.retrieval.retrieve(question, (), TOP_K, 0.0, self.namespace)
@@ -218,6 +220,7 @@ async def measure_levels(target: Target, levels: Sequence[int], calls: int) -> d
         service: Run[RetrievalResult] = Run()
         probes = []
         store_cpu_s = 0.0
+        hits_before, misses_before = target.chunk_reads()
         share = -(-calls_at(callers, calls) // ROUNDS)
         for round_ in range(ROUNDS):
             asked = unique_questions(share, f"{callers}.{round_}")
@@ -227,7 +230,11 @@ async def measure_levels(target: Target, levels: Sequence[int], calls: int) -> d
                 service += await drive(target.retrieve, asked, callers)
             store_cpu_s += target.store_cpu_s()
             probes.append(probe)
-        figures["levels"][str(callers)] = level_figures(ceiling, service, probes, store_cpu_s)
+        hits, misses = target.chunk_reads()
+        hits, misses = hits - hits_before, misses - misses_before
+        figures["levels"][str(callers)] = level_figures(ceiling, service, probes, store_cpu_s) | {
+            "chunk_cache_hit_share": ratio(hits, hits + misses)
+        }
     return figures
 
 

@@ -3,9 +3,11 @@ once, when the model loads.
 
 The harness runs one embedded MongoDB server and one data directory for the indexes; the
 processes run one after the other on both. The first seeds the namespace
-(``seed_namespace``) and measures the levels (``measure_levels``) with the service's own
+(``seed_namespace``); the second, started over it as a service starts, measures the levels
+(``measure_levels``) with the service's own
 settings; the others find the namespace on disk and each answers ``measure_threads`` with
-one candidate's settings. The caches are off in every process.
+one candidate's settings. The result and query vector caches are off in every process, so
+every call embeds its query; the chunk text cache keeps the service's setting.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 
+from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 
 from retrieval.adapters.document_files import load_documents
@@ -47,6 +50,7 @@ PROCESS_TIMEOUT_S = 900.0
 PASSAGE_SHARE = 0.8
 MARGIN = 1.1
 RUNTIME_VARIABLES = ("OMP_", "GOMP_", "OPENBLAS_")
+CHUNK_CACHE_LOOKUPS = "retrieval_chunk_cache_lookups_total"
 
 
 def candidates(cores: int) -> dict[str, dict[str, str]]:
@@ -89,8 +93,10 @@ class Task:
     mongodb_pid: int
     result: str
     levels: tuple[int, ...]
-    """The levels to measure, after seeding the namespace; none: the thread figures."""
+    """The levels to measure; none: the thread figures."""
     profile: ConcurrencyProfile
+    seeds: bool = False
+    """Only seed the namespace."""
 
 
 def best_setting(threads: Mapping[str, Mapping[str, float]]) -> str:
@@ -136,18 +142,23 @@ def run_benchmark(profile: ConcurrencyProfile, on_step: Callable[[str], None]) -
         work = Path(directory)
         with EmbeddedMongoSupervisor(work / "mongo") as mongo:
 
-            def measure(number: int, name: str, levels: tuple[int, ...] = ()) -> dict:
+            def measure(
+                number: int, name: str, levels: tuple[int, ...] = (), *, seeds: bool = False
+            ) -> dict:
                 task = Task(
                     data_dir=str(work / "data"),
                     mongodb_uri=mongo.uri,
                     mongodb_pid=server_pid(mongo),
                     result=str(work / f"result-{number}.json"),
                     levels=levels,
+                    seeds=seeds,
                     profile=profile,
                 )
                 return run_process(task, settings[name])
 
-            on_step(f"seeding {profile.chunks} chunks, then the levels")
+            on_step(f"seeding {profile.chunks} chunks")
+            measure(0, SERVICE_SETTING, seeds=True)
+            on_step("the levels")
             levels = measure(0, SERVICE_SETTING, profile.levels)["levels"]
             for number, name in enumerate(schedule(list(settings), profile.passes), start=1):
                 on_step(f"{name} ({len(runs[name]) + 1} of {profile.passes})")
@@ -161,6 +172,15 @@ def run_benchmark(profile: ConcurrencyProfile, on_step: Callable[[str], None]) -
         "thread_passes": profile.passes,
         "best_threads": best_setting(threads),
     }
+
+
+def chunk_reads(registry: CollectorRegistry) -> tuple[float, float]:
+    """The chunk text cache's hits and misses so far."""
+    hits, misses = (
+        registry.get_sample_value(CHUNK_CACHE_LOOKUPS, {"result": result}) or 0.0
+        for result in ("hit", "miss")
+    )
+    return hits, misses
 
 
 def server_pid(mongo: EmbeddedMongoSupervisor) -> int:
@@ -199,8 +219,9 @@ async def measure_process(task: Task) -> dict:
     configure_logging(settings.log_level, settings.log_format)
     container = Container(settings=settings)
     async with running(settings, container) as app:
-        if task.levels:
+        if task.seeds:
             await seed_namespace(app, NAMESPACE, profile.chunks, seed=7)
+            return {}
         plan = await resolve(container.search_plan)
         target = Target(
             retrieval=app.retrieval,
@@ -209,6 +230,7 @@ async def measure_process(task: Task) -> dict:
             namespace=NAMESPACE,
             depth=plan.depth(TOP_K),
             store_cpu_s=partial(cpu_seconds, task.mongodb_pid),
+            chunk_reads=partial(chunk_reads, app.telemetry.metrics.registry),
             passages=tuple(
                 chunk.content
                 for document in load_documents([KNOWLEDGE_DIR])
