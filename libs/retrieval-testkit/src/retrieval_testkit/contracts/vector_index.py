@@ -55,6 +55,14 @@ class VectorIndexContract:
         assert found[0].metadata["domain"] == "plant_diseases"
         assert found[0].values is None
 
+    async def test_equal_scores_are_ordered_by_id(self, index: VectorIndex) -> None:
+        await index.upsert(
+            [record(i, [0, 0, 1, 0]) for i in ("t3", "t1", "t2")] + [record("u", [0, 1, 0, 0])],
+            namespace=NS,
+        )
+        found = await index.query([0, 0.1, 1, 0], top_k=3, namespace=NS)
+        assert [m.id for m in found] == ["t1", "t2", "t3"]
+
     async def test_scores_do_not_depend_on_vector_length(self, seeded: VectorIndex) -> None:
         found = await seeded.query([7, 0, 0, 0], top_k=1, namespace=NS)
         assert found[0].score == pytest.approx(1.0, abs=1e-5)

@@ -2,8 +2,8 @@
 
 Search is exact (numpy, cosine similarity) and so the reference; a namespace of at least
 ``ann_min_vectors`` records is searched through an HNSW graph (``vector_graph``) instead,
-except when a filter keeps so few records (``exact_subset_rows``, or ``EXACT_SUBSET_SHARE``
-of the namespace) that scoring them all is as fast and exact. Scores are cosine similarities
+except when a filter keeps so few records (``exact_subset_rows``) that scoring them all is
+as fast and exact. Scores are cosine similarities
 either way, computed again from the stored vectors for the records found.
 
 Writes cost what their batch does: each is one record appended to the namespace's write-ahead
@@ -65,14 +65,18 @@ from retrieval.ports.vector_index import MetadataFilter, id_pages
 
 Matrix = npt.NDArray[np.float32]
 Rows = npt.NDArray[np.intp]
+Hit = tuple[int, float]
+"""A row of a namespace and its score."""
 MANIFEST = "index.json"
 
 ANN_MIN_VECTORS = 50_000
 """Records from which a namespace is searched through its HNSW graph (docs/index.md)."""
 EXACT_SUBSET_ROWS = 10_000
-EXACT_SUBSET_SHARE = 0.05
-"""A filter keeping fewer records than this, or than this share of the namespace, is answered
-exactly even in a namespace with a graph: scoring them all is about as fast, and exact."""
+"""A filter keeping fewer records than this is answered exactly even in a namespace with a
+graph: scoring them all is about as fast, and exact. A count, not a share of the namespace:
+gathering and scoring the rows a filter keeps costs as much per row in a large namespace as in
+a small one (a filter keeping 10 % of a million rows took 28 ms exactly, 2.9 ms through the
+graph)."""
 COMPACT_MIN_CHANGES = 20_000
 COMPACT_RATIO = 0.5
 MAX_UNINDEXED = 20_000
@@ -102,6 +106,18 @@ def exact_rows(vectors: Matrix, query: Matrix, mask: Mask, allowed: int, top_k: 
         return top_rows(scores, top_k)
     subset = np.flatnonzero(mask)
     return subset[top_rows(vectors[subset] @ query, top_k)]
+
+
+def best_first(found: Rows, scores: npt.NDArray[np.float32], ids: Sequence[str]) -> list[Hit]:
+    """``(row, score)`` of the rows ``found``, best score first, ties by id."""
+    order = np.argsort(-scores, kind="stable")
+    ordered = scores[order]
+    if np.any(ordered[1:] == ordered[:-1]):
+        return sorted(
+            zip(found.tolist(), scores.tolist(), strict=True),
+            key=lambda hit: (-hit[1], ids[hit[0]]),
+        )
+    return list(zip(found[order].tolist(), ordered.tolist(), strict=True))
 
 
 class ExactVectorIndex:
@@ -220,11 +236,6 @@ class ExactVectorIndex:
             found = exact_rows(rows.vectors, query, mask, allowed, top_k)
         else:
             found = await self._search_graph(rows, query, mask, top_k)
-        scores = rows.vectors[found] @ query
-        ranked = sorted(
-            zip(found.tolist(), scores.tolist(), strict=True),
-            key=lambda hit: (-hit[1], rows.ids[hit[0]]),
-        )
         return [
             QueryMatch(
                 id=rows.ids[row],
@@ -232,13 +243,13 @@ class ExactVectorIndex:
                 values=tuple(rows.vectors[row].tolist()) if include_values else None,
                 metadata=rows.metadata[row],
             )
-            for row, score in ranked[:top_k]
+            for row, score in best_first(found, rows.vectors[found] @ query, rows.ids)[:top_k]
         ]
 
     def _searches_exactly(self, rows: NamespaceRows, allowed: int, *, filtered: bool) -> bool:
         if rows.graph is None or rows.size < self._ann_min_vectors:
             return True
-        return filtered and allowed < max(self._exact_subset_rows, EXACT_SUBSET_SHARE * rows.size)
+        return filtered and allowed < self._exact_subset_rows
 
     async def _search_graph(
         self, rows: NamespaceRows, query: Matrix, mask: Mask, top_k: int
