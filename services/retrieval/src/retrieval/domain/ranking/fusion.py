@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import itemgetter
 
 Ranked = Sequence[tuple[str, float]]
 
@@ -21,7 +22,7 @@ class FusionMethod(StrEnum):
     DBSF = "dbsf"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fused:
     """One id of the fused ranking."""
 
@@ -81,12 +82,9 @@ def fuse(
             else:
                 found[source] = score
 
-    ranking = sorted(fused.items(), key=_best_first)
+    ranking = sorted(fused.items())
+    ranking.sort(key=itemgetter(1), reverse=True)  # stable: equal scores stay in id order
     return [Fused(item_id, score, raw[item_id]) for item_id, score in ranking]
-
-
-def _best_first(entry: tuple[str, float]) -> tuple[float, str]:
-    return -entry[1], entry[0]
 
 
 def _contributions(method: FusionMethod, scores: list[float], rrf_k: int) -> list[float]:
