@@ -65,6 +65,7 @@ def candidates(cores: int) -> dict[str, dict[str, str]]:
         "embed_wait_policy=runtime": runtime,
         "embed_wait_policy=active": {"RETRIEVAL_EMBED_WAIT_POLICY": "active"},
         "embed_threads=1": {"RETRIEVAL_EMBED_THREADS": "1"},
+        "chunk_cache_entries=0": {"RETRIEVAL_CHUNK_CACHE_ENTRIES": "0"},
         f"before: embed_blas_threads={cores}, embed_wait_policy=runtime": every_core | runtime,
     }
 

@@ -24,6 +24,7 @@ from retrieval.adapters.exact_vector_index import (
     COMPACT_MIN_CHANGES,
     COMPACT_RATIO,
     EXACT_SUBSET_ROWS,
+    EXACT_SUBSET_SHARE,
     ExactVectorIndex,
 )
 from retrieval.adapters.vector_graph import (
@@ -221,6 +222,7 @@ async def measure_index(
             "ef_construction": EF_CONSTRUCTION,
             "ef_search_min": EF_SEARCH,
             "exact_subset_rows": EXACT_SUBSET_ROWS,
+            "exact_subset_share": EXACT_SUBSET_SHARE,
             "compact_min_changes": COMPACT_MIN_CHANGES,
             "compact_ratio": COMPACT_RATIO,
             "mixture_clusters": CLUSTERS,
