@@ -338,8 +338,8 @@ class Settings(BaseSettings):
 
     gc_freeze: bool = Field(
         default=True,
-        description="Once started, collect garbage once and move every object alive (the loaded "
-        "stores, modules, clients) out of the garbage collector's reach (gc.freeze).",
+        description="Once started, move every object alive (the loaded stores, modules, "
+        "clients) out of the garbage collector's reach until shutdown (gc.freeze).",
     )
     log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR.")
     log_format: LogFormat = Field(
