@@ -6,7 +6,6 @@ import asyncio
 import os
 import re
 import signal
-import socket
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ import structlog
 from dependency_injector import providers
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from retrieval.adapters.embedded_mongo import free_port
 from retrieval.container import Application, Container, running
 from retrieval.domain.collection_health import HealthStatus
 from retrieval.domain.models import RagChunk, RagDocument
@@ -167,12 +167,6 @@ async def served(app: Application, settings: GrpcSettings | None = None) -> Asyn
         yield port
     finally:
         await server.stop(None)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def request() -> pb.RetrieveRequest:

@@ -54,7 +54,7 @@ class ServerLog:
             await self._reader
 
     def _find(self, name: str) -> dict[str, Any] | None:
-        return next((entry for entry in self.entries if entry.get("event") == name), None)
+        return next(iter(self.events(name)), None)
 
     async def _read(self, stream: asyncio.StreamReader) -> None:
         while line := await stream.readline():
