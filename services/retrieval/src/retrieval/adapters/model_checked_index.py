@@ -80,12 +80,7 @@ class ModelCheckedIndex:
             vector, top_k=top_k, namespace=namespace, filter=filter, include_values=include_values
         )
         return [
-            QueryMatch(
-                id=match.id,
-                score=match.score,
-                values=match.values,
-                metadata=without_signature(match.metadata),
-            )
+            QueryMatch(match.id, match.score, match.values, without_signature(match.metadata))
             for match in found
         ]
 
