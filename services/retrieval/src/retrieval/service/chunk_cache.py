@@ -77,20 +77,7 @@ class ChunkTextCache:
         return found
 
     async def get_by_id(self, chunk_id: str, namespace: str) -> RagChunk | None:
-        if not self._max_entries:
-            return await self._repository.get_by_id(chunk_id, namespace)
-        key = (namespace, chunk_id)
-        chunk = self._chunks.get(key)
-        if chunk is not None:
-            self._chunks.move_to_end(key)
-            self._hits.inc()
-            return chunk
-        self._misses.inc()
-        chunk = await self._repository.get_by_id(chunk_id, namespace)
-        if chunk is not None:
-            self._chunks[key] = chunk
-            self._trim()
-        return chunk
+        return (await self.get_many([chunk_id], namespace)).get(chunk_id)
 
     async def upsert_many(self, chunks: Sequence[RagChunk]) -> int:
         try:
