@@ -29,7 +29,7 @@ def mmr(relevance: Sequence[float], vectors: np.ndarray, *, k: int, lambda_: flo
     if count == 0:
         return []
 
-    gain = lambda_ * np.asarray(min_max_scaled([float(r) for r in relevance]))
+    gain = lambda_ * np.asarray(min_max_scaled(relevance))
     units = _unit_rows(matrix)
     available = np.ones(len(relevance), dtype=bool)
     closest = np.zeros(len(relevance))
