@@ -63,7 +63,7 @@ async def target(tmp_path: Path) -> AsyncIterator[tuple[Target, HashEmbedder]]:
                 depth=plan.depth(TOP_K),
                 passages=("first passage", "second passage"),
                 store_cpu_s=lambda: 0.0,
-                chunk_reads=partial(chunk_reads, app.telemetry.metrics.registry),
+                chunk_reads=partial(chunk_reads, app.telemetry.metrics.chunk_cache_lookups),
             ),
             model,
         )

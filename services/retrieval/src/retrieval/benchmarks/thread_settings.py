@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import Counter
 from pydantic import SecretStr
 
 from retrieval.adapters.document_files import load_documents
@@ -50,7 +50,6 @@ PROCESS_TIMEOUT_S = 900.0
 PASSAGE_SHARE = 0.8
 MARGIN = 1.1
 RUNTIME_VARIABLES = ("OMP_", "GOMP_", "OPENBLAS_")
-CHUNK_CACHE_LOOKUPS = "retrieval_chunk_cache_lookups_total"
 
 
 def candidates(cores: int) -> dict[str, dict[str, str]]:
@@ -175,13 +174,15 @@ def run_benchmark(profile: ConcurrencyProfile, on_step: Callable[[str], None]) -
     }
 
 
-def chunk_reads(registry: CollectorRegistry) -> tuple[float, float]:
-    """The chunk text cache's hits and misses so far."""
-    hits, misses = (
-        registry.get_sample_value(CHUNK_CACHE_LOOKUPS, {"result": result}) or 0.0
-        for result in ("hit", "miss")
-    )
-    return hits, misses
+def chunk_reads(lookups: Counter) -> tuple[float, float]:
+    """The chunk text cache's hits and misses so far (``ServiceMetrics.chunk_cache_lookups``)."""
+    counted = {
+        sample.labels["result"]: sample.value
+        for metric in lookups.collect()
+        for sample in metric.samples
+        if sample.name.endswith("_total")
+    }
+    return counted.get("hit", 0.0), counted.get("miss", 0.0)
 
 
 def server_pid(mongo: EmbeddedMongoSupervisor) -> int:
@@ -231,7 +232,7 @@ async def measure_process(task: Task) -> dict:
             namespace=NAMESPACE,
             depth=plan.depth(TOP_K),
             store_cpu_s=partial(cpu_seconds, task.mongodb_pid),
-            chunk_reads=partial(chunk_reads, app.telemetry.metrics.registry),
+            chunk_reads=partial(chunk_reads, app.telemetry.metrics.chunk_cache_lookups),
             passages=tuple(
                 chunk.content
                 for document in load_documents([KNOWLEDGE_DIR])
