@@ -43,6 +43,18 @@ def test_rrf_by_hand() -> None:
     )
 
 
+def test_a_label_puts_the_fused_score_beside_the_raw_ones() -> None:
+    lists = {"dense": [("a", 0.9), ("b", 0.8)], "keyword": [("a", 5.0)]}
+    plain = fuse(lists, FusionMethod.RRF)
+    labelled = fuse(lists, FusionMethod.RRF, label="fused")
+    assert [item.scores for item in plain] == [{"dense": 0.9, "keyword": 5.0}, {"dense": 0.8}]
+    assert [item.scores for item in labelled] == [
+        {"dense": 0.9, "keyword": 5.0, "fused": pytest.approx(1 / 61 + 1 / 61)},
+        {"dense": 0.8, "fused": pytest.approx(1 / 62)},
+    ]
+    assert ranking(labelled) == ranking(plain)
+
+
 def test_rrf_weights_and_k_by_hand() -> None:
     lists = {"dense": [("a", 0.9), ("b", 0.8), ("c", 0.7)], "keyword": [("c", 9.0), ("a", 5.0)]}
     assert_ranking_close(

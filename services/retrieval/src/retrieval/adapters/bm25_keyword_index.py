@@ -88,12 +88,19 @@ class Snapshot:
         if expression is not None:
             scores = np.where(self.columns.mask(expression), scores, 0)
         found = np.flatnonzero(scores > 0)
+        found_scores = scores[found]
         if found.size > top_k:
-            kth_best = np.partition(scores[found], found.size - top_k)[found.size - top_k]
-            found = found[scores[found] >= kth_best]
+            kept = found_scores >= np.partition(found_scores, found.size - top_k)[-top_k]
+            found, found_scores = found[kept], found_scores[kept]
         # Rows are in id order, so the row number breaks ties by id.
-        best = found[np.lexsort((found, -scores[found]))][:top_k]
-        return [(self.ids[row], float(scores[row])) for row in best]
+        best = np.lexsort((found, -found_scores))[:top_k]
+        return list(
+            zip(
+                map(self.ids.__getitem__, found[best].tolist()),
+                found_scores[best].tolist(),
+                strict=True,
+            )
+        )
 
     def _bm25(self) -> bm25s.BM25 | None:
         with self._model_built:

@@ -238,14 +238,17 @@ class ExactVectorIndex:
             found = exact_rows(rows.vectors, query, mask, allowed, top_k)
         else:
             found = await self._search_graph(rows, query, mask, top_k)
+        ids, vectors, metadata = rows.ids, rows.vectors, rows.metadata
         return [
-            QueryMatch(
-                id=rows.ids[row],
-                score=score,
-                values=tuple(rows.vectors[row].tolist()) if include_values else None,
-                metadata=rows.metadata[row],
+            QueryMatch._make(
+                (
+                    ids[row],
+                    score,
+                    tuple(vectors[row].tolist()) if include_values else None,
+                    metadata[row],
+                )
             )
-            for row, score in best_first(found, rows.vectors[found] @ query, rows.ids)[:top_k]
+            for row, score in best_first(found, vectors[found] @ query, ids)[:top_k]
         ]
 
     def _searches_exactly(self, rows: NamespaceRows, allowed: int, *, filtered: bool) -> bool:

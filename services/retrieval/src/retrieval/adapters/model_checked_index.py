@@ -80,8 +80,8 @@ class ModelCheckedIndex:
             vector, top_k=top_k, namespace=namespace, filter=filter, include_values=include_values
         )
         return [
-            QueryMatch(match.id, match.score, match.values, without_signature(match.metadata))
-            for match in found
+            QueryMatch._make((id_, score, values, without_signature(metadata)))
+            for id_, score, values, metadata in found
         ]
 
     async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:

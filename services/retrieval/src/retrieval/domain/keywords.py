@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pydantic import Field
 
@@ -19,10 +19,9 @@ class KeywordRecord(Frozen):
     metadata: Metadata = Field(default_factory=dict, description="Filterable attributes.")
 
 
-@dataclass(frozen=True, slots=True)
-class KeywordMatch:
-    """A record the keyword index found for a query. A plain dataclass, like ``QueryMatch``:
-    an index builds a hundred or more per query from its own records."""
+class KeywordMatch(NamedTuple):
+    """A record the keyword index found for a query. A named tuple, like ``QueryMatch``: an
+    index builds a hundred or more per query from its own records."""
 
     id: str
     """Record id."""

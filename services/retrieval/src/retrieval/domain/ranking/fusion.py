@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from operator import itemgetter
+from typing import NamedTuple
 
 Ranked = Sequence[tuple[str, float]]
 
@@ -22,18 +22,20 @@ class FusionMethod(StrEnum):
     DBSF = "dbsf"
 
 
-@dataclass(frozen=True, slots=True)
-class Fused:
+class Fused(NamedTuple):
     """One id of the fused ranking."""
 
     id: str
     score: float
     scores: Mapping[str, float]
-    """Raw score of each source that found the id, by source name."""
+    """Raw score of each source that found the id, by source name, and the fused score under
+    ``fuse``'s ``label`` when it has one."""
 
 
 def first_occurrences(ranked: Ranked) -> list[tuple[str, float]]:
     """Each id's first (best-ranked) entry, in the order given."""
+    if len(set(map(itemgetter(0), ranked))) == len(ranked):
+        return list(ranked)
     seen: set[str] = set()
     kept: list[tuple[str, float]] = []
     for item_id, score in ranked:
@@ -49,10 +51,12 @@ def fuse(
     *,
     weights: Mapping[str, float] | None = None,
     rrf_k: int = 60,
+    label: str | None = None,
 ) -> list[Fused]:
     """The union of ids, best fused score first, ties by id; each list deduplicated first.
 
     A source missing from `weights` weighs 1.0; weight 0 keeps a source out of the score.
+    With a `label`, each id's `scores` hold its fused score under it too.
     """
     method = FusionMethod(method)
     if rrf_k < 1:
@@ -69,22 +73,27 @@ def fuse(
         ranked = first_occurrences(lists[source])
         if not ranked:
             continue
-        scores = [float(score) for _, score in ranked]
+        item_ids, listed = zip(*ranked, strict=True)
+        scores = list(map(float, listed))
         if not all(map(math.isfinite, scores)):
             raise ValueError(f"scores of {source!r} must be finite")
         weight = weights.get(source, 1.0)
         contributions = _contributions(method, scores, rrf_k)
-        for (item_id, _), score, contribution in zip(ranked, scores, contributions, strict=True):
-            fused[item_id] = fused.get(item_id, 0.0) + weight * contribution
+        for item_id, score, contribution in zip(item_ids, scores, contributions, strict=True):
             found = raw.get(item_id)
             if found is None:
                 raw[item_id] = {source: score}
+                fused[item_id] = 0.0 + weight * contribution
             else:
                 found[source] = score
+                fused[item_id] += weight * contribution
 
     ranking = sorted(fused.items())
     ranking.sort(key=itemgetter(1), reverse=True)  # stable: equal scores stay in id order
-    return [Fused(item_id, score, raw[item_id]) for item_id, score in ranking]
+    if label is not None:
+        for item_id, score in ranking:
+            raw[item_id][label] = score
+    return [Fused._make((item_id, score, raw[item_id])) for item_id, score in ranking]
 
 
 def _contributions(method: FusionMethod, scores: list[float], rrf_k: int) -> list[float]:

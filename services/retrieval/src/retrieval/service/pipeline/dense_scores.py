@@ -62,4 +62,4 @@ class CompleteDenseScores:
 
 
 def with_dense(candidate: Candidate, cosine: float) -> Candidate:
-    return replace(candidate, scores={**candidate.scores, DENSE: cosine})
+    return candidate._replace(scores={**candidate.scores, DENSE: cosine})

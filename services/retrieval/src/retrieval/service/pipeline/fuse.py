@@ -26,6 +26,6 @@ class Fuse:
             plan.fusion,
             weights={DENSE: plan.dense_weight, KEYWORD: plan.keyword_weight},
             rrf_k=plan.rrf_k,
+            label=FUSED,
         )
-        candidates = tuple([Candidate(f.id, f.score, {**f.scores, FUSED: f.score}) for f in fused])
-        return replace(state, candidates=candidates)
+        return replace(state, candidates=tuple(map(Candidate._make, fused)))

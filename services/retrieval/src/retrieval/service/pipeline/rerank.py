@@ -44,4 +44,4 @@ class Rerank:
 
 
 def rescored(candidate: Candidate, score: float) -> Candidate:
-    return replace(candidate, score=score, scores={**candidate.scores, RERANK: score})
+    return candidate._replace(score=score, scores={**candidate.scores, RERANK: score})

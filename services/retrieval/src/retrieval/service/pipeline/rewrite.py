@@ -134,7 +134,7 @@ def as_asked(searched: PipelineState, asked: PipelineState) -> PipelineState:
         text=asked.text,
         query_vector=asked.query_vector,
         candidates=tuple(
-            replace(c, scores={k: v for k, v in c.scores.items() if k != DENSE})
+            c._replace(scores={k: v for k, v in c.scores.items() if k != DENSE})
             for c in searched.candidates
         ),
     )

@@ -98,7 +98,7 @@ class Search:
             include_values=state.plan.compares_vectors,
         )
         return Found(
-            candidates=tuple(Candidate(m.id, m.score, {DENSE: m.score}) for m in matches),
+            candidates=tuple([Candidate._make((m.id, m.score, {DENSE: m.score})) for m in matches]),
             timings={EMBED_STAGE: (embedded - begun) * 1e3, DENSE: elapsed_ms(embedded)},
             query_vector=vector,
             vectors={
@@ -117,6 +117,8 @@ class Search:
             filter=domain_filter(state.query.domains),
         )
         return Found(
-            candidates=tuple(Candidate(m.id, m.score, {KEYWORD: m.score}) for m in matches),
+            candidates=tuple(
+                [Candidate._make((m.id, m.score, {KEYWORD: m.score})) for m in matches]
+            ),
             timings={KEYWORD: elapsed_ms(begun)},
         )

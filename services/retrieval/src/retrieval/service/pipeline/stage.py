@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from retrieval.domain.models import QueryRewrite, RagChunk, RetrievalMatch, RetrievalQuery
 from retrieval.domain.query_text import normalise
@@ -15,9 +15,9 @@ from retrieval.service.pipeline.options import SearchPlan
 from retrieval.service.timing import StageClock
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A chunk a search found, before its text is fetched."""
+class Candidate(NamedTuple):
+    """A chunk a search found, before its text is fetched. A named tuple: a retrieval makes
+    hundreds, and a frozen dataclass takes twice as long to build."""
 
     chunk_id: str
     score: float
