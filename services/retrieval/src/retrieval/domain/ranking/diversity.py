@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from retrieval.domain.ranking.feedback import unit_rows
 from retrieval.domain.ranking.fusion import min_max_scaled
 
 
@@ -30,7 +31,7 @@ def mmr(relevance: Sequence[float], vectors: np.ndarray, *, k: int, lambda_: flo
         return []
 
     gain = lambda_ * np.asarray(min_max_scaled(relevance))
-    units = _unit_rows(matrix)
+    units = unit_rows(matrix)
     available = np.ones(len(relevance), dtype=bool)
     closest = np.zeros(len(relevance))
     picks: list[int] = []
@@ -55,8 +56,3 @@ def cap_per_group(groups: Sequence[str], cap: int) -> list[int]:
             seen[group] += 1
             kept.append(index)
     return kept
-
-
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)

@@ -26,3 +26,9 @@ def unit(vector: npt.NDArray[np.floating]) -> npt.NDArray[np.floating]:
     """The vector scaled to length 1; a zero vector as it is."""
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm else vector
+
+
+def unit_rows(matrix: npt.NDArray[np.floating]) -> npt.NDArray[np.floating]:
+    """Each row scaled to length 1; a zero row as it is."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)

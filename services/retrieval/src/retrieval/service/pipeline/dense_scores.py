@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 
 from retrieval.domain.models import DENSE
-from retrieval.domain.ranking.feedback import unit
+from retrieval.domain.ranking.feedback import unit, unit_rows
 from retrieval.ports import Embedder, VectorIndex
 from retrieval.service.pipeline.stage import Candidate, PipelineState
 
@@ -49,12 +49,17 @@ class CompleteDenseScores:
         if query_vector is None:
             query_vector = await self._embedder.embed_query(state.text)
         records = await self._index.fetch(missing, state.namespace)
+        fetched = [chunk_id for chunk_id in missing if chunk_id in records]
         vectors = dict(state.vectors)
-        vectors.update({id_: np.asarray(r.values, dtype=np.float32) for id_, r in records.items()})
-        query_unit = unit(np.asarray(query_vector, dtype=np.float32))
+        cosines: dict[str, float] = {}
+        if fetched:
+            matrix = np.array([records[chunk_id].values for chunk_id in fetched], np.float32)
+            vectors.update(zip(fetched, matrix, strict=True))
+            query_unit = unit(np.asarray(query_vector, dtype=np.float32))
+            cosines = dict(zip(fetched, (unit_rows(matrix) @ query_unit).tolist(), strict=True))
         candidates = tuple(
-            with_dense(c, float(unit(vectors[c.chunk_id]) @ query_unit))
-            if DENSE not in c.scores and c.chunk_id in vectors
+            with_dense(c, cosines[c.chunk_id])
+            if DENSE not in c.scores and c.chunk_id in cosines
             else c
             for c in state.candidates
         )
