@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from retrieval.domain.ranking.feedback import unit_rows
+
 
 def non_redundant(vectors: Sequence[np.ndarray | None], threshold: float) -> list[int]:
     """Indices, in input order, of the candidates kept when one whose cosine similarity to a
@@ -22,7 +24,7 @@ def non_redundant(vectors: Sequence[np.ndarray | None], threshold: float) -> lis
     if threshold >= 1.0 or len(known) < 2:
         return list(range(len(vectors)))
     matrix = np.stack([np.asarray(vectors[index], dtype=np.float64) for index in known])
-    units = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    units = unit_rows(matrix)
     similarity = units @ units.T
     kept = np.zeros(len(known), dtype=bool)
     dropped: set[int] = set()

@@ -34,8 +34,6 @@ class Fused(NamedTuple):
 
 def first_occurrences(ranked: Ranked) -> list[tuple[str, float]]:
     """Each id's first (best-ranked) entry, in the order given."""
-    if len(set(map(itemgetter(0), ranked))) == len(ranked):
-        return list(ranked)
     seen: set[str] = set()
     kept: list[tuple[str, float]] = []
     for item_id, score in ranked:
@@ -73,20 +71,18 @@ def fuse(
         ranked = first_occurrences(lists[source])
         if not ranked:
             continue
-        item_ids, listed = zip(*ranked, strict=True)
-        scores = list(map(float, listed))
+        scores = [float(score) for _, score in ranked]
         if not all(map(math.isfinite, scores)):
             raise ValueError(f"scores of {source!r} must be finite")
         weight = weights.get(source, 1.0)
         contributions = _contributions(method, scores, rrf_k)
-        for item_id, score, contribution in zip(item_ids, scores, contributions, strict=True):
+        for (item_id, _), score, contribution in zip(ranked, scores, contributions, strict=True):
+            fused[item_id] = fused.get(item_id, 0.0) + weight * contribution
             found = raw.get(item_id)
             if found is None:
                 raw[item_id] = {source: score}
-                fused[item_id] = 0.0 + weight * contribution
             else:
                 found[source] = score
-                fused[item_id] += weight * contribution
 
     ranking = sorted(fused.items())
     ranking.sort(key=itemgetter(1), reverse=True)  # stable: equal scores stay in id order
