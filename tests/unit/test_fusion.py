@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.domain.ranking import Fused, FusionMethod, first_occurrences, fuse
+from retrieval.domain.keywords import KeywordMatch
+from retrieval.domain.ranking import Candidate, FusionMethod, first_occurrences, fuse
+from retrieval.domain.vectors import QueryMatch
 
 SOURCES = ["dense", "keyword", "sparse"]
 ids = st.sampled_from(list("abcdefg"))
@@ -20,19 +22,19 @@ methods = st.sampled_from(FusionMethod)
 weight_maps = st.dictionaries(st.sampled_from(SOURCES), st.floats(0, 3), max_size=3)
 
 
-def ranking(fused: list[Fused]) -> list[tuple[str, float]]:
-    return [(item.id, item.score) for item in fused]
+def ranking(fused: list[Candidate]) -> list[tuple[str, float]]:
+    return [(item.chunk_id, item.score) for item in fused]
 
 
-def assert_ranking_close(fused: list[Fused], expected: list[tuple[str, float]]) -> None:
-    assert [item.id for item in fused] == [item_id for item_id, _ in expected]
+def assert_ranking_close(fused: list[Candidate], expected: list[tuple[str, float]]) -> None:
+    assert [item.chunk_id for item in fused] == [item_id for item_id, _ in expected]
     assert [item.score for item in fused] == pytest.approx([score for _, score in expected])
 
 
 def test_first_occurrences_keeps_the_best_ranked_entry_of_each_id_in_order() -> None:
     ranked = [("a", 3.0), ("b", 2.0), ("a", 9.0), ("c", 1.0), ("b", 0.5)]
-    assert first_occurrences(ranked) == [("a", 3.0), ("b", 2.0), ("c", 1.0)]
-    assert first_occurrences([]) == []
+    assert first_occurrences(ranked) == (["a", "b", "c"], [3.0, 2.0, 1.0])
+    assert first_occurrences([]) == ([], [])
 
 
 def test_rrf_by_hand() -> None:
@@ -106,15 +108,15 @@ def test_dbsf_keeps_the_lead_of_an_outlier_beyond_three_deviations() -> None:
     # Ten zeros and a one: mean 1/11, std sqrt(10)/11, so the one sits sqrt(10) > 3 deviations
     # up and scores above 1; clipping it to 1 would tie it with everything past 3 deviations.
     ranked = [("z", 1.0)] + [(f"id{n}", 0.0) for n in range(10)]
-    fused = {item.id: item.score for item in fuse({"dense": ranked}, FusionMethod.DBSF)}
+    fused = {item.chunk_id: item.score for item in fuse({"dense": ranked}, FusionMethod.DBSF)}
     assert fused["z"] == pytest.approx(0.5 + math.sqrt(10) / 6)
     assert fused["id0"] == pytest.approx(0.5 - 1 / (6 * math.sqrt(10)))
 
 
 def test_raw_scores_follow_their_ids_after_re_sorting() -> None:
     lists = {"dense": [("a", 0.9), ("b", 0.8)], "keyword": [("b", 7.0), ("c", 3.0)]}
-    fused = {item.id: item for item in fuse(lists, FusionMethod.RRF)}
-    assert fuse(lists, FusionMethod.RRF)[0].id == "b"
+    fused = {item.chunk_id: item for item in fuse(lists, FusionMethod.RRF)}
+    assert fuse(lists, FusionMethod.RRF)[0].chunk_id == "b"
     assert fused["a"].scores == {"dense": 0.9}
     assert fused["b"].scores == {"dense": 0.8, "keyword": 7.0}
     assert fused["c"].scores == {"keyword": 3.0}
@@ -125,7 +127,7 @@ def test_empty_lists_contribute_nothing(method: FusionMethod) -> None:
     assert fuse({}, method) == []
     assert fuse({"dense": [], "keyword": []}, method) == []
     only = fuse({"dense": [], "keyword": [("a", 2.0)]}, method)
-    assert [(item.id, item.scores) for item in only] == [("a", {"keyword": 2.0})]
+    assert [(item.chunk_id, item.scores) for item in only] == [("a", {"keyword": 2.0})]
 
 
 @pytest.mark.parametrize(
@@ -156,7 +158,10 @@ def test_non_finite_scores_are_rejected(score: float) -> None:
 def test_duplicates_within_a_list_do_not_change_the_result(
     lists: dict, method: FusionMethod, weights: dict
 ) -> None:
-    deduplicated = {source: first_occurrences(ranked) for source, ranked in lists.items()}
+    deduplicated = {
+        source: list(zip(*first_occurrences(ranked), strict=True))
+        for source, ranked in lists.items()
+    }
     assert fuse(lists, method, weights=weights) == fuse(deduplicated, method, weights=weights)
 
 
@@ -176,13 +181,15 @@ def test_output_covers_the_union_sorted_by_score_then_id(
 ) -> None:
     fused = fuse(lists, method, weights=weights)
     union = {item_id for ranked in lists.values() for item_id, _ in ranked}
-    assert [item.id for item in fused] == sorted(union, key=lambda i: (-_score(fused, i), i))
+    assert [item.chunk_id for item in fused] == sorted(union, key=lambda i: (-_score(fused, i), i))
     for better, worse in itertools.pairwise(fused):
-        assert better.score > worse.score or (better.score == worse.score and better.id < worse.id)
+        assert better.score > worse.score or (
+            better.score == worse.score and better.chunk_id < worse.chunk_id
+        )
 
 
-def _score(fused: list[Fused], item_id: str) -> float:
-    return next(item.score for item in fused if item.id == item_id)
+def _score(fused: list[Candidate], item_id: str) -> float:
+    return next(item.score for item in fused if item.chunk_id == item_id)
 
 
 @settings(max_examples=100)
@@ -194,7 +201,7 @@ def test_each_id_carries_the_first_raw_score_of_every_source_that_found_it(
     for source, ranked in lists.items():
         for item_id, score in reversed(ranked):
             expected.setdefault(item_id, {})[source] = score
-    assert {item.id: item.scores for item in fuse(lists, method, weights=weights)} == expected
+    assert {item.chunk_id: item.scores for item in fuse(lists, method, weights=weights)} == expected
 
 
 @settings(max_examples=100)
@@ -222,11 +229,12 @@ def test_a_zero_weight_source_only_reports_its_raw_scores(
         {"dense": dense, "keyword": keyword, "sparse": sparse}, method, weights={"keyword": 0.0}
     )
     without = fuse({"dense": dense, "sparse": sparse}, method)
-    others = {item.id for item in without}
-    assert [(item.id, item.score) for item in with_muted if item.id in others] == ranking(without)
-    muted_only = [item for item in with_muted if item.id not in others]
+    others = {item.chunk_id for item in without}
+    kept = [(item.chunk_id, item.score) for item in with_muted if item.chunk_id in others]
+    assert kept == ranking(without)
+    muted_only = [item for item in with_muted if item.chunk_id not in others]
     assert all(item.score == 0.0 and set(item.scores) == {"keyword"} for item in muted_only)
-    assert {item.id for item in muted_only} == {item_id for item_id, _ in keyword} - others
+    assert {item.chunk_id for item in muted_only} == {item_id for item_id, _ in keyword} - others
 
 
 @settings(max_examples=100)
@@ -238,3 +246,11 @@ def test_single_item_lists_count_in_full_under_score_methods(
     assert ranking(alone) == [(item_id, 1.0)]
     both = fuse({"dense": [(item_id, dense_score)], "keyword": [(item_id, keyword_score)]}, method)
     assert ranking(both) == [(item_id, 2.0)]
+
+
+def test_a_search_s_own_matches_fuse_as_their_ids_and_scores() -> None:
+    dense = [QueryMatch("a", 0.9, None, {"domain": "tea"}), QueryMatch("b", 0.8, (1.0,), {})]
+    keyword = [KeywordMatch("b", 7.0), KeywordMatch("c", 2.0)]
+    pairs = {"dense": [("a", 0.9), ("b", 0.8)], "keyword": [("b", 7.0), ("c", 2.0)]}
+    for method in FusionMethod:
+        assert fuse({"dense": dense, "keyword": keyword}, method) == fuse(pairs, method)

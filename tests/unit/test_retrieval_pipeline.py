@@ -203,8 +203,8 @@ async def test_dense_and_keyword_searches_run_at_once() -> None:
     await seeded(index, keywords)
     after = await searching(index, keywords).run(state())
     assert set(after.sources) == {"dense", "keyword"}
-    assert [c.chunk_id for c in after.sources["dense"]][:2] == ["a#0", "a#1"]
-    assert {c.chunk_id for c in after.sources["keyword"]} == {"a#0", "a#1", "c#0"}
+    assert [match.id for match in after.sources["dense"]][:2] == ["a#0", "a#1"]
+    assert {match.id for match in after.sources["keyword"]} == {"a#0", "a#1", "c#0"}
     assert after.degraded == ()
     assert {"embed", "dense", "keyword"} <= set(after.timings)
 
@@ -264,11 +264,8 @@ def test_each_search_returns_top_k_unless_a_later_stage_reorders(
     assert plan.depth(top_k) == depth
 
 
-def sources(**lists: list[tuple[str, float]]) -> dict[str, tuple[Candidate, ...]]:
-    return {
-        source: tuple(Candidate(i, score, {source: score}) for i, score in ranked)
-        for source, ranked in lists.items()
-    }
+def sources(**lists: list[tuple[str, float]]) -> dict[str, tuple[tuple[str, float], ...]]:
+    return {source: tuple(ranked) for source, ranked in lists.items()}
 
 
 async def test_fusion_joins_a_chunk_both_searches_found_into_one_candidate() -> None:
@@ -296,7 +293,10 @@ async def test_fusion_counts_a_chunk_found_twice_by_one_search_once() -> None:
 async def test_a_single_search_keeps_its_own_scores() -> None:
     found = sources(dense=[("a", 0.9), ("b", 0.5)])
     after = await Fuse().run(state(plan=SearchPlan(mode=SearchMode.DENSE), sources=found))
-    assert after.candidates == found["dense"]
+    assert after.candidates == (
+        Candidate("a", 0.9, {"dense": 0.9}),
+        Candidate("b", 0.5, {"dense": 0.5}),
+    )
 
 
 async def test_fusion_weights_move_the_ranking() -> None:

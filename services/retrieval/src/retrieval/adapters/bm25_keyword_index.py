@@ -203,7 +203,7 @@ class Bm25KeywordIndex:
             found = snapshot.search(query, expression, top_k)
         else:
             found = await asyncio.to_thread(snapshot.search, query, expression, top_k)
-        return [KeywordMatch(id=record_id, score=score) for record_id, score in found]
+        return list(map(KeywordMatch._make, found))
 
     async def delete(
         self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False

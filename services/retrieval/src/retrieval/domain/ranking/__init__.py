@@ -1,8 +1,8 @@
 """Pure ranking math: fusion of several sources' rankings and diversification."""
 
+from retrieval.domain.ranking.candidate import Candidate
 from retrieval.domain.ranking.diversity import cap_per_group, mmr
 from retrieval.domain.ranking.fusion import (
-    Fused,
     FusionMethod,
     Ranked,
     first_occurrences,
@@ -11,7 +11,7 @@ from retrieval.domain.ranking.fusion import (
 )
 
 __all__ = [
-    "Fused",
+    "Candidate",
     "FusionMethod",
     "Ranked",
     "cap_per_group",

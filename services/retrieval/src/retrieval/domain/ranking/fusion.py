@@ -11,9 +11,12 @@ import math
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from operator import itemgetter
-from typing import NamedTuple
 
-Ranked = Sequence[tuple[str, float]]
+from retrieval.domain.ranking.candidate import Candidate
+
+Ranked = Sequence[tuple[str, float, *tuple[object, ...]]]
+"""Entries best first, each an id and its score, then anything else the source returned
+(a vector index's match carries its values and metadata)."""
 
 
 class FusionMethod(StrEnum):
@@ -22,25 +25,15 @@ class FusionMethod(StrEnum):
     DBSF = "dbsf"
 
 
-class Fused(NamedTuple):
-    """One id of the fused ranking."""
-
-    id: str
-    score: float
-    scores: Mapping[str, float]
-    """Raw score of each source that found the id, by source name, and the fused score under
-    ``fuse``'s ``label`` when it has one."""
-
-
-def first_occurrences(ranked: Ranked) -> list[tuple[str, float]]:
-    """Each id's first (best-ranked) entry, in the order given."""
+def first_occurrences(ranked: Ranked) -> tuple[list[str], list[float]]:
+    """The ids and scores of each id's first (best-ranked) entry, in the order given."""
+    ids = [entry[0] for entry in ranked]
+    scores = [float(entry[1]) for entry in ranked]
+    if len(set(ids)) == len(ids):
+        return ids, scores
     seen: set[str] = set()
-    kept: list[tuple[str, float]] = []
-    for item_id, score in ranked:
-        if item_id not in seen:
-            seen.add(item_id)
-            kept.append((item_id, score))
-    return kept
+    kept = [n for n, item_id in enumerate(ids) if not (item_id in seen or seen.add(item_id))]
+    return [ids[n] for n in kept], [scores[n] for n in kept]
 
 
 def fuse(
@@ -50,7 +43,7 @@ def fuse(
     weights: Mapping[str, float] | None = None,
     rrf_k: int = 60,
     label: str | None = None,
-) -> list[Fused]:
+) -> list[Candidate]:
     """The union of ids, best fused score first, ties by id; each list deduplicated first.
 
     A source missing from `weights` weighs 1.0; weight 0 keeps a source out of the score.
@@ -68,28 +61,33 @@ def fuse(
     raw: dict[str, dict[str, float]] = {}
     # A fixed summation order makes the result independent of the mapping's order.
     for source in sorted(lists):
-        ranked = first_occurrences(lists[source])
-        if not ranked:
+        ids, scores = first_occurrences(lists[source])
+        if not ids:
             continue
-        scores = [float(score) for _, score in ranked]
         if not all(map(math.isfinite, scores)):
             raise ValueError(f"scores of {source!r} must be finite")
         weight = weights.get(source, 1.0)
-        contributions = _contributions(method, scores, rrf_k)
-        for (item_id, _), score, contribution in zip(ranked, scores, contributions, strict=True):
-            fused[item_id] = fused.get(item_id, 0.0) + weight * contribution
-            found = raw.get(item_id)
-            if found is None:
+        so_far, found = fused.get, raw.get
+        for item_id, score, contribution in zip(
+            ids, scores, _contributions(method, scores, rrf_k), strict=True
+        ):
+            fused[item_id] = so_far(item_id, 0.0) + weight * contribution
+            kept = found(item_id)
+            if kept is None:
                 raw[item_id] = {source: score}
             else:
-                found[source] = score
+                kept[source] = score
 
-    ranking = sorted(fused.items())
-    ranking.sort(key=itemgetter(1), reverse=True)  # stable: equal scores stay in id order
+    ranking = sorted(fused.items(), key=itemgetter(1), reverse=True)
+    if len(set(fused.values())) < len(fused):  # equal scores: in id order
+        ranking = sorted(fused.items())
+        ranking.sort(key=itemgetter(1), reverse=True)
     if label is not None:
         for item_id, score in ranking:
             raw[item_id][label] = score
-    return [Fused._make((item_id, score, raw[item_id])) for item_id, score in ranking]
+    # tuple.__new__ builds a named tuple at a third of the cost of its _make.
+    new = tuple.__new__
+    return [new(Candidate, (item_id, score, raw[item_id])) for item_id, score in ranking]
 
 
 def _contributions(method: FusionMethod, scores: list[float], rrf_k: int) -> list[float]:
@@ -113,9 +111,9 @@ def min_max_scaled(values: Sequence[float]) -> list[float]:
 
 def _distribution(values: Sequence[float]) -> list[float]:
     mean = math.fsum(values) / len(values)
-    spread = math.sqrt(math.fsum((value - mean) ** 2 for value in values) / len(values))
+    spread = math.sqrt(math.fsum([(value - mean) ** 2 for value in values]) / len(values))
     # Equal scores can leave rounding noise in the computed spread: test equality directly.
     if spread == 0 or min(values) == max(values):
         return [1.0] * len(values)
-    low = mean - 3 * spread
-    return [(value - low) / (6 * spread) for value in values]
+    low, width = mean - 3 * spread, 6 * spread
+    return [(value - low) / width for value in values]

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 from retrieval.domain.models import DENSE, FUSE_STAGE, FUSED, KEYWORD
-from retrieval.domain.ranking.fusion import fuse
+from retrieval.domain.ranking.fusion import Ranked, fuse
 from retrieval.service.pipeline.stage import Candidate, PipelineState
 
 
@@ -15,17 +16,20 @@ class Fuse:
 
     async def run(self, state: PipelineState) -> PipelineState:
         if len(state.sources) < 2:
-            single = next(iter(state.sources.values()), ())
-            return replace(state, candidates=single)
+            return replace(state, candidates=tuple(as_found(state.sources)))
         plan = state.plan
         fused = fuse(
-            {
-                source: [(c.chunk_id, c.score) for c in candidates]
-                for source, candidates in state.sources.items()
-            },
+            state.sources,
             plan.fusion,
             weights={DENSE: plan.dense_weight, KEYWORD: plan.keyword_weight},
             rrf_k=plan.rrf_k,
             label=FUSED,
         )
-        return replace(state, candidates=tuple(map(Candidate._make, fused)))
+        return replace(state, candidates=tuple(fused))
+
+
+def as_found(sources: Mapping[str, Ranked]) -> Iterator[Candidate]:
+    """The candidates of the one search that answered (if any), in its order."""
+    for source, matches in sources.items():
+        for match in matches:
+            yield Candidate(match[0], match[1], {source: match[1]})

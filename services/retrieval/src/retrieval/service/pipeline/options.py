@@ -34,11 +34,11 @@ class SearchPlan:
         """These defaults with every switch the request sets; ``InvalidRequestError`` when a
         hybrid search would weigh both searches 0."""
         chosen = {
-            field.name: getattr(options, field.name)
-            for field in fields(self)
-            if getattr(options, field.name, None) is not None
+            name: value
+            for name in REQUEST_SWITCHES
+            if (value := getattr(options, name)) is not None
         }
-        plan = replace(self, **chosen)
+        plan = replace(self, **chosen) if chosen else self
         if plan.mode is SearchMode.HYBRID and plan.dense_weight == plan.keyword_weight == 0:
             raise InvalidRequestError(
                 "dense_weight and keyword_weight cannot both be 0 in hybrid mode",
@@ -78,3 +78,9 @@ class SearchPlan:
         ):
             return max(self.fetch_k, top_k)
         return top_k
+
+
+REQUEST_SWITCHES = tuple(
+    field.name for field in fields(SearchPlan) if field.name in RetrievalOptions.model_fields
+)
+"""The switches a request may set (``RetrievalOptions``'s fields that are the plan's)."""

@@ -11,10 +11,11 @@ import numpy as np
 import structlog
 
 from retrieval.domain.models import DENSE, EMBED_STAGE, KEYWORD, SEARCH_STAGE
+from retrieval.domain.ranking.fusion import Ranked
 from retrieval.errors import BackendError, BackendNotConfiguredError
 from retrieval.ports import Embedder, KeywordIndex, MetadataFilter, VectorIndex
 from retrieval.ports.embedder import Vector
-from retrieval.service.pipeline.stage import Candidate, PipelineState
+from retrieval.service.pipeline.stage import PipelineState
 
 log = structlog.get_logger("retrieval")
 
@@ -29,7 +30,7 @@ def domain_filter(domains: Sequence[str]) -> MetadataFilter | None:
 
 @dataclass
 class Found:
-    candidates: tuple[Candidate, ...]
+    matches: Ranked
     timings: dict[str, float]
     query_vector: Vector | None = None
     vectors: dict[str, Vector] = field(default_factory=dict)
@@ -68,12 +69,16 @@ class Search:
                 raise error
             log.warning("retrieve.source_failed", source=source, error=str(error))
         dense = found.get(DENSE)
-        union = {c.chunk_id: c for item in reversed(found.values()) for c in item.candidates}
+        distinct = {match[0] for item in found.values() for match in item.matches}
         return replace(
             state,
-            sources={source: item.candidates for source, item in found.items()},
-            candidates=tuple(union.values()),
-            counts={**state.counts, **{source: len(f.candidates) for source, f in found.items()}},
+            sources={source: item.matches for source, item in found.items()},
+            candidates=(),
+            counts={
+                **state.counts,
+                **{source: len(item.matches) for source, item in found.items()},
+                SEARCH_STAGE: len(distinct),
+            },
             query_vector=dense.query_vector if dense else None,
             vectors=dense.vectors if dense else {},
             degraded=tuple(sorted(failed)),
@@ -98,7 +103,7 @@ class Search:
             include_values=state.plan.compares_vectors,
         )
         return Found(
-            candidates=tuple([Candidate._make((m.id, m.score, {DENSE: m.score})) for m in matches]),
+            matches=matches,
             timings={EMBED_STAGE: (embedded - begun) * 1e3, DENSE: elapsed_ms(embedded)},
             query_vector=vector,
             vectors={
@@ -116,9 +121,4 @@ class Search:
             namespace=state.namespace,
             filter=domain_filter(state.query.domains),
         )
-        return Found(
-            candidates=tuple(
-                [Candidate._make((m.id, m.score, {KEYWORD: m.score})) for m in matches]
-            ),
-            timings={KEYWORD: elapsed_ms(begun)},
-        )
+        return Found(matches=matches, timings={KEYWORD: elapsed_ms(begun)})

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from retrieval.domain.models import QueryRewrite, RagChunk, RetrievalMatch, RetrievalQuery
 from retrieval.domain.query_text import normalise
+from retrieval.domain.ranking.candidate import Candidate
+from retrieval.domain.ranking.fusion import Ranked
 from retrieval.observability.telemetry import Telemetry
 from retrieval.ports.chunk_repository import ChunkRepository
 from retrieval.ports.embedder import Vector
@@ -15,23 +17,13 @@ from retrieval.service.pipeline.options import SearchPlan
 from retrieval.service.timing import StageClock
 
 
-class Candidate(NamedTuple):
-    """A chunk a search found, before its text is fetched. A named tuple: a retrieval makes
-    hundreds, and a frozen dataclass takes twice as long to build."""
-
-    chunk_id: str
-    score: float
-    """The score the ranking uses."""
-    scores: Mapping[str, float]
-    """Scores by source (``dense``: cosine similarity, ``keyword``, ``fused``)."""
-
-
 @dataclass(frozen=True)
 class PipelineState:
     """What one retrieval knows so far; each stage returns a new state.
 
     ``namespace`` is the one searched: the query's, or the service's default. ``counts``
-    (candidates left) is recorded by the ``Pipeline`` after each stage, under its name;
+    (candidates left) is recorded by the ``Pipeline`` after each stage, under its name,
+    unless the stage recorded its own (``search``, which leaves its finds in ``sources``);
     ``timings`` holds the milliseconds of steps inside a stage (each search of ``search``).
     """
 
@@ -42,8 +34,9 @@ class PipelineState:
     """The query text the stages use: the query as asked, normalised and fitted to the model."""
     truncated: bool = False
     query_vector: Vector | None = field(default=None, compare=False)
-    sources: Mapping[str, tuple[Candidate, ...]] = field(default_factory=dict)
-    """What each search found, best first."""
+    sources: Mapping[str, Ranked] = field(default_factory=dict)
+    """What each search found, best first: the search's own matches, each an id and a score
+    first. The ``search`` stage leaves no candidates; ``fuse`` makes them from these."""
     candidates: tuple[Candidate, ...] = ()
     vectors: Mapping[str, Vector] = field(default_factory=dict, compare=False)
     """Candidates' stored vectors, when a stage needs them."""
@@ -104,5 +97,5 @@ class Pipeline:
         for stage in self.stages:
             with self._telemetry.stage(stage.name), clock.stage(stage.name):
                 state = await stage.run(state)
-            left[stage.name] = len(state.candidates)
+            left[stage.name] = state.counts.get(stage.name, len(state.candidates))
         return replace(state, counts={**state.counts, **left})
