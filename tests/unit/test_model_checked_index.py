@@ -57,12 +57,15 @@ async def test_the_writing_model_reads_its_records_without_the_marker(
     assert found[0].metadata == {"domain": "plant_diseases"}
 
 
+@pytest.mark.parametrize("include_metadata", [True, False])
 async def test_another_model_cannot_query_the_namespace(
-    checked: Callable[..., ModelCheckedIndex],
+    checked: Callable[..., ModelCheckedIndex], include_metadata: bool
 ) -> None:
     await checked("e5-large").upsert(RECORDS, NS)
     with pytest.raises(EmbeddingModelMismatchError, match="e5-large@4"):
-        await checked("other-model").query([1, 0, 0, 0], top_k=2, namespace=NS)
+        await checked("other-model").query(
+            [1, 0, 0, 0], top_k=2, namespace=NS, include_metadata=include_metadata
+        )
 
 
 async def test_another_model_cannot_fetch_from_the_namespace(

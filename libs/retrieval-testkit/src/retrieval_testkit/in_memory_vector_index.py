@@ -50,6 +50,7 @@ class InMemoryVectorIndex:
         namespace: str,
         filter: MetadataFilter | None = None,
         include_values: bool = False,
+        include_metadata: bool = True,
     ) -> list[QueryMatch]:
         expression = parse_filter(filter)
         records = self._namespaces.get(namespace)
@@ -65,7 +66,7 @@ class InMemoryVectorIndex:
                 id=record.id,
                 score=cosine(vector, record.values),
                 values=record.values if include_values else None,
-                metadata=record.metadata,
+                metadata=record.metadata if include_metadata else {},
             )
             for record in records.values()
             if evaluate(expression, record.metadata)

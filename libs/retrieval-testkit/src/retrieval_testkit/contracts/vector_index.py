@@ -72,6 +72,19 @@ class VectorIndexContract:
         assert found[0].id == "c"
         assert found[0].values == pytest.approx((0, 1, 0, 0))
 
+    async def test_without_metadata_the_same_matches_come_with_none(
+        self, seeded: VectorIndex
+    ) -> None:
+        vector, diseases = [1, 0.5, 0.2, 0], {"domain": {"$eq": "plant_diseases"}}
+        for filter in (None, diseases):
+            full = await seeded.query(vector, top_k=5, namespace=NS, filter=filter)
+            bare = await seeded.query(
+                vector, top_k=5, namespace=NS, filter=filter, include_metadata=False
+            )
+            assert any(match.metadata for match in full)
+            assert [(m.id, m.score) for m in bare] == [(m.id, m.score) for m in full]
+            assert all(match.metadata == {} for match in bare)
+
     async def test_top_k_larger_than_namespace_returns_everything(
         self, seeded: VectorIndex
     ) -> None:

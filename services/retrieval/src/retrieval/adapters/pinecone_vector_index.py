@@ -151,6 +151,7 @@ class PineconeVectorIndex:
         namespace: str,
         filter: MetadataFilter | None = None,
         include_values: bool = False,
+        include_metadata: bool = True,
     ) -> list[QueryMatch]:
         expression = parse_filter(filter)
         if not 1 <= top_k <= MAX_TOP_K_WITH_METADATA:
@@ -165,7 +166,9 @@ class PineconeVectorIndex:
         sent_filter = filter if expression is not None else None
 
         def search() -> Awaitable[QueryResponse]:
-            return self._search(values, top_k, namespace, sent_filter, include_values)
+            return self._search(
+                values, top_k, namespace, sent_filter, include_values, include_metadata
+            )
 
         response = await search()
         if not response.matches:
@@ -193,7 +196,7 @@ class PineconeVectorIndex:
                 id=match.id,
                 score=match.score,
                 values=tuple(match.values) if include_values else None,
-                metadata=dict(match.metadata or {}),
+                metadata=dict(match.metadata or {}) if include_metadata else {},
             )
             for match in ranked
         ]

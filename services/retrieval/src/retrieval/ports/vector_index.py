@@ -44,8 +44,10 @@ class VectorIndex(Protocol):
         namespace: str,
         filter: MetadataFilter | None = None,
         include_values: bool = False,
+        include_metadata: bool = True,
     ) -> list[QueryMatch]:
-        """The ``top_k`` records most similar to ``vector``, best first, ties by id.
+        """The ``top_k`` records most similar to ``vector``, best first, ties by id; with
+        ``include_metadata=False`` every match's metadata is empty (less to build and send).
 
         Raises ``NamespaceNotFoundError`` when the namespace holds no vectors.
         """

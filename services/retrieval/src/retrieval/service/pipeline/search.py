@@ -101,6 +101,7 @@ class Search:
             namespace=state.namespace,
             filter=domain_filter(state.query.domains),
             include_values=state.plan.compares_vectors,
+            include_metadata=False,
         )
         return Found(
             matches=matches,
