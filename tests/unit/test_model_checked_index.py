@@ -57,6 +57,20 @@ async def test_the_writing_model_reads_its_records_without_the_marker(
     assert found[0].metadata == {"domain": "plant_diseases"}
 
 
+async def test_what_a_query_returns_is_the_caller_s_to_change(
+    checked: Callable[..., ModelCheckedIndex],
+) -> None:
+    index = checked()
+    await index.upsert(
+        [VectorRecord(id="t", values=(1.0, 0, 0, 0), metadata={"tags": ["leaf"], "year": 1})], NS
+    )
+    found = (await index.query([1, 0, 0, 0], top_k=1, namespace=NS))[0].metadata
+    found["tags"].append("changed")
+    found["year"] = 2
+    again = (await index.query([1, 0, 0, 0], top_k=1, namespace=NS))[0].metadata
+    assert again == {"tags": ["leaf"], "year": 1}
+
+
 @pytest.mark.parametrize("include_metadata", [True, False])
 async def test_another_model_cannot_query_the_namespace(
     checked: Callable[..., ModelCheckedIndex], include_metadata: bool

@@ -728,3 +728,19 @@ async def test_a_failed_llm_filter_keeps_the_candidates_and_says_degraded(
 def test_the_llm_filter_asks_the_searches_for_more_than_top_k() -> None:
     assert SearchPlan(mode=SearchMode.DENSE).depth(3) == 3
     assert SearchPlan(mode=SearchMode.DENSE, llm_filter=True).depth(3) == 100
+
+
+async def test_a_match_s_metadata_is_the_caller_s_own(stores: Stores) -> None:
+    tagged = RagDocument(
+        document_id="withering",
+        title="Withering",
+        domain="tea_cultivation",
+        content="Withering softens plucked leaves before rolling.",
+        metadata={"tags": ["processing"], "stage": "first"},
+    )
+    await stores.ingestion.ingest([tagged], NS)
+    first = (await stores.retrieval.retrieve("withering plucked leaves", top_k=1)).matches[0]
+    first.metadata["tags"].append("changed")
+    first.metadata["stage"] = "changed"
+    again = (await stores.retrieval.retrieve("withering plucked leaves", top_k=1)).matches[0]
+    assert again.metadata == {"tags": ["processing"], "stage": "first"}

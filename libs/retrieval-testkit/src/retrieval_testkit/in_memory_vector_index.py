@@ -6,6 +6,7 @@ import math
 from collections.abc import AsyncIterator, Sequence
 
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
+from retrieval.domain.metadata import copied
 from retrieval.domain.vectors import (
     IndexStats,
     NamespaceStats,
@@ -39,7 +40,7 @@ class InMemoryVectorIndex:
                 raise InvalidRequestError("an all-zero vector has no direction", field="values")
             self._dimension = len(record.values)
         for record in records:
-            self._namespaces.setdefault(namespace, {})[record.id] = record
+            self._namespaces.setdefault(namespace, {})[record.id] = stored(record)
         return len(records)
 
     async def query(
@@ -66,7 +67,7 @@ class InMemoryVectorIndex:
                 id=record.id,
                 score=cosine(vector, record.values),
                 values=record.values if include_values else None,
-                metadata=record.metadata if include_metadata else {},
+                metadata=copied(record.metadata) if include_metadata else {},
             )
             for record in records.values()
             if evaluate(expression, record.metadata)
@@ -76,7 +77,7 @@ class InMemoryVectorIndex:
 
     async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:
         records = self._namespaces.get(namespace, {})
-        return {record_id: records[record_id] for record_id in ids if record_id in records}
+        return {record_id: stored(records[record_id]) for record_id in ids if record_id in records}
 
     async def delete(
         self,
@@ -115,3 +116,8 @@ class InMemoryVectorIndex:
     ) -> AsyncIterator[list[str]]:
         for page in id_pages(self._namespaces.get(namespace, {}), prefix):
             yield page
+
+
+def stored(record: VectorRecord) -> VectorRecord:
+    """A copy of ``record`` sharing no metadata with it, as a real index keeps and returns."""
+    return record.model_copy(update={"metadata": copied(record.metadata)})

@@ -85,6 +85,16 @@ class VectorIndexContract:
             assert [(m.id, m.score) for m in bare] == [(m.id, m.score) for m in full]
             assert all(match.metadata == {} for match in bare)
 
+    async def test_what_fetch_returns_shares_nothing_with_the_index(
+        self, seeded: VectorIndex
+    ) -> None:
+        metadata = (await seeded.fetch(["a"], NS))["a"].metadata
+        metadata["tags"].append("changed")
+        metadata["domain"] = "changed"
+        again = (await seeded.fetch(["a"], NS))["a"].metadata
+        assert (again["domain"], again["tags"]) == ("plant_diseases", ["fungal", "leaf"])
+        assert await ids(seeded, {"domain": "plant_diseases"}) == ["a", "d"]
+
     async def test_top_k_larger_than_namespace_returns_everything(
         self, seeded: VectorIndex
     ) -> None:

@@ -52,6 +52,7 @@ from retrieval.adapters.vector_log import Cleared, Deleted, Operation, Upserted
 from retrieval.adapters.vector_rows import Frozen, NamespaceRows
 from retrieval.domain.collection_health import Footprint
 from retrieval.domain.filters import parse_delete_selector, parse_filter
+from retrieval.domain.metadata import copied
 from retrieval.domain.metadata_columns import Mask
 from retrieval.domain.vectors import (
     IndexStats,
@@ -188,7 +189,7 @@ class ExactVectorIndex:
         upserted = Upserted(
             tuple(record.id for record in records),
             unit_rows(np.array([record.values for record in records], dtype=np.float32)),
-            tuple(dict(record.metadata) for record in records),
+            tuple(copied(record.metadata) for record in records),
         )
         async with self._write_lock:
             self._check_open()

@@ -9,7 +9,8 @@ backend, and is seen by every process sharing the index.
   the upsert; a hit raises ``EmbeddingModelMismatchError`` and nothing is written.
 - Querying: costs nothing extra; a match written by another model raises
   ``EmbeddingModelMismatchError`` instead of returning meaningless scores. The check reads
-  every match's metadata, so the wrapped index is asked for it even when the caller is not.
+  every match's metadata, so the wrapped index is asked for it even when the caller is not;
+  what the caller gets is a copy.
 - Fetching: likewise, a record written by another model raises
   ``EmbeddingModelMismatchError`` instead of returning a vector of another model.
 - A vector of another dimension than the embedder's, or an index of another dimension,
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Sequence
 
-from retrieval.domain.metadata import MODEL_FIELD, Metadata, model_signature
+from retrieval.domain.metadata import MODEL_FIELD, Metadata, copied, model_signature
 from retrieval.domain.vectors import IndexStats, QueryMatch, VectorRecord, check_finite
 from retrieval.errors import (
     EmbeddingModelMismatchError,
@@ -170,8 +171,7 @@ class ModelCheckedIndex:
 
 
 def without_signature(metadata: Metadata) -> Metadata:
-    if MODEL_FIELD not in metadata:
-        return metadata
-    stripped = dict(metadata)
-    del stripped[MODEL_FIELD]
+    """A copy of ``metadata`` without the model's signature, sharing nothing with it."""
+    stripped = copied(metadata)
+    stripped.pop(MODEL_FIELD, None)
     return stripped

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from retrieval.adapters.vector_graph import HnswGraph
 from retrieval.adapters.vector_log import Cleared, Deleted, Operation, Upserted
 from retrieval.domain.filters import Expression
+from retrieval.domain.metadata import copied
 from retrieval.domain.metadata_columns import Mask, MetadataColumns
 from retrieval.domain.vectors import VectorRecord
 
@@ -137,7 +138,7 @@ class NamespaceRows:
         return VectorRecord.model_construct(
             id=self.ids[row],
             values=tuple(self.vectors[row].tolist()),
-            metadata=dict(self.metadata[row]),
+            metadata=copied(self.metadata[row]),
         )
 
     def apply(self, operation: Operation) -> NamespaceRows:

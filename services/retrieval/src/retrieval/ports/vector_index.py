@@ -48,6 +48,8 @@ class VectorIndex(Protocol):
     ) -> list[QueryMatch]:
         """The ``top_k`` records most similar to ``vector``, best first, ties by id; with
         ``include_metadata=False`` every match's metadata is empty (less to build and send).
+        A match's metadata may be the index's own (an embedded index does not copy a hundred
+        dicts a query): read it, or copy it before changing it. ``fetch`` returns copies.
 
         Raises ``NamespaceNotFoundError`` when the namespace holds no vectors.
         """

@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import structlog
 
+from retrieval.domain.metadata import copied
 from retrieval.domain.models import FETCH_STAGE, RetrievalMatch
 from retrieval.ports import ChunkRepository
 from retrieval.service.pipeline.stage import PipelineState, with_texts
@@ -31,8 +32,9 @@ class Hydrate:
                     "retrieve.chunk_missing", chunk_id=candidate.chunk_id, namespace=namespace
                 )
                 continue
+            # Every field comes from a validated chunk or from the ranking: not validated again.
             matches.append(
-                RetrievalMatch(
+                RetrievalMatch.model_construct(
                     chunk_id=chunk.chunk_id,
                     content=chunk.content,
                     score=candidate.score,
@@ -40,7 +42,7 @@ class Hydrate:
                     document_id=chunk.document_id,
                     title=chunk.title,
                     domain=chunk.domain,
-                    metadata=chunk.metadata,
+                    metadata=copied(chunk.metadata),
                 )
             )
         return replace(state, matches=tuple(matches))
