@@ -25,6 +25,7 @@ from retrieval.benchmarks.concurrency import (
     measure_levels,
     measure_threads,
     unique_questions,
+    warm_up,
 )
 from retrieval.benchmarks.thread_settings import (
     SERVICE_SETTING,
@@ -64,6 +65,7 @@ async def target(tmp_path: Path) -> AsyncIterator[tuple[Target, HashEmbedder]]:
                 passages=("first passage", "second passage"),
                 store_cpu_s=lambda: 0.0,
                 chunk_reads=partial(chunk_reads, app.telemetry.metrics.chunk_cache_lookups),
+                chunks=await resolve(container.chunk_text_cache),
             ),
             model,
         )
@@ -120,6 +122,15 @@ async def test_each_level_asks_the_embedder_and_the_service_the_same_new_questio
     shares = [level["chunk_cache_hit_share"] for level in levels.values()]
     assert shares[0] < 1, "the first call reads every text from the store"
     assert 0 < shares[1] <= 1, "texts read by the first level are kept"
+
+
+async def test_after_the_warm_up_every_chunk_text_comes_from_the_cache(
+    target: tuple[Target, HashEmbedder],
+) -> None:
+    service, _ = target
+    await warm_up(service)
+    figures = await measure_levels(service, (2,), calls=6)
+    assert figures["levels"]["2"]["chunk_cache_hit_share"] == 1.0
 
 
 async def test_the_thread_figures_come_from_the_service_and_the_index(

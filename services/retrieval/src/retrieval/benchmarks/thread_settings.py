@@ -235,6 +235,7 @@ async def measure_process(task: Task) -> dict:
             depth=plan.depth(TOP_K),
             store_cpu_s=partial(cpu_seconds, task.mongodb_pid),
             chunk_reads=partial(chunk_reads, app.telemetry.metrics.chunk_cache_lookups),
+            chunks=await resolve(container.chunk_text_cache),
             passages=tuple(
                 chunk.content
                 for document in load_documents([KNOWLEDGE_DIR])
