@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
 from retrieval.domain.metadata import copied
 from retrieval.domain.vectors import (
+    NO_METADATA,
     IndexStats,
     NamespaceStats,
     QueryMatch,
@@ -67,7 +68,7 @@ class InMemoryVectorIndex:
                 id=record.id,
                 score=cosine(vector, record.values),
                 values=record.values if include_values else None,
-                metadata=copied(record.metadata) if include_metadata else {},
+                metadata=copied(record.metadata) if include_metadata else NO_METADATA,
             )
             for record in records.values()
             if evaluate(expression, record.metadata)

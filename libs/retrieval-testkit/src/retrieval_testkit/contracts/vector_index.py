@@ -84,6 +84,8 @@ class VectorIndexContract:
             assert any(match.metadata for match in full)
             assert [(m.id, m.score) for m in bare] == [(m.id, m.score) for m in full]
             assert all(match.metadata == {} for match in bare)
+            with pytest.raises(TypeError):
+                bare[0].metadata["domain"] = "changed"
 
     async def test_what_fetch_returns_shares_nothing_with_the_index(
         self, seeded: VectorIndex

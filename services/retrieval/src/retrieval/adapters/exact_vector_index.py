@@ -55,6 +55,7 @@ from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.metadata import copied
 from retrieval.domain.metadata_columns import Mask
 from retrieval.domain.vectors import (
+    NO_METADATA,
     IndexStats,
     NamespaceStats,
     QueryMatch,
@@ -249,7 +250,7 @@ class ExactVectorIndex:
                     ids[row],
                     score,
                     tuple(vectors[row].tolist()) if include_values else None,
-                    metadata[row] if include_metadata else {},
+                    metadata[row] if include_metadata else NO_METADATA,
                 ),
             )
             for row, score in best_first(found, vectors[found] @ query, ids)[:top_k]

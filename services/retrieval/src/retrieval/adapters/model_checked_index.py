@@ -24,7 +24,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Sequence
 
 from retrieval.domain.metadata import MODEL_FIELD, Metadata, copied, model_signature
-from retrieval.domain.vectors import IndexStats, QueryMatch, VectorRecord, check_finite
+from retrieval.domain.vectors import (
+    NO_METADATA,
+    IndexStats,
+    QueryMatch,
+    VectorRecord,
+    check_finite,
+)
 from retrieval.errors import (
     EmbeddingModelMismatchError,
     InvalidFilterError,
@@ -86,7 +92,7 @@ class ModelCheckedIndex:
         return [
             new(QueryMatch, (id_, score, values, without_signature(metadata)))
             if include_metadata
-            else new(QueryMatch, (id_, score, values, {}))
+            else new(QueryMatch, (id_, score, values, NO_METADATA))
             for id_, score, values, metadata in found
         ]
 

@@ -73,6 +73,7 @@ from retrieval.adapters.pinecone_limits import (
 from retrieval.batching import gather_bounded
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.vectors import (
+    NO_METADATA,
     IndexStats,
     NamespaceStats,
     QueryMatch,
@@ -196,7 +197,7 @@ class PineconeVectorIndex:
                 id=match.id,
                 score=match.score,
                 values=tuple(match.values) if include_values else None,
-                metadata=dict(match.metadata or {}) if include_metadata else {},
+                metadata=dict(match.metadata or {}) if include_metadata else NO_METADATA,
             )
             for match in ranked
         ]

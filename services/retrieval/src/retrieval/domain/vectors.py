@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
 from pydantic import Field
 
-from retrieval.domain.metadata import Metadata
+from retrieval.domain.metadata import Metadata, MetadataValue
 from retrieval.domain.models import Frozen
 from retrieval.errors import InvalidRequestError
 
@@ -42,6 +43,11 @@ class VectorRecord(Frozen):
     metadata: Metadata = Field(default_factory=dict, description="Filterable attributes.")
 
 
+NO_METADATA: Mapping[str, MetadataValue] = MappingProxyType({})
+"""The metadata of every match asked for without any (``include_metadata=False``): one empty
+mapping, read-only since it is shared."""
+
+
 class QueryMatch(NamedTuple):
     """A record the index found for a query vector. A named tuple, not a validating model: an
     index builds up to a thousand per query from its own stored records, and a pydantic model
@@ -54,8 +60,8 @@ class QueryMatch(NamedTuple):
     """Cosine similarity to the query vector."""
     values: tuple[float, ...] | None
     """The stored vector, when asked for."""
-    metadata: Metadata
-    """Stored metadata."""
+    metadata: Mapping[str, MetadataValue]
+    """Stored metadata; ``NO_METADATA`` when the query asked for none."""
 
 
 class NamespaceStats(Frozen):
