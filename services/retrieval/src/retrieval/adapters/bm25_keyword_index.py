@@ -80,8 +80,8 @@ class Snapshot:
 
     def search(
         self, query: list[str], expression: Expression | None, top_k: int
-    ) -> list[tuple[str, float]]:
-        """Ids and BM25 scores of the best ``top_k`` records allowed by ``expression``."""
+    ) -> list[KeywordMatch]:
+        """The best ``top_k`` records allowed by ``expression``, with their BM25 scores."""
         model = self._bm25()
         if model is None:
             return []
@@ -95,13 +95,15 @@ class Snapshot:
             found, found_scores = found[kept], found_scores[kept]
         # Rows are in id order, so the row number breaks ties by id.
         best = np.lexsort((found, -found_scores))[:top_k]
-        return list(
-            zip(
+        new = tuple.__new__  # a third of the cost of KeywordMatch._make
+        return [
+            new(KeywordMatch, pair)
+            for pair in zip(
                 map(self.ids.__getitem__, found[best].tolist()),
                 found_scores[best].tolist(),
                 strict=True,
             )
-        )
+        ]
 
     def _bm25(self) -> bm25s.BM25 | None:
         with self._model_built:
@@ -200,11 +202,8 @@ class Bm25KeywordIndex:
         if snapshot is None or not query:
             return []
         if snapshot.searches_at_once:
-            found = snapshot.search(query, expression, top_k)
-        else:
-            found = await asyncio.to_thread(snapshot.search, query, expression, top_k)
-        new = tuple.__new__  # a third of the cost of KeywordMatch._make
-        return [new(KeywordMatch, pair) for pair in found]
+            return snapshot.search(query, expression, top_k)
+        return await asyncio.to_thread(snapshot.search, query, expression, top_k)
 
     async def delete(
         self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False
