@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import operator
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -260,10 +261,15 @@ class Container(containers.DeclarativeContainer):
                 wait_policy=providers.Callable(
                     omp_wait_policy, policy=settings.provided.embed_wait_policy
                 ),
+                calls=settings.provided.embed_query_concurrency,
             ),
             batch_size=settings.provided.embed_batch_size,
             passage_calls=settings.provided.embed_passage_calls,
-            query_slots=settings.provided.embed_query_concurrency,
+            query_slots=providers.Callable(
+                operator.add,
+                settings.provided.embed_query_concurrency,
+                settings.provided.embed_query_queue,
+            ),
             query_burst=settings.provided.embed_query_burst,
         ),
         pinecone=providers.Singleton(

@@ -189,6 +189,12 @@ class Settings(BaseSettings):
     embed_query_concurrency: int = Field(
         default=4, ge=1, le=32, description="Queries the local model answers side by side."
     )
+    embed_query_queue: int = Field(
+        default=4,
+        ge=0,
+        le=32,
+        description="Queries handed to the local model beyond those it answers side by side.",
+    )
     embed_query_burst: int = Field(
         default=32,
         ge=1,

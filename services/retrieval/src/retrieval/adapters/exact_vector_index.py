@@ -4,7 +4,7 @@ Search is exact (numpy, cosine similarity) and so the reference; a namespace of 
 ``ann_min_vectors`` records is searched through an HNSW graph (``vector_graph``) instead,
 except when a filter keeps so few records (``exact_subset_rows``, or ``EXACT_SUBSET_SHARE``
 of the namespace) that scoring them all is as fast and exact. Scores are cosine similarities
-either way, computed again from the stored vectors for the records found.
+of the stored vectors either way: the graph's finds are scored again from them.
 
 Writes cost what their batch does: each is one record appended to the namespace's write-ahead
 log and synced (``vector_log``), then applied to the rows in memory (``vector_rows``): an upsert
@@ -67,6 +67,7 @@ from retrieval.ports.vector_index import MetadataFilter, id_pages
 
 Matrix = npt.NDArray[np.float32]
 Rows = npt.NDArray[np.intp]
+Scores = npt.NDArray[np.float32]
 Hit = tuple[int, float]
 """A row of a namespace and its score."""
 MANIFEST = "index.json"
@@ -95,24 +96,32 @@ def unit_rows(values: Matrix) -> Matrix:
     return (values / norms).astype(np.float32)
 
 
-def top_rows(scores: npt.NDArray[np.float32], top_k: int) -> Rows:
+def top_rows(scores: Scores, top_k: int) -> Rows:
     """The positions of the ``top_k`` highest scores, in no particular order."""
-    if top_k >= scores.shape[0]:
-        return np.arange(scores.shape[0])
-    return np.argpartition(-scores, top_k - 1)[:top_k]
+    size = scores.shape[0]
+    if top_k >= size:
+        return np.arange(size)
+    return np.argpartition(scores, size - top_k)[size - top_k :]
 
 
-def exact_rows(vectors: Matrix, query: Matrix, mask: Mask, allowed: int, top_k: int) -> Rows:
-    """The ``top_k`` rows ``mask`` keeps nearest ``query``, by scoring every one of them."""
+def exact_rows(
+    vectors: Matrix, query: Matrix, mask: Mask, allowed: int, top_k: int
+) -> tuple[Rows, Scores]:
+    """The ``top_k`` rows ``mask`` keeps nearest ``query``, by scoring every one of them, and
+    their scores."""
     if 2 * allowed >= mask.shape[0]:
         scores = vectors[: mask.shape[0]] @ query
-        scores[~mask] = -np.inf
-        return top_rows(scores, top_k)
+        if allowed < mask.shape[0]:
+            scores[~mask] = -np.inf
+        best = top_rows(scores, top_k)
+        return best, scores[best]
     subset = np.flatnonzero(mask)
-    return subset[top_rows(vectors[subset] @ query, top_k)]
+    scores = vectors[subset] @ query
+    best = top_rows(scores, top_k)
+    return subset[best], scores[best]
 
 
-def best_first(found: Rows, scores: npt.NDArray[np.float32], ids: Sequence[str]) -> list[Hit]:
+def best_first(found: Rows, scores: Scores, ids: Sequence[str]) -> list[Hit]:
     """``(row, score)`` of the rows ``found``, best score first, ties by id."""
     order = np.argsort(-scores, kind="stable")
     ordered = scores[order]
@@ -237,11 +246,12 @@ class ExactVectorIndex:
         top_k = min(top_k, allowed)
         if top_k == 0:
             return []
+        ids, vectors, metadata = rows.ids, rows.vectors, rows.metadata
         if self._searches_exactly(rows, allowed, filtered=expression is not None):
-            found = exact_rows(rows.vectors, query, mask, allowed, top_k)
+            found, scores = exact_rows(vectors, query, mask, allowed, top_k)
         else:
             found = await self._search_graph(rows, query, mask, top_k)
-        ids, vectors, metadata = rows.ids, rows.vectors, rows.metadata
+            scores = vectors[found] @ query
         new = tuple.__new__  # a third of the cost of QueryMatch._make
         return [
             new(
@@ -253,7 +263,7 @@ class ExactVectorIndex:
                     metadata[row] if include_metadata else NO_METADATA,
                 ),
             )
-            for row, score in best_first(found, vectors[found] @ query, ids)[:top_k]
+            for row, score in best_first(found, scores, ids)[:top_k]
         ]
 
     def _searches_exactly(self, rows: NamespaceRows, allowed: int, *, filtered: bool) -> bool:
@@ -280,7 +290,7 @@ class ExactVectorIndex:
         )
         if found.shape[0] < wanted:
             log.info("index_graph_search_short", wanted=wanted, found=found.shape[0], ef=ef)
-            found = exact_rows(rows.vectors, query, in_graph, kept, wanted)
+            found, _ = exact_rows(rows.vectors, query, in_graph, kept, wanted)
         return np.concatenate([found, unindexed])
 
     async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:

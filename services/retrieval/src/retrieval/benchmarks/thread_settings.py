@@ -54,8 +54,9 @@ RUNTIME_VARIABLES = ("OMP_", "GOMP_", "OPENBLAS_")
 
 def candidates(cores: int) -> dict[str, dict[str, str]]:
     """The settings each candidate's process starts with: the service's own first, then one
-    change at a time, then the settings the service had before ``embed_blas_threads`` and
-    ``embed_wait_policy`` existed (all cores, the OpenMP runtime's own policy)."""
+    change at a time (``embed_query_queue=0``: as before the model had a queue of its own),
+    then the settings the service had before ``embed_blas_threads`` and ``embed_wait_policy``
+    existed (all cores, the OpenMP runtime's own policy)."""
     every_core = {"RETRIEVAL_EMBED_BLAS_THREADS": str(cores)}
     runtime = {"RETRIEVAL_EMBED_WAIT_POLICY": "runtime"}
     return {
@@ -65,6 +66,7 @@ def candidates(cores: int) -> dict[str, dict[str, str]]:
         "embed_wait_policy=active": {"RETRIEVAL_EMBED_WAIT_POLICY": "active"},
         "embed_threads=1": {"RETRIEVAL_EMBED_THREADS": "1"},
         "chunk_cache_entries=0": {"RETRIEVAL_CHUNK_CACHE_ENTRIES": "0"},
+        "embed_query_queue=0": {"RETRIEVAL_EMBED_QUERY_QUEUE": "0"},
         f"before: embed_blas_threads={cores}, embed_wait_policy=runtime": every_core | runtime,
     }
 
