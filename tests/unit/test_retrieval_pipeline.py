@@ -32,6 +32,19 @@ def state(plan: SearchPlan | None = None, **fields: object) -> PipelineState:
     return replace(start, **fields)
 
 
+def test_an_updated_state_is_the_one_replace_makes_and_leaves_the_old_as_it_was() -> None:
+    before = state(candidates=candidates(0.9), counts={"search": 1})
+    changes = {"candidates": candidates(0.5, 0.4), "text": "green tea", "degraded": ("keyword",)}
+    after = before.updated(**changes)
+    assert after == replace(before, **changes)
+    assert after.query_vector is before.query_vector
+    assert after.chunks is before.chunks
+    assert before.candidates == candidates(0.9)
+    assert before.text == "tea"
+    with pytest.raises(TypeError, match="no field candidate, txt"):
+        before.updated(candidate=(), txt="x")
+
+
 def candidates(*scores: float) -> tuple[Candidate, ...]:
     return tuple(
         Candidate(chunk_id=f"c{i}", score=score, scores={"dense": score})

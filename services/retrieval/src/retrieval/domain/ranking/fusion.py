@@ -27,8 +27,8 @@ class FusionMethod(StrEnum):
 
 def first_occurrences(ranked: Ranked) -> tuple[list[str], list[float]]:
     """The ids and scores of each id's first (best-ranked) entry, in the order given."""
-    ids = [entry[0] for entry in ranked]
-    scores = [float(entry[1]) for entry in ranked]
+    ids = list(map(itemgetter(0), ranked))
+    scores = list(map(float, map(itemgetter(1), ranked)))
     if len(set(ids)) == len(ids):
         return ids, scores
     seen: set[str] = set()
@@ -82,12 +82,16 @@ def fuse(
     if len(set(fused.values())) < len(fused):  # equal scores: in id order
         ranking = sorted(fused.items())
         ranking.sort(key=itemgetter(1), reverse=True)
-    if label is not None:
-        for item_id, score in ranking:
-            raw[item_id][label] = score
     # tuple.__new__ builds a named tuple at a third of the cost of its _make.
     new = tuple.__new__
-    return [new(Candidate, (item_id, score, raw[item_id])) for item_id, score in ranking]
+    if label is None:
+        return [new(Candidate, (item_id, score, raw[item_id])) for item_id, score in ranking]
+    candidates = []
+    for item_id, score in ranking:
+        scores = raw[item_id]
+        scores[label] = score
+        candidates.append(new(Candidate, (item_id, score, scores)))
+    return candidates
 
 
 def _contributions(method: FusionMethod, scores: list[float], rrf_k: int) -> list[float]:

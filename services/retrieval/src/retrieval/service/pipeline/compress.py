@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 from retrieval.domain.ranking.compression import non_redundant
 from retrieval.service.pipeline.stage import PipelineState
 
@@ -22,4 +20,4 @@ class Compress:
         kept = non_redundant(
             [state.vectors.get(c.chunk_id) for c in candidates], state.plan.redundancy_threshold
         )
-        return replace(state, candidates=tuple(candidates[i] for i in kept))
+        return state.updated(candidates=tuple(candidates[i] for i in kept))

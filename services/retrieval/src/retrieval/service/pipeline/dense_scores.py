@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from retrieval.domain.models import DENSE
@@ -63,7 +61,7 @@ class CompleteDenseScores:
             else c
             for c in state.candidates
         )
-        return replace(state, candidates=candidates, vectors=vectors, query_vector=query_vector)
+        return state.updated(candidates=candidates, vectors=vectors, query_vector=query_vector)
 
 
 def with_dense(candidate: Candidate, cosine: float) -> Candidate:

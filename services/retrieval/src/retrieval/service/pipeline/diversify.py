@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from retrieval.domain.chunk_identity import document_of
@@ -32,4 +30,4 @@ class Diversify:
             )
             picks = mmr([c.score for c in candidates], vectors, k=top_k, lambda_=plan.mmr_lambda)
             candidates = tuple(candidates[i] for i in picks)
-        return replace(state, candidates=candidates[:top_k])
+        return state.updated(candidates=candidates[:top_k])

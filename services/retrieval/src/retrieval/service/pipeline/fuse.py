@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 
 from retrieval.domain.models import DENSE, FUSE_STAGE, FUSED, KEYWORD
 from retrieval.domain.ranking.fusion import Ranked, fuse
@@ -16,7 +15,7 @@ class Fuse:
 
     async def run(self, state: PipelineState) -> PipelineState:
         if len(state.sources) < 2:
-            return replace(state, candidates=tuple(as_found(state.sources)))
+            return state.updated(candidates=tuple(as_found(state.sources)))
         plan = state.plan
         fused = fuse(
             state.sources,
@@ -25,7 +24,7 @@ class Fuse:
             rrf_k=plan.rrf_k,
             label=FUSED,
         )
-        return replace(state, candidates=tuple(fused))
+        return state.updated(candidates=tuple(fused))
 
 
 def as_found(sources: Mapping[str, Ranked]) -> Iterator[Candidate]:

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 import structlog
 
 from retrieval.domain.metadata import copied
@@ -45,4 +43,4 @@ class Hydrate:
                     metadata=copied(chunk.metadata),
                 )
             )
-        return replace(state, matches=tuple(matches))
+        return state.updated(matches=tuple(matches))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import partial
 
 import structlog
@@ -67,8 +66,7 @@ class LlmFilter:
             for index in judgement.kept
         }
         understood = all(judgement.understood for judgement in judgements)
-        return replace(
-            state,
+        return state.updated(
             candidates=tuple(c for c in judged if c.chunk_id in kept or c.chunk_id not in chunks),
             chunks=chunks,
             degraded=state.degraded if understood else (*state.degraded, LLM_FILTER_STAGE),

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 import structlog
 
 from retrieval.domain.models import QUERY_STAGE
@@ -26,4 +24,4 @@ class FitQuery:
                 words=state.plan.query_max_words,
                 chars=QUERY_WINDOW_CHARS,
             )
-        return replace(state, text=text, truncated=truncated)
+        return state.updated(text=text, truncated=truncated)

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 import structlog
 
 from retrieval.domain.models import RERANK, RERANK_STAGE
@@ -38,9 +36,9 @@ class Rerank:
             )
         except (BackendError, BackendNotConfiguredError) as error:
             log.warning("retrieve.rerank_failed", error=str(error))
-            return replace(state, chunks=chunks, degraded=(*state.degraded, RERANK))
+            return state.updated(chunks=chunks, degraded=(*state.degraded, RERANK))
         reordered = tuple(rescored(present[item.index], item.score) for item in ranked)
-        return replace(state, candidates=reordered, chunks=chunks)
+        return state.updated(candidates=reordered, chunks=chunks)
 
 
 def rescored(candidate: Candidate, score: float) -> Candidate:

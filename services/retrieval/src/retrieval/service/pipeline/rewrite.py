@@ -9,7 +9,6 @@ was; the result records each attempt, the query it searched with, and why.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
@@ -89,10 +88,10 @@ class RewriteWeakQuery:
             except (RewriteFailedError, *REWRITE_FAILURES) as error:
                 log.warning("retrieve.rewrite_failed", attempt=attempt, error=str(error))
                 failed = self._record(attempt, previous.text, reason, error=str(error))
-                return replace(state, rewrites=(*state.rewrites, failed))
+                return state.updated(rewrites=(*state.rewrites, failed))
             log.info("retrieve.rewritten", attempt=attempt, reason=reason)
             done = self._record(attempt, rewritten.text, reason, best=best_cosine(scored))
-            state = replace(scored, rewrites=(*state.rewrites, done))
+            state = scored.updated(rewrites=(*state.rewrites, done))
             previous = searched
         return state
 
@@ -123,14 +122,13 @@ async def run_stages(stages: Sequence[Stage], state: PipelineState) -> PipelineS
 
 def cleared(state: PipelineState) -> PipelineState:
     """A rewritten query's state before it searches: nothing found yet."""
-    return replace(state, sources={}, candidates=(), vectors={}, chunks={}, degraded=())
+    return state.updated(sources={}, candidates=(), vectors={}, chunks={}, degraded=())
 
 
 def as_asked(searched: PipelineState, asked: PipelineState) -> PipelineState:
     """What a rewritten search found, to be scored against the query as asked: its text and
     vector, and no cosine to the rewrite."""
-    return replace(
-        searched,
+    return searched.updated(
         text=asked.text,
         query_vector=asked.query_vector,
         candidates=tuple(
@@ -170,7 +168,7 @@ class RocchioRewriter:
         if not vectors:
             raise RewriteFailedError("the best candidates have no stored vectors")
         moved = rocchio(state.query_vector, list(vectors.values()), self._alpha, self._beta)
-        return replace(state, query_vector=moved)
+        return state.updated(query_vector=moved)
 
 
 REWRITE_PROMPT = (
@@ -201,4 +199,4 @@ class LlmRewriter:
         text, _ = fit_window(normalise(first_line(reply.text)), state.plan.query_max_words)
         if not text:
             raise RewriteFailedError("the model answered with no query")
-        return replace(state, text=text, query_vector=None)
+        return state.updated(text=text, query_vector=None)

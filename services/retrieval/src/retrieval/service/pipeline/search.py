@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import structlog
@@ -70,8 +70,7 @@ class Search:
             log.warning("retrieve.source_failed", source=source, error=str(error))
         dense = found.get(DENSE)
         distinct = {match[0] for item in found.values() for match in item.matches}
-        return replace(
-            state,
+        return state.updated(
             sources={source: item.matches for source, item in found.items()},
             candidates=(),
             counts={

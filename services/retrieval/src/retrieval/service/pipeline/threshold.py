@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 from retrieval.domain.models import DENSE, THRESHOLD_STAGE, meets_threshold
 from retrieval.service.pipeline.stage import PipelineState
 
@@ -19,4 +17,4 @@ class ScoreThreshold:
     async def run(self, state: PipelineState) -> PipelineState:
         floor = state.query.confidence_threshold
         kept = tuple(c for c in state.candidates if meets_threshold(c.scores.get(DENSE), floor))
-        return replace(state, candidates=kept)
+        return state.updated(candidates=kept)

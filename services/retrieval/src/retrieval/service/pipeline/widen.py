@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 
 from retrieval.domain.neighbours import neighbour_ids, widened
 from retrieval.ports import ChunkRepository
@@ -39,4 +38,4 @@ class Widen:
             **(await self._chunks.get_many(missing, namespace) if missing else {}),
         }
         neighbours = [fetched[chunk_id] for chunk_id in wanted if chunk_id in fetched]
-        return replace(state, matches=tuple(widened(state.matches, neighbours, radius)))
+        return state.updated(matches=tuple(widened(state.matches, neighbours, radius)))
