@@ -6,7 +6,8 @@ one has asked, until ``calls`` are answered; every question is unique and the ca
 (``retrieval.benchmarks.thread_settings`` starts the process so), so every retrieval embeds
 its query. The ceiling is the raw embedder (the model as the service drives it, without the
 service) embedding the same questions with as many callers. The two alternate in ``ROUNDS``
-rounds, so that a change in the machine's load falls on both.
+rounds of a few seconds each, so that a change in the machine's speed falls on both: on a
+shared machine the CPU time the same query costs drifts by several percent within a minute.
 
 While the service answers, a probe on the same loop sleeps ``LAG_PERIOD_S`` over and over and
 records how late it wakes: a loop that never runs CPU-bound work itself wakes on time,
@@ -42,7 +43,7 @@ T = TypeVar("T")
 
 LAG_PERIOD_S = 0.01
 IDLE_PROBE_S = 2.0
-ROUNDS = 2
+ROUNDS = 6
 WARM_UP_CALLS = 5
 PASSAGES = 16
 TOP_K = 10

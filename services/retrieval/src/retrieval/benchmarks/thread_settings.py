@@ -75,10 +75,11 @@ def candidates(cores: int) -> dict[str, dict[str, str]]:
 class ConcurrencyProfile:
     chunks: int = 2000
     levels: tuple[int, ...] = (1, 10, 100)
-    calls: int = 400
+    calls: int = 600
     """Calls at each level (at least three per caller). With 100, two runs of the levels
     differed by up to 0.06 in the ratio (a collection's pause weighs on a window of a second);
-    with 400, eight runs of the 10-caller level spread over 0.87 to 0.92."""
+    with 400 in 2 rounds, eight runs of the 10-caller level spread over 0.87 to 0.92; with 600
+    in 6 rounds (``concurrency.ROUNDS``), three runs gave 0.907 to 0.913 (0.89 to 0.94 in 2)."""
     search_calls: int = 60
     """Searches and retrievals of one caller per process, for the search comparison."""
     busy_callers: int = 10
