@@ -116,3 +116,16 @@ async def test_the_threads_never_hold_the_process_s_exit() -> None:
 def test_a_model_needs_a_thread() -> None:
     with pytest.raises(ValueError, match="at least one thread"):
         ModelThreads(0, "test")
+
+
+async def test_closing_ends_the_threads_and_a_later_call_starts_them_again() -> None:
+    threads = ModelThreads(2, "closing")
+    assert await threads.run(str.upper, "before") == "BEFORE"
+    started = [thread for thread in threading.enumerate() if thread.name.startswith("closing-")]
+    assert len(started) == 2
+    threads.close()
+    for thread in started:
+        thread.join(WAIT_S)
+    assert not any(thread.is_alive() for thread in started)
+    assert await threads.run(str.upper, "after") == "AFTER"
+    threads.close()

@@ -185,3 +185,21 @@ async def test_no_passages_give_an_empty_matrix_without_a_turn() -> None:
     model = GatedEmbedder()
     assert (await scheduler(model).embed_passages([])).shape == (0, model.dimension)
     assert model.calls == []
+
+
+class ClosedEmbedder(HashEmbedder):
+    """A model holding something to release, which records its closing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = 0
+
+    async def close(self) -> None:
+        self.closed += 1
+
+
+async def test_closing_closes_the_model_it_wraps_when_that_holds_something() -> None:
+    model = ClosedEmbedder()
+    await scheduler(model).close()
+    assert model.closed == 1
+    await scheduler(GatedEmbedder()).close()  # a model with nothing to release

@@ -193,6 +193,7 @@ CLOSEABLE = (
     | PineconeReranker
     | OpenAiChatLlm
     | PineconeInferenceEmbedder
+    | PriorityEmbedder
     | ExactVectorIndex
     | Bm25KeywordIndex
 )
@@ -237,7 +238,8 @@ def llm_from_settings(settings: Settings) -> OpenAiChatLlm:
 
 async def closing_adapters(*adapters: object) -> AsyncIterator[None]:
     """At shutdown, release what the adapters hold: HTTP clients opened on this loop
-    (Pinecone, the language model), the embedded indexes' directory locks."""
+    (Pinecone, the language model), the embedded indexes' directory locks, the local model's
+    threads."""
     yield None
     for adapter in adapters:
         if isinstance(adapter, CLOSEABLE):

@@ -21,7 +21,7 @@ Records written before this field existed carry no model and are accepted.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 
 from retrieval.domain.metadata import MODEL_FIELD, Metadata, copied, model_signature
 from retrieval.domain.vectors import (
@@ -100,9 +100,7 @@ class ModelCheckedIndex:
 
     async def fetch(self, ids: Sequence[str], namespace: str) -> dict[str, VectorRecord]:
         found = await self._index.fetch(ids, namespace)
-        self._check_signatures(
-            {record.metadata.get(MODEL_FIELD) for record in found.values()}, namespace
-        )
+        self._check_signatures((record.metadata for record in found.values()), namespace)
         return {
             record_id: record.model_copy(update={"metadata": without_signature(record.metadata)})
             for record_id, record in found.items()
@@ -155,13 +153,13 @@ class ModelCheckedIndex:
         except InvalidRequestError as error:
             await self._raise_if_index_dimension_differs(error)
             raise
-        self._check_signatures({match[3].get(MODEL_FIELD) for match in found}, namespace)
+        self._check_signatures((match.metadata for match in found), namespace)
         return found
 
-    def _check_signatures(self, signatures: set[object], namespace: str) -> None:
-        """Raises unless every signature of ``signatures`` is this model's or None (a record
-        written before signatures existed)."""
-        foreign = signatures - {None, self._signature}
+    def _check_signatures(self, written: Iterable[Mapping[str, object]], namespace: str) -> None:
+        """Raises unless every record ``written`` carries this model's signature or none (a
+        record written before signatures existed)."""
+        foreign = {metadata.get(MODEL_FIELD) for metadata in written} - {None, self._signature}
         if foreign:
             raise EmbeddingModelMismatchError(
                 f"namespace {namespace!r} was written by {min(map(str, foreign))}; "

@@ -30,21 +30,27 @@ class ModelThreads:
             raise ValueError(f"a model needs at least one thread, got {count}")
         self._count = count
         self._name = name
-        self._calls: queue.SimpleQueue[Call] = queue.SimpleQueue()
+        self._calls: queue.SimpleQueue[Call | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._starting = threading.Lock()
 
-    @property
-    def count(self) -> int:
-        return self._count
-
     async def run(self, function: Callable[..., Any], *args: Any) -> Any:
-        """``function(*args)`` on one of the threads, once the calls before it have started."""
-        self._start()
+        """``function(*args)`` on one of the threads, once the calls before it have started;
+        the threads start with the first call."""
+        if len(self._threads) < self._count:
+            self._start()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._calls.put((loop, future, function, args))
         return await future
+
+    def close(self) -> None:
+        """The threads end once the calls handed over before have run; a later call starts
+        them again."""
+        with self._starting:
+            for _ in self._threads:
+                self._calls.put(None)
+            self._threads = []
 
     def _start(self) -> None:
         with self._starting:
@@ -56,8 +62,8 @@ class ModelThreads:
                 self._threads.append(thread)
 
     def _work(self) -> None:
-        while True:
-            loop, future, function, args = self._calls.get()
+        while (call := self._calls.get()) is not None:
+            loop, future, function, args = call
             if future.cancelled():
                 continue
             try:

