@@ -39,6 +39,13 @@ MAX_CHUNK_CHARS = 1_500
 MAX_BREADCRUMB_CHARS = 512
 """The most characters of a chunk's breadcrumb (a document title may have as many)."""
 PARAGRAPH_SEPARATOR = "\n\n"
+PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->$")
+"""A line a converter puts where a page of the source begins (PDF); never part of a chunk."""
+
+
+def page_marker(page: int) -> str:
+    """The line that says page ``page`` (1-based) of the source begins here."""
+    return f"<!-- page {page} -->"
 
 
 @dataclass(frozen=True, slots=True)
