@@ -433,6 +433,7 @@ class Container(containers.DeclarativeContainer):
         allowed_domains=settings.provided.allowed_domains,
         default_namespace=settings.provided.default_namespace,
         lease_wait_s=settings.provided.ingest_lease_wait_s,
+        max_delete_share=settings.provided.sync_max_delete_share,
         documents_per_write=settings.provided.ingest_documents_per_write,
         policy=providers.Factory(
             ChunkingPolicy,

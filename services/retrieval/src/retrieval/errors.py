@@ -6,7 +6,9 @@ Adapters translate the errors of the libraries they wrap into these
     RetrievalError
     ├── InvalidRequestError          bad input, rejected at the boundary (.field names it)
     │   ├── InvalidFilterError       a malformed metadata filter
-    │   └── EmbeddingModelMismatchError  vectors from another model or dimension
+    │   ├── EmbeddingModelMismatchError  vectors from another model or dimension
+    │   ├── DocumentIdClashError     a document id already taken by another source
+    │   └── MassDeleteError          a sync would delete more of a namespace than allowed
     ├── NotFoundError
     │   ├── IndexNotFoundError
     │   └── NamespaceNotFoundError
@@ -52,6 +54,41 @@ class InvalidFilterError(InvalidRequestError):
 
 class EmbeddingModelMismatchError(InvalidRequestError):
     """A namespace was written by another embedding model or dimension."""
+
+
+class DocumentIdClashError(InvalidRequestError):
+    """A document would replace one of the same id that came from another source."""
+
+    def __init__(self, document_id: str, existing: str | None, incoming: str | None) -> None:
+        super().__init__(
+            f"document id {document_id!r} already holds {describe(existing)}; "
+            f"{describe(incoming)} maps to the same id and was not written. Give one of them "
+            "another id (front matter 'document_id:', or ingest their common parent folder so "
+            "their paths differ), or replace the stored one on purpose (--replace)",
+            field="document_id",
+        )
+        self.document_id = document_id
+        self.existing = existing
+        self.incoming = incoming
+
+
+def describe(source: str | None) -> str:
+    return source if source is not None else "a document without a source"
+
+
+class MassDeleteError(InvalidRequestError):
+    """A sync would delete a larger share of a namespace than the setting allows."""
+
+    def __init__(self, namespace: str, doomed: int, total: int, share: float) -> None:
+        super().__init__(
+            f"sync would delete {doomed} of the {total} documents of namespace {namespace!r} "
+            f"({doomed / total:.0%}), more than RETRIEVAL_SYNC_MAX_DELETE_SHARE "
+            f"({share:.0%}) allows; nothing was changed. Check the paths, or pass "
+            "--allow-mass-delete (allow_mass_delete=True)",
+            field="allow_mass_delete",
+        )
+        self.doomed = doomed
+        self.total = total
 
 
 class NotFoundError(RetrievalError):

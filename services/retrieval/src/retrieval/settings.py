@@ -180,6 +180,13 @@ class Settings(BaseSettings):
     ingest_lease_wait_s: float = Field(
         default=30.0, ge=0, description="How long a write waits for another writer of a document."
     )
+    sync_max_delete_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Largest share of a namespace's documents one sync deletes without "
+        "--allow-mass-delete.",
+    )
     embed_batch_size: int = Field(
         default=4,
         ge=1,

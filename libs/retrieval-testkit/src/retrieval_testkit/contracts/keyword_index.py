@@ -13,6 +13,12 @@ from retrieval.domain.keywords import KeywordRecord
 from retrieval.errors import InvalidFilterError, InvalidRequestError
 from retrieval.ports.keyword_index import KeywordIndex
 from retrieval.ports.vector_index import LIST_PAGE_SIZE
+from retrieval_testkit.contracts.provenance import (
+    FILTERED,
+    TEXT,
+    provenance_filter,
+    sourced_metadata,
+)
 
 NS = "contract"
 
@@ -124,6 +130,17 @@ class KeywordIndexContract:
         self, seeded: KeywordIndex, flt: dict, expected: list
     ) -> None:
         assert sorted(await ids(seeded, EVERY_RECORD, flt)) == expected
+
+    @pytest.mark.parametrize(("fields", "expected"), FILTERED)
+    async def test_source_prefix_and_section_filters(
+        self, index: KeywordIndex, fields: dict, expected: list
+    ) -> None:
+        sourced = [
+            KeywordRecord(id=chunk_id, text=TEXT, metadata=metadata)
+            for chunk_id, metadata in sourced_metadata().items()
+        ]
+        await index.upsert(sourced, namespace=NS)
+        assert sorted(await ids(index, TEXT, provenance_filter(fields))) == expected
 
     async def test_a_filter_never_adds_a_record_without_shared_words(
         self, seeded: KeywordIndex

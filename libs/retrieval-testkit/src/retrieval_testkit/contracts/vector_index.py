@@ -9,6 +9,7 @@ import pytest
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import InvalidFilterError, InvalidRequestError, NamespaceNotFoundError
 from retrieval.ports.vector_index import LIST_PAGE_SIZE, MAX_FETCH_IDS, VectorIndex
+from retrieval_testkit.contracts.provenance import FILTERED, provenance_filter, sourced_metadata
 
 NS = "contract"
 
@@ -195,6 +196,17 @@ class VectorIndexContract:
     async def test_malformed_filters_raise(self, seeded: VectorIndex, flt: dict) -> None:
         with pytest.raises(InvalidFilterError):
             await seeded.query([1, 0, 0, 0], top_k=3, namespace=NS, filter=flt)
+
+    @pytest.mark.parametrize(("fields", "expected"), FILTERED)
+    async def test_source_prefix_and_section_filters(
+        self, index: VectorIndex, fields: dict, expected: list
+    ) -> None:
+        sourced = [
+            VectorRecord(id=chunk_id, values=(1, 0.1 * n, 0, 0), metadata=metadata)
+            for n, (chunk_id, metadata) in enumerate(sourced_metadata().items())
+        ]
+        await index.upsert(sourced, namespace=NS)
+        assert sorted(await ids(index, provenance_filter(fields))) == expected
 
     async def test_fetch_returns_values_and_metadata_as_upserted(self, seeded: VectorIndex) -> None:
         fetched = await seeded.fetch([r.id for r in UNIT_LENGTH], namespace=NS)

@@ -36,22 +36,35 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path, PurePath
 
 from pydantic import Field, ValidationError
 
-from retrieval.adapters.document_converters import CONVERTERS, convert
+from retrieval.adapters.document_converters import convert
 from retrieval.domain.models import Frozen, RagDocument, invalid_request
+from retrieval.domain.provenance import Source
 from retrieval.errors import InvalidRequestError
 
 FENCE = "---"
 DOCUMENT_FIELDS = ("document_id", "title", "domain")
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | {".json"} | CONVERTERS.keys()
+FILE_TYPES = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".json": "json",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+}
+SUPPORTED_SUFFIXES = frozenset(FILE_TYPES)
 FOLDER_SEPARATOR = "--"
 MAX_ID_CHARS = 128
 UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_.\-]+")
@@ -92,6 +105,19 @@ FileContents = tuple[list[RagDocument], list[FileFailure]]
 class SourceFile:
     path: Path
     document_id: str
+    root: Path
+    """The folder it was found in, or the file itself when given directly."""
+
+    def source(self) -> Source:
+        """The file's provenance, read now."""
+        stat = self.path.stat()
+        return Source(
+            uri=os.path.abspath(self.path),
+            root=os.path.abspath(self.root),
+            file_type=FILE_TYPES[self.path.suffix.lower()],
+            size=stat.st_size,
+            modified_at=datetime.fromtimestamp(stat.st_mtime, UTC),
+        )
 
 
 @dataclass(frozen=True)
@@ -129,7 +155,8 @@ def find_files(paths: Iterable[Path]) -> tuple[list[SourceFile], list[FileFailur
         if path.is_dir():
             for found in sorted(p for p in path.rglob("*") if p.is_file() and visible(p, path)):
                 if found.suffix.lower() in SUPPORTED_SUFFIXES:
-                    files.append(SourceFile(found, slug_from_path(found.relative_to(path))))
+                    slug = slug_from_path(found.relative_to(path))
+                    files.append(SourceFile(found, slug, path))
                 else:
                     skipped.append(str(found))
         elif not path.exists():
@@ -143,7 +170,7 @@ def find_files(paths: Iterable[Path]) -> tuple[list[SourceFile], list[FileFailur
                 )
             )
         else:
-            files.append(SourceFile(path, slug_from_path(PurePath(path.name))))
+            files.append(SourceFile(path, slug_from_path(PurePath(path.name)), path))
     return files, failures, skipped
 
 
@@ -196,12 +223,14 @@ def markdown_document(
             "domain": domain,
             "content": body.strip(),
             "metadata": header,
+            "source": source.source(),
         }
     )
 
 
-def parse_collection(text: str, source: str, defaults: Defaults) -> FileContents:
-    """The valid documents of a JSON collection, and a failure for each invalid one."""
+def parse_collection(text: str, source: SourceFile, defaults: Defaults) -> FileContents:
+    """The valid documents of a JSON collection, and a failure for each invalid one; the
+    file is every entry's source."""
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as error:
@@ -210,14 +239,27 @@ def parse_collection(text: str, source: str, defaults: Defaults) -> FileContents
         raise InvalidRequestError("expected {'documents': [...]}", field="documents")
     # A given title names one document; a collection's documents carry their own.
     given = {} if defaults.domain is None else {"domain": defaults.domain}
+    provenance = source.source()
     documents: list[RagDocument] = []
     failures: list[FileFailure] = []
     for n, raw in enumerate(payload["documents"]):
         try:
-            documents.append(build_document({**given, **raw} if isinstance(raw, dict) else raw))
+            documents.append(build_document(collection_entry(raw, given, provenance)))
         except InvalidRequestError as error:
-            failures.append(FileFailure.of(error, f"{source}[{n}]"))
+            failures.append(FileFailure.of(error, f"{source.path}[{n}]"))
     return documents, failures
+
+
+def collection_entry(raw: object, given: dict[str, str], source: Source) -> object:
+    """An entry of a collection with the defaults and the file as its source."""
+    if not isinstance(raw, dict):
+        return raw
+    if "source" in raw:
+        raise InvalidRequestError(
+            "an entry of a collection takes the file as its source; put a URL in metadata",
+            field="source",
+        )
+    return {**given, **raw, "source": source}
 
 
 def read_text(path: Path) -> str:
@@ -235,7 +277,7 @@ def read_file(source: SourceFile, defaults: Defaults) -> FileContents:
     if path.stat().st_size == 0:
         raise InvalidRequestError("empty file", field="content")
     if suffix == ".json":
-        return parse_collection(read_text(path), str(path), defaults)
+        return parse_collection(read_text(path), source, defaults)
     if suffix in MARKDOWN_SUFFIXES:
         return [markdown_document(read_text(path), source, defaults)], []
     converted = convert(suffix, path.read_bytes())

@@ -29,6 +29,8 @@ RECORD_FIELDS = (
     "previous",
     "previous_fingerprint",
     "stale",
+    "provenance",
+    "previous_provenance",
 )
 PAGE = 500
 

@@ -117,6 +117,9 @@ def ingest(
     title: str | None = typer.Option(
         None, "--title", help="Title of the document, when it sets none (one file only)."
     ),
+    replace: bool = typer.Option(
+        False, "--replace", help="Let a file take a document id another source holds."
+    ),
 ) -> None:
     """Chunk, embed and store documents; unchanged documents are skipped. A file that cannot
     be read is reported and the rest go on; the exit code is 1 if any file or document failed."""
@@ -136,7 +139,9 @@ def ingest(
         target = check_slug(namespace or app.settings.default_namespace, "namespace")
         accepted, rejected = check_each(app, loaded.documents, target)
         with ingest_progress(len(accepted)) as on_group:
-            outcomes = await app.ingestion.ingest(accepted, target, on_progress=on_group)
+            outcomes = await app.ingestion.ingest(
+                accepted, target, on_progress=on_group, replace=replace
+            )
         return Ingested(outcomes, rejected)
 
     result = run_with_application(work) if loaded.documents else Ingested()

@@ -3,6 +3,7 @@ from __future__ import annotations
 import typer
 
 from retrieval.cli.runtime import console, run_with_application
+from retrieval.cli.sources import as_source
 from retrieval.cli.tables import result_table
 from retrieval.container import Application
 from retrieval.domain.models import FusionMethod, RetrievalOptions, SearchMode, validated
@@ -17,6 +18,12 @@ def query(
         0.0, "--threshold", "-t", help="Minimum cosine similarity (scores['dense'])."
     ),
     namespace: str | None = typer.Option(None, "--namespace", "-n", help="Namespace to search."),
+    source_prefix: str | None = typer.Option(
+        None, "--source-prefix", help="Only documents from this path or URL, or below it."
+    ),
+    section: str | None = typer.Option(
+        None, "--section", help="Only chunks of this section (heading path below the title)."
+    ),
     mode: SearchMode | None = typer.Option(None, help="hybrid, dense or keyword [settings]."),
     fusion: FusionMethod | None = typer.Option(None, help="How hybrid results fuse [settings]."),
     dense_weight: float | None = typer.Option(None, help="Dense weight in fusion [settings]."),
@@ -73,7 +80,14 @@ def query(
                 llm_filter=llm_filter,
             )
             result = await app.retrieval.retrieve(
-                text, domain, top_k, threshold, namespace, options
+                text,
+                domain,
+                top_k,
+                threshold,
+                namespace,
+                options,
+                source_prefix=as_source(source_prefix) if source_prefix is not None else None,
+                section=section,
             )
         except RetrievalError as error:
             if not as_json:

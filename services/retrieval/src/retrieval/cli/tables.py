@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
-from retrieval.domain.models import DENSE, RetrievalResult
+from retrieval.cli.sources import shown
+from retrieval.domain.models import DENSE, RetrievalMatch, RetrievalResult
+from retrieval.domain.provenance import page_span
 
 SNIPPET_CHARS = 90
 
@@ -12,20 +15,32 @@ def snippet(text: str) -> str:
     return body if len(body) <= SNIPPET_CHARS else body[: SNIPPET_CHARS - 1] + "…"
 
 
+def provenance(match: RetrievalMatch) -> Text:
+    """The match's title, then where it is: source, section, pages."""
+    cell = Text(match.title, style="bold")
+    where = [shown(match.source) or match.document_id]
+    if match.section:
+        where.append(f"§ {match.section}")
+    if match.pages:
+        where.append(page_span(match.pages))
+    cell.append("\n" + " · ".join(where), style="dim")
+    return cell
+
+
 def result_table(result: RetrievalResult, title: str) -> Table:
     table = Table(title=title, title_justify="left")
-    for column, justify in [("#", "right"), ("score", "right"), ("cosine", "right"),
-                            ("document", "left"), ("domain", "left"),
-                            ("snippet", "left")]:  # fmt: skip
-        table.add_column(column, justify=justify, no_wrap=column != "snippet")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("cosine", justify="right", no_wrap=True)
+    table.add_column("document", overflow="fold", ratio=2)
+    table.add_column("snippet", overflow="fold", ratio=3)
     for rank, match in enumerate(result.matches, start=1):
         cosine = match.scores.get(DENSE)
         table.add_row(
             str(rank),
             f"{match.score:.3f}",
             "" if cosine is None else f"{cosine:.3f}",
-            match.document_id,
-            match.domain,
+            provenance(match),
             snippet(match.content),
         )
     timings = result.timings

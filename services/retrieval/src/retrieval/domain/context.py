@@ -17,9 +17,10 @@ from pydantic import Field
 
 from retrieval.domain.metadata import MetadataValue
 from retrieval.domain.models import Frozen, RetrievalMatch
+from retrieval.domain.provenance import page_span
 from retrieval.errors import InvalidRequestError
 
-DEFAULT_TEMPLATE = "[{number}] {title} ({domain})\n{content}"
+DEFAULT_TEMPLATE = "[{number}] {title} ({domain}){where}\n{content}"
 DEFAULT_DELIMITER = "\n\n---\n\n"
 MISSING = "N/A"
 """What a template field renders as when the chunk has no such field."""
@@ -38,6 +39,19 @@ class Citation(Frozen):
     document_id: str = Field(description="Document of the chunk.")
     title: str = Field(description="Title of that document.")
     domain: str = Field(description="Knowledge domain of that document.")
+    source: str | None = Field(default=None, description="Path or URL of that document.")
+    section: str = Field(default="", description="Heading path of the chunk below the title.")
+    pages: tuple[int, ...] = Field(default=(), description="Pages of the source it spans.")
+
+
+def where(match: RetrievalMatch) -> str:
+    """Where a passage comes from, as `` — source § section, p. 3``; empty if unknown."""
+    parts = [match.source] if match.source else []
+    if match.section:
+        parts.append(f"§ {match.section}")
+    if match.pages:
+        parts.append(page_span(match.pages))
+    return f" — {', '.join(parts)}" if parts else ""
 
 
 class BuiltContext(Frozen):
@@ -85,8 +99,9 @@ def build_context(
     while the whole text counts at most ``budget_tokens``.
 
     ``template`` takes ``{number}``, ``{title}``, ``{document_id}``, ``{domain}``,
-    ``{content}`` and the chunk's metadata keys (``{region}``); a field the chunk lacks
-    renders ``N/A``. A chunk id seen before is ignored. Raises ``InvalidRequestError``
+    ``{content}``, ``{where}`` (`` — source § section, p. 3``, or nothing when the chunk has
+    no source or section) and the chunk's metadata keys (``{region}``); a field the chunk
+    lacks renders ``N/A``. A chunk id seen before is ignored. Raises ``InvalidRequestError``
     for a malformed template or a budget below one.
     """
     if budget_tokens < 1:
@@ -114,6 +129,9 @@ def build_context(
                 document_id=match.document_id,
                 title=match.title,
                 domain=match.domain,
+                source=match.source,
+                section=match.section,
+                pages=match.pages,
             )
         )
     return BuiltContext(
@@ -151,6 +169,7 @@ def _render(template: str, match: RetrievalMatch, number: int) -> str:
         document_id=match.document_id,
         domain=match.domain,
         content=match.content,
+        where=where(match),
     )
     return template.format_map(fields)
 

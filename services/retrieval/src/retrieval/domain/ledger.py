@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from datetime import datetime
 from enum import StrEnum
 
 from pydantic import Field
 
 from retrieval.domain.models import Frozen
+from retrieval.domain.provenance import Source
+from retrieval.errors import DocumentIdClashError
 
 
 class DocumentState(StrEnum):
@@ -30,6 +33,18 @@ class Lease(Frozen):
     owner: str = Field(description="Unique per call.")
     host: str = Field(description="Host name of the writing process.")
     pid: int = Field(description="Process id of the writing process on that host.")
+
+
+class Provenance(Frozen):
+    """What a version of a document was made from, and when."""
+
+    title: str = Field(description="The document's title.")
+    source: Source | None = Field(default=None, description="Where it was read from.")
+    written_at: datetime = Field(description="When its write began.")
+
+    @property
+    def uri(self) -> str | None:
+        return self.source.uri if self.source is not None else None
 
 
 class DocumentRecord(Frozen):
@@ -49,6 +64,28 @@ class DocumentRecord(Frozen):
         default=None, description="While pending: fingerprint of that version."
     )
     stale: tuple[str, ...] = Field(default=(), description="Chunks of older versions to remove.")
+    provenance: Provenance | None = Field(
+        default=None,
+        description="Of the version in ``chunk_ids``; None in records written before "
+        "provenance was recorded, until their next write.",
+    )
+    previous_provenance: Provenance | None = Field(
+        default=None, description="While pending: provenance of the version being replaced."
+    )
+
+    @property
+    def source(self) -> str | None:
+        """The path or URL the document's chunks came from, if known."""
+        return self.provenance.uri if self.provenance is not None else None
+
+    def clash(self, source: str | None) -> DocumentIdClashError | None:
+        """The error of writing a version from ``source`` over this record without replacing
+        on purpose: None when a version of it (current, or while pending, previous) came
+        from ``source``, or when the record predates provenance (it is adopted)."""
+        known = [p.uri for p in (self.provenance, self.previous_provenance) if p is not None]
+        if not known or source in known:
+            return None
+        return DocumentIdClashError(self.document_id, known[0], source)
 
     @property
     def referenced(self) -> set[str]:
@@ -63,7 +100,11 @@ class DocumentRecord(Frozen):
         )
 
     def begin(
-        self, chunk_ids: Iterable[str], fingerprint: str, found: Iterable[str] = ()
+        self,
+        chunk_ids: Iterable[str],
+        fingerprint: str,
+        provenance: Provenance,
+        found: Iterable[str] = (),
     ) -> DocumentRecord:
         """The pending record of a write of ``chunk_ids`` over whatever this record holds;
         ``found`` are chunks of the document stored without the record knowing them (written
@@ -71,9 +112,11 @@ class DocumentRecord(Frozen):
         target = tuple(sorted(set(chunk_ids)))
         if self.state is DocumentState.PENDING:
             previous, previous_fingerprint = self.previous, self.previous_fingerprint
+            previous_provenance = self.previous_provenance
             leftovers = {*self.stale, *self.chunk_ids, *found}
         else:
             previous, previous_fingerprint = self.chunk_ids, self.fingerprint
+            previous_provenance = self.provenance
             leftovers = {*self.stale, *found}
         keep = {*target, *previous}
         return self.model_copy(
@@ -84,6 +127,8 @@ class DocumentRecord(Frozen):
                 "previous": previous,
                 "previous_fingerprint": previous_fingerprint,
                 "stale": tuple(sorted(leftovers - keep)),
+                "provenance": provenance,
+                "previous_provenance": previous_provenance,
             }
         )
 
@@ -96,6 +141,7 @@ class DocumentRecord(Frozen):
                 "previous": (),
                 "previous_fingerprint": None,
                 "stale": tuple(sorted(stale)),
+                "previous_provenance": None,
             }
         )
 
@@ -108,6 +154,8 @@ class DocumentRecord(Frozen):
                 "chunk_ids": self.previous,
                 "previous": (),
                 "previous_fingerprint": None,
+                "provenance": self.previous_provenance,
+                "previous_provenance": None,
             }
         )
 
@@ -126,6 +174,8 @@ class DocumentRecord(Frozen):
                 "previous": (),
                 "previous_fingerprint": None,
                 "stale": tuple(sorted({*self.referenced, *found})),
+                "provenance": None,
+                "previous_provenance": None,
             }
         )
 

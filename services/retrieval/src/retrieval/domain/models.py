@@ -9,7 +9,6 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     NonNegativeFloat,
     StringConstraints,
@@ -17,7 +16,9 @@ from pydantic import (
     ValidationError,
 )
 
+from retrieval.domain.frozen import Frozen
 from retrieval.domain.metadata import Metadata
+from retrieval.domain.provenance import SourceField, SourceText
 from retrieval.domain.ranking.fusion import FusionMethod
 from retrieval.errors import InvalidRequestError
 
@@ -74,10 +75,6 @@ class KnowledgeDomain(StrEnum):
 DEFAULT_DOMAINS: tuple[str, ...] = tuple(domain.value for domain in KnowledgeDomain)
 
 
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
 class RagDocument(Frozen):
     """A source document before chunking."""
 
@@ -87,6 +84,12 @@ class RagDocument(Frozen):
     content: str = Field(min_length=1, description="Markdown body of the document.")
     metadata: Metadata = Field(
         default_factory=dict, description="Extra filterable attributes copied to every chunk."
+    )
+    source: SourceField = Field(
+        default=None,
+        description="Where it was read from (a bare string is the path or URL); documents "
+        "from files always have one. Two sources never share a document id unless the "
+        "caller replaces on purpose.",
     )
 
 
@@ -103,6 +106,12 @@ class RagChunk(Frozen):
     position: int = Field(ge=0, description="Zero-based position of the chunk in the document.")
     content: str = Field(min_length=1, description="Text of the chunk, headings included.")
     metadata: Metadata = Field(default_factory=dict, description="The document's metadata.")
+    source: str | None = Field(default=None, description="The document's path or URL.")
+    file_type: str | None = Field(default=None, description="Type of the document's file.")
+    section: str = Field(
+        default="", description="Heading path of the chunk below the title, plain text."
+    )
+    pages: tuple[int, ...] = Field(default=(), description="Pages of the source it spans.")
 
 
 QUERY_STAGE = "query"
@@ -243,6 +252,18 @@ class RetrievalQuery(Frozen):
     namespace: Namespace | None = Field(
         default=None, description="Namespace to search; None means the service's default."
     )
+    source_prefix: SourceText | None = Field(
+        default=None,
+        description="Only chunks of documents whose source is this path or URL or lies "
+        "below it, segment by segment (``/kb/docs`` matches ``/kb/docs/a.md``, not "
+        "``/kb/docs-old/a.md``).",
+    )
+    section: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=512,
+        description="Only chunks of exactly this section (heading path below the title).",
+    )
     options: RetrievalOptions = Field(
         default_factory=RetrievalOptions, description="Switches; unset ones take the settings."
     )
@@ -266,6 +287,16 @@ class RetrievalMatch(Frozen):
     title: str = Field(description="Title of that document.")
     domain: str = Field(description="Knowledge domain of that document.")
     metadata: Metadata = Field(default_factory=dict, description="The document's metadata.")
+    source: str | None = Field(
+        default=None, description="Path or URL of the document; None when it has none."
+    )
+    file_type: str | None = Field(default=None, description="Type of the document's file.")
+    section: str = Field(
+        default="", description="Heading path of the chunk below the title, plain text."
+    )
+    pages: tuple[int, ...] = Field(
+        default=(), description="Pages of the source the chunk spans (PDF); empty if none."
+    )
 
 
 class QueryRewrite(Frozen):

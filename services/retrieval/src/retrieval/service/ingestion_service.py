@@ -20,19 +20,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from functools import cached_property
 from typing import Protocol
 
 import numpy as np
 import structlog
+from pydantic import Field
 
 from retrieval.domain.chunk_identity import chunk_id
 from retrieval.domain.chunking import chunk_markdown
-from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, fingerprint
+from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, Provenance, fingerprint
 from retrieval.domain.metadata import model_signature
 from retrieval.domain.models import Frozen, RagChunk, RagDocument, check_slug
-from retrieval.errors import DocumentBusyError, InvalidRequestError, RetrievalError
+from retrieval.domain.provenance import check_source, is_under
+from retrieval.errors import DocumentBusyError, InvalidRequestError, MassDeleteError, RetrievalError
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
@@ -40,6 +43,14 @@ from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.service.consistency import ChunkStores
 from retrieval.service.document_checks import check_document, check_request
 from retrieval.service.leases import claim_documents, writer_lease
+from retrieval.service.library import (
+    Deletion,
+    DocumentSummary,
+    Removal,
+    doomed_by_sync,
+    stored_records,
+    under_any,
+)
 from retrieval.service.reconciliation import ReconcileReport, Reconciliation
 from retrieval.service.timing import StageClock
 
@@ -50,14 +61,43 @@ class Outcome(StrEnum):
     CREATED = "created"
     UPDATED = "updated"
     UNCHANGED = "unchanged"
+    DELETED = "deleted"
     FAILED = "failed"
 
 
 class DocumentOutcome(Frozen):
-    document_id: str
-    outcome: Outcome
-    chunks: int
-    error: str | None = None
+    """What a write did to one document."""
+
+    document_id: str = Field(description="The document.")
+    outcome: Outcome = Field(description="Created, updated, unchanged, deleted or failed.")
+    chunks: int = Field(description="Chunks of the version written, or of the one deleted.")
+    error: str | None = Field(default=None, description="Why it failed.")
+    source: str | None = Field(default=None, description="The document's path or URL.")
+
+
+class DeleteReport(Frozen):
+    """What ``delete`` removed (or, in a dry run, would remove)."""
+
+    namespace: str = Field(description="The namespace.")
+    dry_run: bool = Field(description="True when nothing was changed.")
+    deleted: tuple[DocumentSummary, ...] = Field(description="Documents deleted.")
+    busy: tuple[str, ...] = Field(description="Documents being written by another call.")
+    missing: tuple[str, ...] = Field(description="Documents named that the namespace lacks.")
+    chunks: int = Field(ge=0, description="Chunk texts removed.")
+
+
+class SyncReport(Frozen):
+    """What ``sync`` did (or, in a dry run, would do) to each document."""
+
+    namespace: str = Field(description="The namespace.")
+    dry_run: bool = Field(description="True when nothing was changed.")
+    outcomes: tuple[DocumentOutcome, ...] = Field(description="One per document touched.")
+    busy: tuple[str, ...] = Field(
+        default=(), description="Documents to delete that another call was writing."
+    )
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(o.outcome is outcome for o in self.outcomes)
 
 
 @dataclass(frozen=True)
@@ -77,6 +117,10 @@ class Prepared:
     @property
     def document_id(self) -> str:
         return self.document.document_id
+
+    @property
+    def source(self) -> str | None:
+        return self.document.source.uri if self.document.source is not None else None
 
     @cached_property
     def fingerprint(self) -> str:
@@ -127,6 +171,7 @@ class IngestionService:
         documents_per_write: int = 16,
         embedded_per_write: int = 500,
         lease_wait_s: float = 30.0,
+        max_delete_share: float = 0.5,
     ) -> None:
         self._embedder = embedder
         self._stores = ChunkStores(index, keywords, chunks)
@@ -141,6 +186,8 @@ class IngestionService:
         self._lease_wait_s = lease_wait_s
         self._signature = model_signature(embedder.model, embedder.dimension)
         self._reconciliation = Reconciliation(embedder, self._stores, ledger, lease_wait_s)
+        self._deletion = Deletion(self._stores, chunks, ledger, lease_wait_s)
+        self._max_delete_share = max_delete_share
 
     @property
     def model(self) -> str:
@@ -163,13 +210,22 @@ class IngestionService:
             overlap_words=self._policy.overlap_words,
         )
         return [
-            self._chunk(document, namespace, position, piece.content)
+            self._chunk(document, namespace, position, piece.content, piece.section, piece.pages)
             for position, piece in enumerate(pieces)
         ]
 
-    def _chunk(self, document: RagDocument, namespace: str, position: int, text: str) -> RagChunk:
+    def _chunk(
+        self,
+        document: RagDocument,
+        namespace: str,
+        position: int,
+        text: str,
+        section: str = "",
+        pages: tuple[int, ...] = (),
+    ) -> RagChunk:
+        source = document.source
         return RagChunk(
-            chunk_id=chunk_id(document, position, text, self._embedder.model),
+            chunk_id=chunk_id(document, position, text, self._embedder.model, pages),
             document_id=document.document_id,
             namespace=namespace,
             title=document.title,
@@ -177,6 +233,10 @@ class IngestionService:
             position=position,
             content=text,
             metadata=document.metadata,
+            source=source.uri if source is not None else None,
+            file_type=source.file_type if source is not None else None,
+            section=section,
+            pages=pages,
         )
 
     def check(self, document: RagDocument, namespace: str | None = None) -> None:
@@ -194,17 +254,21 @@ class IngestionService:
         documents: Sequence[RagDocument],
         namespace: str | None = None,
         on_progress: Progress | None = None,
+        *,
+        replace: bool = False,
     ) -> list[DocumentOutcome]:
         """Chunk, embed and store documents; unchanged ones cost one lookup and write nothing.
 
         The request is checked whole first: one bad document raises ``InvalidRequestError``
         naming it and its field, and nothing is written. After that, each document succeeds
-        or fails on its own (``Outcome.FAILED`` with the reason).
+        or fails on its own (``Outcome.FAILED`` with the reason). A document whose id is held
+        by a document from another source fails with ``DocumentIdClashError`` naming both,
+        unless ``replace``.
         """
         namespace = check_slug(namespace or self._default_namespace, "namespace")
         prepared = [Prepared(document, self.split(document, namespace)) for document in documents]
         return await self._ingest_prepared(
-            prepared, namespace, on_progress, self._documents_per_write
+            prepared, namespace, on_progress, self._documents_per_write, replace=replace
         )
 
     async def ingest_embedded(
@@ -243,6 +307,8 @@ class IngestionService:
         namespace: str,
         on_progress: Progress | None,
         step: int,
+        *,
+        replace: bool = False,
     ) -> list[DocumentOutcome]:
         check_request(
             [item.document for item in prepared],
@@ -252,14 +318,14 @@ class IngestionService:
         )
         outcomes: list[DocumentOutcome] = []
         for start in range(0, len(prepared), step):
-            group = await self._ingest_group(prepared[start : start + step], namespace)
+            group = await self._ingest_group(prepared[start : start + step], namespace, replace)
             outcomes.extend(group)
             if on_progress is not None:
                 on_progress(group)
         return outcomes
 
     async def _ingest_group(
-        self, group: Sequence[Prepared], namespace: str
+        self, group: Sequence[Prepared], namespace: str, replace: bool
     ) -> list[DocumentOutcome]:
         clock = StageClock()
         ids = [item.document_id for item in group]
@@ -273,7 +339,7 @@ class IngestionService:
         todo = [item for item in group if item.document_id not in outcomes]
         if todo:
             with writer_lease() as lease:
-                await self._write_group(todo, namespace, outcomes, clock, lease)
+                await self._write_group(todo, namespace, outcomes, clock, lease, replace)
         log.info(
             "ingest.group",
             namespace=namespace,
@@ -293,6 +359,7 @@ class IngestionService:
         outcomes: dict[str, DocumentOutcome],
         clock: StageClock,
         lease: Lease,
+        replace: bool,
     ) -> None:
         with clock.stage("claim"):
             claim = await claim_documents(
@@ -312,7 +379,10 @@ class IngestionService:
                 record = claim.records.get(item.document_id)
                 if record is None:
                     continue
-                if (
+                clash = None if replace else record.clash(item.source)
+                if clash is not None:
+                    outcomes[item.document_id] = failed(item.document_id, clash, item.source)
+                elif (
                     record.state is DocumentState.COMMITTED
                     and record.fingerprint == item.fingerprint
                 ):
@@ -337,7 +407,12 @@ class IngestionService:
             if record.state is None
             else ()
         )
-        return record.begin((chunk.chunk_id for chunk in item.chunks), item.fingerprint, found)
+        provenance = Provenance(
+            title=item.document.title, source=item.document.source, written_at=datetime.now(UTC)
+        )
+        return record.begin(
+            (chunk.chunk_id for chunk in item.chunks), item.fingerprint, provenance, found
+        )
 
     async def _write(
         self, writes: Sequence[Write], namespace: str, lease: Lease, clock: StageClock
@@ -358,7 +433,9 @@ class IngestionService:
                 raise
             log.error("ingest.failed", namespace=namespace, error=str(error))
             return {
-                write.prepared.document_id: failed(write.prepared.document_id, error)
+                write.prepared.document_id: failed(
+                    write.prepared.document_id, error, write.prepared.source
+                )
                 for write in writes
             }
         return {write.prepared.document_id: done(write.prepared, write.outcome) for write in writes}
@@ -426,24 +503,131 @@ class IngestionService:
 
     async def delete_document(self, document_id: str, namespace: str | None = None) -> int:
         """Remove a document's vectors, then its texts; returns how many texts it had."""
-        document_id = check_slug(document_id, "document_id")
+        report = await self.delete(namespace, [document_id])
+        if report.busy:
+            raise DocumentBusyError.of(report.namespace, document_id)
+        return report.chunks
+
+    async def delete(
+        self,
+        namespace: str | None = None,
+        document_ids: Sequence[str] = (),
+        *,
+        source_prefix: str | None = None,
+        dry_run: bool = False,
+    ) -> DeleteReport:
+        """Delete these documents, and every document whose source is ``source_prefix`` or
+        lies below it (segment by segment); ``dry_run`` only reports."""
         namespace = check_slug(namespace or self._default_namespace, "namespace")
-        with writer_lease() as lease:
-            claim = await claim_documents(
-                self._ledger, namespace, [document_id], lease, self._lease_wait_s
+        ids = [check_slug(document_id, "document_ids") for document_id in document_ids]
+        prefix = check_source_prefix(source_prefix)
+        if not ids and prefix is None:
+            raise InvalidRequestError(
+                "name the documents to delete, or a source prefix", field="document_ids"
             )
-            if document_id in claim.held:
-                raise DocumentBusyError.of(namespace, document_id)
-            try:
-                found = await self._chunks.chunk_ids(document_id, namespace)
-                retired = claim.records[document_id].retire(found)
-                await self._ledger.save([retired], lease)
-                removed = await self._stores.remove(retired.stale, namespace)
-                await self._ledger.save([retired.cleaned()], lease)
-            finally:
-                await self._advance(namespace)
-                await self._release(namespace, [document_id], lease)
-            return removed
+        named = set(ids)
+        under = under_any([prefix] if prefix is not None else [])
+        if prefix is not None:
+            records = await stored_records(self._ledger, namespace)
+            ids.extend(r.document_id for r in records if under(r) and r.document_id not in named)
+
+        def wanted(record: DocumentRecord) -> bool:
+            return record.document_id in named or under(record)
+
+        if dry_run:
+            found = await self._ledger.get_many(namespace, ids)
+            removal = Removal(deleted=tuple(DocumentSummary.of(r) for r in found.values()))
+        else:
+            removal = await self._remove(namespace, ids, wanted)
+        deleted = {summary.document_id for summary in removal.deleted}
+        return DeleteReport(
+            namespace=namespace,
+            dry_run=dry_run,
+            deleted=removal.deleted,
+            busy=removal.busy,
+            missing=tuple(i for i in named if i not in deleted and i not in removal.busy),
+            chunks=removal.chunks,
+        )
+
+    async def _remove(
+        self, namespace: str, ids: Sequence[str], wanted: Callable[[DocumentRecord], bool]
+    ) -> Removal:
+        try:
+            return await self._deletion.run(namespace, ids, wanted)
+        finally:
+            await self._advance(namespace)
+
+    async def documents(
+        self, namespace: str | None = None, *, source_prefix: str | None = None
+    ) -> list[DocumentSummary]:
+        """The namespace's documents by id; those from under ``source_prefix`` if given."""
+        namespace = check_slug(namespace or self._default_namespace, "namespace")
+        prefix = check_source_prefix(source_prefix)
+        records = await stored_records(self._ledger, namespace)
+        under = under_any([prefix] if prefix is not None else [])
+        return [DocumentSummary.of(r) for r in records if prefix is None or under(r)]
+
+    async def sync(
+        self,
+        documents: Sequence[RagDocument],
+        roots: Sequence[str],
+        namespace: str | None = None,
+        *,
+        unreadable: Collection[str] = (),
+        dry_run: bool = False,
+        replace: bool = False,
+        allow_mass_delete: bool = False,
+        on_progress: Progress | None = None,
+    ) -> SyncReport:
+        """Make the namespace hold exactly what ``roots`` hold: ingest ``documents`` (read
+        from under the roots, each with its source), then delete the documents whose source
+        lies under a root and that ``documents`` no longer include. Documents of a source in
+        ``unreadable`` (a file that failed to read) are kept. See ``retrieval.service.library``.
+        """
+        namespace = check_slug(namespace or self._default_namespace, "namespace")
+        checked = [check_source_prefix(root, "roots") for root in roots]
+        inside = under_any([root for root in checked if root is not None])
+        if not checked:
+            raise InvalidRequestError("a sync needs at least one root", field="roots")
+        for document in documents:
+            source = document.source.uri if document.source is not None else None
+            if not any(is_under(source, root) for root in checked if root is not None):
+                raise InvalidRequestError(
+                    f"document {document.document_id!r} has source {source!r}, under no root",
+                    field="documents.source",
+                )
+        records = await stored_records(self._ledger, namespace)
+        doomed = doomed_by_sync(records, inside, {d.document_id for d in documents}, unreadable)
+        total = len(records)
+        if doomed and not allow_mass_delete and len(doomed) > self._max_delete_share * total:
+            raise MassDeleteError(namespace, len(doomed), total, self._max_delete_share)
+        if dry_run:
+            outcomes = await self.plan(documents, namespace, replace=replace)
+            removal = Removal(deleted=tuple(DocumentSummary.of(r) for r in doomed))
+        else:
+            outcomes = await self.ingest(documents, namespace, on_progress, replace=replace)
+            removal = await self._remove(namespace, [r.document_id for r in doomed], inside)
+        return SyncReport(
+            namespace=namespace,
+            dry_run=dry_run,
+            outcomes=(*outcomes, *(deleted_outcome(s) for s in removal.deleted)),
+            busy=removal.busy,
+        )
+
+    async def plan(
+        self, documents: Sequence[RagDocument], namespace: str | None = None, *, replace: bool
+    ) -> list[DocumentOutcome]:
+        """What ``ingest`` would do to each document, without writing anything."""
+        namespace = check_slug(namespace or self._default_namespace, "namespace")
+        prepared = [Prepared(document, self.split(document, namespace)) for document in documents]
+        check_request(
+            documents,
+            [item.chunks for item in prepared],
+            allowed_domains=self._allowed_domains,
+            signature=self._signature,
+        )
+        known = await self._ledger.get_many(namespace, [item.document_id for item in prepared])
+        return [planned(item, known.get(item.document_id), replace) for item in prepared]
 
     async def reconcile(self, namespace: str, *, dry_run: bool = False) -> ReconcileReport:
         """Find, and unless ``dry_run`` repair, what a crash or a failure left behind."""
@@ -477,13 +661,43 @@ class IngestionService:
 
 
 def done(item: Prepared, outcome: Outcome) -> DocumentOutcome:
-    return DocumentOutcome(document_id=item.document_id, outcome=outcome, chunks=len(item.chunks))
-
-
-def failed(document_id: str, error: Exception) -> DocumentOutcome:
     return DocumentOutcome(
-        document_id=document_id, outcome=Outcome.FAILED, chunks=0, error=str(error)
+        document_id=item.document_id, outcome=outcome, chunks=len(item.chunks), source=item.source
     )
+
+
+def failed(document_id: str, error: Exception, source: str | None = None) -> DocumentOutcome:
+    return DocumentOutcome(
+        document_id=document_id, outcome=Outcome.FAILED, chunks=0, error=str(error), source=source
+    )
+
+
+def planned(item: Prepared, record: DocumentRecord | None, replace: bool) -> DocumentOutcome:
+    if record is None:
+        return done(item, Outcome.CREATED)
+    clash = None if replace else record.clash(item.source)
+    if clash is not None:
+        return failed(item.document_id, clash, item.source)
+    return done(item, Outcome.UNCHANGED if record.is_current(item.fingerprint) else Outcome.UPDATED)
+
+
+def deleted_outcome(summary: DocumentSummary) -> DocumentOutcome:
+    return DocumentOutcome(
+        document_id=summary.document_id,
+        outcome=Outcome.DELETED,
+        chunks=summary.chunks,
+        source=summary.source,
+    )
+
+
+def check_source_prefix(prefix: str | None, field: str = "source_prefix") -> str | None:
+    """A path or URL as sources are stored (absolute, normalised), or InvalidRequestError."""
+    if prefix is None:
+        return None
+    try:
+        return check_source(prefix)
+    except ValueError as error:
+        raise InvalidRequestError(str(error), field=field) from None
 
 
 def is_failed(outcomes: dict[str, DocumentOutcome], write: Write) -> bool:

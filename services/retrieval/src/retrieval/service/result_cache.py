@@ -75,6 +75,8 @@ def cache_key(request: RetrievalQuery, namespace: str, generation: int) -> Hasha
     return (
         normalise(request.query),
         tuple(sorted(set(request.domains))),
+        request.source_prefix,
+        request.section,
         request.top_k,
         request.confidence_threshold,
         tuple(sorted(request.options.model_dump(mode="json").items())),

@@ -62,6 +62,9 @@ class RetrievalService:
         confidence_threshold: float = 0.0,
         namespace: str | None = None,
         options: RetrievalOptions | None = None,
+        *,
+        source_prefix: str | None = None,
+        section: str | None = None,
     ) -> RetrievalResult:
         """``retrieve_query`` with the query's fields as arguments."""
         request = validated(
@@ -71,6 +74,8 @@ class RetrievalService:
             top_k=top_k,
             confidence_threshold=confidence_threshold,
             namespace=namespace or None,
+            source_prefix=source_prefix,
+            section=section,
             options=options or RetrievalOptions(),
         )
         return await self.retrieve_query(request)

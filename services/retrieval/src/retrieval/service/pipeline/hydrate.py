@@ -41,6 +41,10 @@ class Hydrate:
                     title=chunk.title,
                     domain=chunk.domain,
                     metadata=copied(chunk.metadata),
+                    source=chunk.source,
+                    file_type=chunk.file_type,
+                    section=chunk.section,
+                    pages=chunk.pages,
                 )
             )
         return state.updated(matches=tuple(matches))

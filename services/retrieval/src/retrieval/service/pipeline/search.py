@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 import numpy as np
 import structlog
 
+from retrieval.domain.chunk_identity import query_filter
 from retrieval.domain.models import DENSE, EMBED_STAGE, KEYWORD, SEARCH_STAGE
 from retrieval.domain.ranking.fusion import Ranked
 from retrieval.errors import BackendError, BackendNotConfiguredError
-from retrieval.ports import Embedder, KeywordIndex, MetadataFilter, VectorIndex
+from retrieval.ports import Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.embedder import Vector
 from retrieval.service.pipeline.stage import PipelineState
 
@@ -22,10 +23,6 @@ log = structlog.get_logger("retrieval")
 DEGRADABLE = (BackendError, BackendNotConfiguredError)
 """Failures one search may have while the other still answers; any other error (a missing
 namespace, a bad filter) ends the retrieval."""
-
-
-def domain_filter(domains: Sequence[str]) -> MetadataFilter | None:
-    return {"domain": {"$in": sorted(set(domains))}} if domains else None
 
 
 @dataclass
@@ -98,7 +95,7 @@ class Search:
             vector,
             top_k=state.plan.depth(state.query.top_k),
             namespace=state.namespace,
-            filter=domain_filter(state.query.domains),
+            filter=query_filter(state.query),
             include_values=state.plan.compares_vectors,
             include_metadata=False,
         )
@@ -119,6 +116,6 @@ class Search:
             state.text,
             top_k=state.plan.depth(state.query.top_k),
             namespace=state.namespace,
-            filter=domain_filter(state.query.domains),
+            filter=query_filter(state.query),
         )
         return Found(matches=matches, timings={KEYWORD: elapsed_ms(begun)})

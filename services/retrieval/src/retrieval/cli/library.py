@@ -1,0 +1,179 @@
+"""``retrieval sync``, ``retrieval delete`` and ``retrieval documents``: a namespace kept in
+step with the files it was ingested from."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from retrieval.cli.documents import check_each, count, ingest_progress, read_with_progress
+from retrieval.cli.runtime import console, run_with_application
+from retrieval.cli.sources import as_source, shown
+from retrieval.container import Application
+from retrieval.service.ingestion_service import DeleteReport, DocumentOutcome, Outcome, SyncReport
+from retrieval.service.library import DocumentSummary
+
+ENTRY_OF_COLLECTION = re.compile(r"\[\d+\]$")
+NAMESPACE = typer.Option(..., "--namespace", "-n", help="The namespace.")
+JSON = typer.Option(False, "--json", help="Print the report as JSON, and nothing else.")
+
+
+def outcome_lines(outcomes: Iterable[DocumentOutcome]) -> None:
+    for outcome in outcomes:
+        if outcome.outcome is Outcome.UNCHANGED:
+            continue
+        colour = {Outcome.FAILED: "red", Outcome.DELETED: "yellow"}.get(outcome.outcome, "green")
+        line = f"[{colour}]{outcome.outcome.value:>9}[/{colour}] {escape(outcome.document_id)}"
+        if outcome.source is not None:
+            line += f" [dim]{escape(shown(outcome.source))}[/dim]"
+        console.print(line)
+        if outcome.error is not None:
+            console.print(f"          {escape(outcome.error)}")
+
+
+def summary(outcomes: Iterable[DocumentOutcome]) -> str:
+    counts = Counter(outcome.outcome for outcome in outcomes)
+    return ", ".join(f"{counts[kind]} {kind.value}" for kind in Outcome)
+
+
+def sync(
+    paths: list[Path] = typer.Argument(..., help="Folders or files the namespace mirrors."),
+    namespace: str = NAMESPACE,
+    domain: str | None = typer.Option(
+        None, "--domain", "-d", help="Domain of every document that does not set its own."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Report only; change nothing."),
+    replace: bool = typer.Option(
+        False, "--replace", help="Let a file take a document id another source holds."
+    ),
+    allow_mass_delete: bool = typer.Option(
+        False,
+        "--allow-mass-delete",
+        help="Delete even when more than RETRIEVAL_SYNC_MAX_DELETE_SHARE of the namespace goes.",
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Ingest what is new or changed under PATHS and delete the documents ingested from under
+    them whose files are gone. A file that cannot be read keeps its documents; the exit code
+    is 1 if any file or document failed."""
+    loaded = read_with_progress(paths, domain, None)
+    roots = [as_source(str(path)) for path in paths if path.exists()]
+    failures = [str(failure) for failure in loaded.failures]
+    unreadable = {as_source(ENTRY_OF_COLLECTION.sub("", f.source)) for f in loaded.failures}
+
+    async def work(app: Application) -> SyncReport:
+        accepted, rejected = check_each(app, loaded.documents, namespace)
+        failures.extend(problem.reason for problem in rejected)
+        kept = {document.document_id for document in accepted}
+        unreadable.update(
+            d.source.uri for d in loaded.documents if d.document_id not in kept and d.source
+        )
+        with ingest_progress(len(accepted)) as on_group:
+            return await app.ingestion.sync(
+                accepted,
+                roots,
+                namespace,
+                unreadable=unreadable,
+                dry_run=dry_run,
+                replace=replace,
+                allow_mass_delete=allow_mass_delete,
+                on_progress=on_group,
+            )
+
+    report = run_with_application(work) if roots else None
+    for failure in failures:
+        if as_json:
+            typer.echo(f"failed: {failure}", err=True)
+        else:
+            console.print(f"[red]   failed[/red] {escape(failure)}")
+    if report is None:
+        raise typer.Exit(code=1)
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        outcome_lines(report.outcomes)
+        for document_id in report.busy:
+            console.print(f"[red]     busy[/red] {escape(document_id)}: being written; run again")
+        heading = f"{count(loaded.files, 'file')}: {summary(report.outcomes)}"
+        console.print(heading + (" (dry run: nothing changed)" if dry_run else ""))
+    if failures or report.busy or report.count(Outcome.FAILED):
+        raise typer.Exit(code=1)
+
+
+def delete(
+    document_ids: list[str] = typer.Argument(None, help="Documents to delete."),
+    namespace: str = NAMESPACE,
+    source_prefix: str | None = typer.Option(
+        None,
+        "--source-prefix",
+        help="Also delete every document whose source is this path or URL or lies below it.",
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Report only; change nothing."),
+    as_json: bool = JSON,
+) -> None:
+    """Delete documents (their chunks, vectors and keyword entries) by id or by source."""
+    prefix = as_source(source_prefix) if source_prefix is not None else None
+
+    async def work(app: Application) -> DeleteReport:
+        return await app.ingestion.delete(
+            namespace, document_ids or [], source_prefix=prefix, dry_run=dry_run
+        )
+
+    report = run_with_application(work)
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        for document in report.deleted:
+            console.print(
+                f"[yellow]  deleted[/yellow] {escape(document.document_id)} "
+                f"[dim]{escape(shown(document.source))}[/dim]"
+            )
+        for document_id in report.missing:
+            console.print(f"[red]  missing[/red] {escape(document_id)}: no such document")
+        for document_id in report.busy:
+            console.print(f"[red]     busy[/red] {escape(document_id)}: being written; run again")
+        verb = "would be deleted (dry run)" if dry_run else "deleted"
+        console.print(f"{count(len(report.deleted), 'document')} {verb}")
+    if report.missing or report.busy:
+        raise typer.Exit(code=1)
+
+
+def documents(
+    namespace: str = NAMESPACE,
+    source_prefix: str | None = typer.Option(
+        None, "--source-prefix", help="Only documents whose source is or lies below this."
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """List a namespace's documents: id, title, source, chunks, when last written."""
+    prefix = as_source(source_prefix) if source_prefix is not None else None
+
+    async def work(app: Application) -> list[DocumentSummary]:
+        return await app.ingestion.documents(namespace, source_prefix=prefix)
+
+    listed = run_with_application(work)
+    if as_json:
+        typer.echo("[" + ",".join(d.model_dump_json() for d in listed) + "]")
+        return
+    table = Table(title=f"namespace {namespace}: {count(len(listed), 'document')}")
+    table.add_column("document", overflow="fold")
+    table.add_column("title", overflow="fold")
+    table.add_column("source", overflow="fold")
+    table.add_column("chunks", justify="right")
+    table.add_column("updated", no_wrap=True)
+    for document in listed:
+        updated = document.updated_at
+        table.add_row(
+            document.document_id + (" [yellow](pending)[/yellow]" if document.pending else ""),
+            escape(document.title or ""),
+            escape(shown(document.source)),
+            str(document.chunks),
+            updated.strftime("%Y-%m-%d %H:%M") if updated is not None else "",
+        )
+    console.print(table)
