@@ -160,7 +160,9 @@ def test_pdf_text_is_extracted(tmp_path: Path) -> None:
     (tmp_path / "frost.pdf").write_bytes(pdf("Frost (ground) damage", "Cover young bushes."))
     document = only(read(tmp_path, title="Frost report"))
     assert document.title == "Frost report"
-    assert document.content == "Frost (ground) damage\nCover young bushes."
+    assert document.content == "<!-- page 1 -->\n\nFrost (ground) damage\nCover young bushes."
+    assert document.source.file_type == "pdf"
+    assert document.source.uri == str(tmp_path / "frost.pdf")
 
 
 def test_bad_files_fail_one_by_one_and_the_rest_is_read(tmp_path: Path) -> None:
