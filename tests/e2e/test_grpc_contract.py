@@ -43,6 +43,9 @@ def test_service_is_versioned_with_its_rpcs() -> None:
         "BuildContext",
         "Answer",
         "Validate",
+        "SyncDocuments",
+        "DeleteDocuments",
+        "ListDocuments",
     ]
     for method in service.methods:
         assert method.input_type.name == f"{method.name}Request"

@@ -16,7 +16,13 @@ import httpx
 import pytest
 import structlog
 from dependency_injector import providers
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, struct_pb2
+from google.protobuf import (
+    descriptor_pb2,
+    descriptor_pool,
+    message_factory,
+    struct_pb2,
+    timestamp_pb2,
+)
 from google.protobuf.message import Message
 from google.protobuf.struct_pb2 import Struct
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -343,10 +349,11 @@ def previous_response_class() -> type[Message]:
             message.field.remove(field)
             [entry] = [n for n in message.nested_type if f".{n.name}" in field.type_name]
             message.nested_type.remove(entry)
-    struct = descriptor_pb2.FileDescriptorProto()
-    struct_pb2.DESCRIPTOR.CopyToProto(struct)
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(struct)
+    for dependency in (struct_pb2, timestamp_pb2):
+        imported = descriptor_pb2.FileDescriptorProto()
+        dependency.DESCRIPTOR.CopyToProto(imported)
+        pool.Add(imported)
     pool.Add(contract)
     return message_factory.GetMessageClass(
         pool.FindMessageTypeByName("retrieval.v1.RetrieveResponse")
@@ -698,8 +705,8 @@ async def test_client_sends_the_bound_correlation_id(client: RetrievalClient) ->
 
 def test_public_surface_is_deliberate() -> None:
     assert set(retrieval.grpc.__all__) == {
-        "CollectionStats", "GrpcSettings", "HealthStatus", "NamespaceHealth", "RetrievalClient",
-        "RetryPolicy", "TlsOptions", "create_server", "serve", "stop_on_signals",
+        "CollectionStats", "GrpcSettings", "HealthStatus", "NamespaceHealth", "PathSync",
+        "RetrievalClient", "RetryPolicy", "TlsOptions", "create_server", "serve", "stop_on_signals",
     }  # fmt: skip
 
 

@@ -53,7 +53,7 @@ class Stores:
 
     async def chunk_documents(self) -> dict[str, set[str]]:
         """Every stored chunk's document, by where it is stored: all three must agree."""
-        texts = {c async for page in self.chunks.list_ids(NS) for c in page}
+        texts = {c async for page in self.chunks.list_chunks(NS) for c, _ in page}
         vectors = {c async for page in self.index.list_ids(NS) for c in page}
         keywords = {c async for page in self.keywords.list_ids(NS) for c in page}
         assert texts == vectors == keywords

@@ -44,6 +44,15 @@ INT_RANGES = {
     FieldDescriptor.TYPE_INT64: (-(2**63), 2**63 - 1),
 }
 PRINTABLE = "".join(chr(code) for code in range(0x20, 0x7F))
+SOURCES = st.sampled_from([
+    "/kb",
+    "/kb/docs",
+    "/kb/docs/guide.md",
+    "/kb/docs-old/guide.md",
+    "C:/kb/notes.txt",
+    "https://example.com/kb/notes",
+])  # fmt: skip
+"""Sources, roots and prefixes: paths and URLs, nested, and a sibling sharing characters."""
 STRINGS_BY_NAME: dict[str, st.SearchStrategy[str]] = {
     "query": words(),
     "namespace": st.sampled_from(NAMESPACES),
@@ -59,6 +68,15 @@ STRINGS_BY_NAME: dict[str, st.SearchStrategy[str]] = {
     "expected_document_ids": valid_slugs(),
     "expected_keywords": words(2),
     "expected_metadata": st.sampled_from(["region", "source"]),
+    "uri": SOURCES,
+    "root": SOURCES,
+    "roots": SOURCES,
+    "unreadable": SOURCES,
+    "source_prefix": SOURCES,
+    "file_type": st.sampled_from(["markdown", "text", "html", "pdf", "docx", "json"]),
+    "section": words(3, min_size=1),
+    "document_ids": valid_slugs(),
+    "page_token": valid_slugs(),
 }
 NUMBERS_BY_NAME: dict[str, st.SearchStrategy[int | float]] = {
     "top_k": st.integers(1, 100),
@@ -73,6 +91,8 @@ NUMBERS_BY_NAME: dict[str, st.SearchStrategy[int | float]] = {
     "rewrite_threshold": st.floats(0, 1),
     "min_score": st.floats(-1, 1),
     "success_criterion": st.floats(0, 1),
+    "page_size": st.integers(1, 1000),
+    "size": st.integers(0, 10**9),
 }
 
 

@@ -3,7 +3,6 @@ step with the files it was ingested from."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from retrieval.adapters.sync_scope import sync_scope
 from retrieval.cli.documents import check_each, count, ingest_progress, read_with_progress
 from retrieval.cli.runtime import console, run_with_application
 from retrieval.cli.sources import as_source, shown
@@ -19,7 +19,6 @@ from retrieval.container import Application
 from retrieval.service.ingestion_service import DeleteReport, DocumentOutcome, Outcome, SyncReport
 from retrieval.service.library import DocumentSummary
 
-ENTRY_OF_COLLECTION = re.compile(r"\[\d+\]$")
 NAMESPACE = typer.Option(..., "--namespace", "-n", help="The namespace.")
 JSON = typer.Option(False, "--json", help="Print the report as JSON, and nothing else.")
 
@@ -63,9 +62,10 @@ def sync(
     them whose files are gone. A file that cannot be read keeps its documents; the exit code
     is 1 if any file or document failed."""
     loaded = read_with_progress(paths, domain, None)
-    roots = [as_source(str(path)) for path in paths if path.exists()]
+    scope = sync_scope(paths, loaded.failures)
+    roots = list(scope.roots)
     failures = [str(failure) for failure in loaded.failures]
-    unreadable = {as_source(ENTRY_OF_COLLECTION.sub("", f.source)) for f in loaded.failures}
+    unreadable = set(scope.unreadable)
 
     async def work(app: Application) -> SyncReport:
         accepted, rejected = check_each(app, loaded.documents, namespace)

@@ -5,7 +5,7 @@ same Pydantic models as the in-process services.
 """
 
 from retrieval.domain.collection_health import HealthStatus
-from retrieval.grpc.client import RetrievalClient, RetryPolicy, TlsOptions
+from retrieval.grpc.client import PathSync, RetrievalClient, RetryPolicy, TlsOptions
 from retrieval.grpc.server import create_server, serve, stop_on_signals
 from retrieval.grpc.settings import GrpcSettings
 from retrieval.service.stats import CollectionStats, NamespaceHealth
@@ -15,6 +15,7 @@ __all__ = [
     "GrpcSettings",
     "HealthStatus",
     "NamespaceHealth",
+    "PathSync",
     "RetrievalClient",
     "RetryPolicy",
     "TlsOptions",

@@ -12,18 +12,23 @@ the same way.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Self, TypeVar
 
 import grpc
 import structlog
 from google.protobuf.message import Message
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 
+from retrieval.adapters.document_files import FileFailure, read_documents
+from retrieval.adapters.sync_scope import sync_scope
 from retrieval.domain.answers import Answer, ContextResult
+from retrieval.domain.frozen import Frozen
 from retrieval.domain.models import (
     RagDocument,
     RetrievalOptions,
@@ -34,16 +39,21 @@ from retrieval.domain.validation import ValidationReport, ValidationRequest
 from retrieval.errors import (
     BackendTimeoutError,
     BackendUnavailableError,
+    InvalidRequestError,
     RetrievalError,
 )
 from retrieval.grpc.conversions import (
     answer_from_proto,
     context_result_from_proto,
+    delete_report_from_proto,
     document_to_proto,
     outcomes_from_proto,
     query_request,
     result_from_proto,
     retrieve_request,
+    summary_from_proto,
+    sync_report_from_proto,
+    sync_request,
     validate_request,
     validation_report_from_proto,
 )
@@ -52,7 +62,8 @@ from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
 from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
 from retrieval.grpc.stats_conversions import stats_from_proto
 from retrieval.retries import RetryPolicy, retrying
-from retrieval.service.ingestion_service import DocumentOutcome
+from retrieval.service.ingestion_service import DeleteReport, DocumentOutcome, SyncReport
+from retrieval.service.library import DocumentSummary
 from retrieval.service.stats import CollectionStats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
@@ -68,6 +79,15 @@ class TlsOptions:
     root_certificates: bytes | None = None
     certificate_chain: bytes | None = None
     private_key: bytes | None = None
+
+
+class PathSync(Frozen):
+    """What ``RetrievalClient.sync_paths`` did."""
+
+    report: SyncReport = Field(description="The service's report of the sync.")
+    failures: tuple[FileFailure, ...] = Field(
+        description="Files or entries that could not be read: their documents were kept."
+    )
 
 
 def unavailable(error: RetrievalError) -> bool:
@@ -137,10 +157,14 @@ class RetrievalClient:
         namespace: str | None = None,
         options: RetrievalOptions | None = None,
         *,
+        source_prefix: str | None = None,
+        section: str | None = None,
         timeout: float | None = None,
     ) -> RetrievalResult:
         """As ``RetrievalService.retrieve``; None keeps the service's default."""
-        request = retrieve_request(query, domains, top_k, confidence_threshold, namespace, options)
+        request = retrieve_request(
+            query, domains, top_k, confidence_threshold, namespace, options, source_prefix, section
+        )
         return result_from_proto(await self._call(self._stub.Retrieve, request, timeout))
 
     async def retrieve_query(
@@ -169,13 +193,113 @@ class RetrievalClient:
         documents: Sequence[RagDocument],
         namespace: str | None = None,
         *,
+        replace: bool = False,
         timeout: float | None = None,
     ) -> list[DocumentOutcome]:
         """As ``IngestionService.ingest``: one outcome per document, in order."""
         request = pb.IngestDocumentsRequest(
-            namespace=namespace or "", documents=[document_to_proto(d) for d in documents]
+            namespace=namespace or "",
+            documents=[document_to_proto(d) for d in documents],
+            replace=replace,
         )
         return outcomes_from_proto(await self._call(self._stub.IngestDocuments, request, timeout))
+
+    async def sync(
+        self,
+        documents: Sequence[RagDocument],
+        roots: Sequence[str],
+        namespace: str | None = None,
+        *,
+        unreadable: Collection[str] = (),
+        dry_run: bool = False,
+        replace: bool = False,
+        allow_mass_delete: bool = False,
+        timeout: float | None = None,
+    ) -> SyncReport:
+        """As ``IngestionService.sync``, in one request: every document of the roots travels
+        in it, so the server's message size bounds a sync."""
+        request = sync_request(
+            documents,
+            roots,
+            namespace,
+            unreadable=unreadable,
+            dry_run=dry_run,
+            replace=replace,
+            allow_mass_delete=allow_mass_delete,
+        )
+        response = await self._call(self._stub.SyncDocuments, request, timeout)
+        return sync_report_from_proto(response)
+
+    async def sync_paths(
+        self,
+        paths: Sequence[Path | str],
+        namespace: str | None = None,
+        *,
+        domain: str | None = None,
+        dry_run: bool = False,
+        replace: bool = False,
+        allow_mass_delete: bool = False,
+        timeout: float | None = None,
+    ) -> PathSync:
+        """Read these local files and folders, then sync the namespace with them as ``retrieval
+        sync`` does: each path that exists is a root, and a file that fails to read keeps its
+        documents. ``domain`` fills documents that do not set their own."""
+        local = [Path(path) for path in paths]
+        loaded = await asyncio.to_thread(read_documents, local, domain=domain)
+        scope = sync_scope(local, loaded.failures)
+        if not scope.roots:
+            raise InvalidRequestError(f"none of {[str(p) for p in local]} exists", field="paths")
+        report = await self.sync(
+            loaded.documents,
+            scope.roots,
+            namespace,
+            unreadable=scope.unreadable,
+            dry_run=dry_run,
+            replace=replace,
+            allow_mass_delete=allow_mass_delete,
+            timeout=timeout,
+        )
+        return PathSync(report=report, failures=loaded.failures)
+
+    async def delete(
+        self,
+        namespace: str | None = None,
+        document_ids: Sequence[str] = (),
+        *,
+        source_prefix: str | None = None,
+        dry_run: bool = False,
+        timeout: float | None = None,
+    ) -> DeleteReport:
+        """As ``IngestionService.delete``: by id, by source prefix, or both."""
+        request = pb.DeleteDocumentsRequest(
+            namespace=namespace or "",
+            document_ids=document_ids,
+            source_prefix=source_prefix,
+            dry_run=dry_run,
+        )
+        response = await self._call(self._stub.DeleteDocuments, request, timeout)
+        return delete_report_from_proto(response)
+
+    async def documents(
+        self,
+        namespace: str | None = None,
+        *,
+        source_prefix: str | None = None,
+        timeout: float | None = None,
+    ) -> list[DocumentSummary]:
+        """As ``IngestionService.documents``, fetched a page at a time (each call has
+        ``timeout``)."""
+        listed: list[DocumentSummary] = []
+        token = ""
+        while True:
+            request = pb.ListDocumentsRequest(
+                namespace=namespace or "", source_prefix=source_prefix, page_token=token
+            )
+            response = await self._call(self._stub.ListDocuments, request, timeout)
+            listed.extend(summary_from_proto(summary) for summary in response.documents)
+            token = response.next_page_token
+            if not token:
+                return listed
 
     async def delete_document(
         self, document_id: str, namespace: str | None = None, *, timeout: float | None = None

@@ -7,9 +7,11 @@ of at most 2**53 comes back as an ``int``, any other number as a ``float``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf.struct_pb2 import Struct, Value
+from google.protobuf.timestamp_pb2 import Timestamp
 from pydantic import ValidationError
 
 from retrieval.domain.answers import Answer, ContextResult
@@ -30,6 +32,7 @@ from retrieval.domain.models import (
     invalid_request,
     validated,
 )
+from retrieval.domain.provenance import Source, check_source
 from retrieval.domain.validation import (
     QueryOutcome,
     ScoreStatistics,
@@ -39,7 +42,8 @@ from retrieval.domain.validation import (
     ValidationRequest,
 )
 from retrieval.errors import InvalidRequestError
-from retrieval.service.ingestion_service import DocumentOutcome, Outcome
+from retrieval.service.ingestion_service import DeleteReport, DocumentOutcome, Outcome, SyncReport
+from retrieval.service.library import DocumentSummary
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 MAX_EXACT_INTEGER = 2**53
@@ -48,8 +52,10 @@ OUTCOMES = {
     Outcome.UPDATED: pb.OUTCOME_UPDATED,
     Outcome.UNCHANGED: pb.OUTCOME_UNCHANGED,
     Outcome.FAILED: pb.OUTCOME_FAILED,
+    Outcome.DELETED: pb.OUTCOME_DELETED,
 }
 OUTCOMES_BY_NUMBER = {number: outcome for outcome, number in OUTCOMES.items()}
+MAX_PAGE_SIZE = 1000
 
 
 def optional_namespace(value: str) -> str | None:
@@ -82,6 +88,25 @@ def metadata_from_struct(struct: Struct) -> dict[str, Any]:
     return {key: plain(value) for key, value in struct.fields.items()}
 
 
+def timestamp_of(moment: datetime | None) -> Timestamp | None:
+    if moment is None:
+        return None
+    timestamp = Timestamp()
+    timestamp.FromDatetime(moment)
+    return timestamp
+
+
+def moment_of(message: Any, name: str, field: str) -> datetime | None:
+    """An optional Timestamp field as an aware datetime; InvalidRequestError naming ``field``
+    when it lies outside years 1 to 9999 or its nanos outside a second."""
+    if not message.HasField(name):
+        return None
+    try:
+        return getattr(message, name).ToDatetime(tzinfo=UTC)
+    except ValueError as error:
+        raise InvalidRequestError(str(error), field=field) from error
+
+
 def retrieve_request(
     query: str,
     domains: Sequence[str],
@@ -89,9 +114,19 @@ def retrieve_request(
     confidence_threshold: float | None,
     namespace: str | None,
     options: RetrievalOptions | None = None,
+    source_prefix: str | None = None,
+    section: str | None = None,
 ) -> pb.RetrieveRequest:
     request = pb.RetrieveRequest(query=query, domains=domains, namespace=namespace or "")
-    set_present(request, {"top_k": top_k, "confidence_threshold": confidence_threshold})
+    set_present(
+        request,
+        {
+            "top_k": top_k,
+            "confidence_threshold": confidence_threshold,
+            "source_prefix": source_prefix,
+            "section": section,
+        },
+    )
     if options is not None:
         set_present(request.options, options.model_dump(mode="json"), prefix="options.")
     return request
@@ -105,6 +140,8 @@ def query_request(query: RetrievalQuery) -> pb.RetrieveRequest:
         query.confidence_threshold,
         query.namespace,
         query.options,
+        query.source_prefix,
+        query.section,
     )
 
 
@@ -137,7 +174,7 @@ def query_from_proto(request: pb.RetrieveRequest) -> RetrievalQuery:
         domains=tuple(request.domains),
         namespace=optional_namespace(request.namespace),
         options=present(request.options, RetrievalOptions.model_fields),
-        **present(request, ("top_k", "confidence_threshold")),
+        **present(request, ("top_k", "confidence_threshold", "source_prefix", "section")),
     )
 
 
@@ -154,6 +191,10 @@ def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
                 title=match.title,
                 domain=match.domain,
                 metadata=metadata_to_struct(match.metadata),
+                source=match.source,
+                file_type=match.file_type,
+                section=match.section,
+                pages=match.pages,
             )
             for match in result.matches
         ],
@@ -200,6 +241,10 @@ def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
             title=match.title,
             domain=match.domain,
             metadata=metadata_from_struct(match.metadata),
+            source=optional_field(match, "source"),
+            file_type=optional_field(match, "file_type"),
+            section=match.section,
+            pages=tuple(match.pages),
         )
         for match in response.matches
     )
@@ -241,6 +286,27 @@ def statistics_from_proto(statistics: pb.MatchStatistics) -> MatchStatistics:
     )
 
 
+def source_to_proto(source: Source | None) -> pb.Source | None:
+    if source is None:
+        return None
+    return pb.Source(
+        uri=source.uri,
+        root=source.root,
+        file_type=source.file_type,
+        size=source.size,
+        modified_at=timestamp_of(source.modified_at),
+    )
+
+
+def source_fields(source: pb.Source, field: str) -> dict[str, Any]:
+    """The fields of ``Source`` a message carries, for the model to validate."""
+    return {
+        "uri": source.uri,
+        **present(source, ("root", "file_type", "size")),
+        "modified_at": moment_of(source, "modified_at", f"{field}.modified_at"),
+    }
+
+
 def document_to_proto(document: RagDocument) -> pb.Document:
     return pb.Document(
         document_id=document.document_id,
@@ -248,6 +314,7 @@ def document_to_proto(document: RagDocument) -> pb.Document:
         domain=document.domain,
         content=document.content,
         metadata=metadata_to_struct(document.metadata),
+        source=source_to_proto(document.source),
     )
 
 
@@ -255,6 +322,12 @@ def documents_from_proto(documents: Iterable[pb.Document]) -> list[RagDocument]:
     """Validated documents; the first invalid one raises, naming ``documents[i].<field>``."""
     parsed = []
     for position, document in enumerate(documents):
+        field = f"documents[{position}]"
+        source = (
+            source_fields(document.source, f"{field}.source")
+            if document.HasField("source")
+            else None
+        )
         try:
             parsed.append(
                 RagDocument(
@@ -263,41 +336,170 @@ def documents_from_proto(documents: Iterable[pb.Document]) -> list[RagDocument]:
                     domain=document.domain,
                     content=document.content,
                     metadata=metadata_from_struct(document.metadata),
+                    source=source,
                 )
             )
         except ValidationError as error:
-            raise invalid_request(error, f"documents[{position}]") from error
+            raise invalid_request(error, field) from error
     return parsed
 
 
-def outcomes_to_proto(outcomes: Iterable[DocumentOutcome]) -> pb.IngestDocumentsResponse:
-    return pb.IngestDocumentsResponse(
-        outcomes=[
-            pb.DocumentOutcome(
-                document_id=outcome.document_id,
-                outcome=OUTCOMES[outcome.outcome],
-                chunks=outcome.chunks,
-                error=outcome.error,
-            )
-            for outcome in outcomes
-        ]
+def sources_from_proto(sources: Iterable[str], field: str) -> list[str]:
+    """Paths or URLs as sources are stored, or InvalidRequestError naming ``field``."""
+    return [stored_source(source, field) for source in sources]
+
+
+def stored_source(value: str, field: str) -> str:
+    try:
+        return check_source(value)
+    except ValueError as error:
+        raise InvalidRequestError(str(error), field=field) from None
+
+
+def outcome_to_proto(outcome: DocumentOutcome) -> pb.DocumentOutcome:
+    return pb.DocumentOutcome(
+        document_id=outcome.document_id,
+        outcome=OUTCOMES[outcome.outcome],
+        chunks=outcome.chunks,
+        error=outcome.error,
+        source=outcome.source,
     )
 
 
+def outcome_from_proto(outcome: pb.DocumentOutcome) -> DocumentOutcome:
+    return DocumentOutcome(
+        document_id=outcome.document_id,
+        outcome=OUTCOMES_BY_NUMBER[outcome.outcome],
+        chunks=outcome.chunks,
+        error=optional_field(outcome, "error"),
+        source=optional_field(outcome, "source"),
+    )
+
+
+def outcomes_to_proto(outcomes: Iterable[DocumentOutcome]) -> pb.IngestDocumentsResponse:
+    return pb.IngestDocumentsResponse(outcomes=[outcome_to_proto(o) for o in outcomes])
+
+
 def outcomes_from_proto(response: pb.IngestDocumentsResponse) -> list[DocumentOutcome]:
-    return [
-        DocumentOutcome(
-            document_id=outcome.document_id,
-            outcome=OUTCOMES_BY_NUMBER[outcome.outcome],
-            chunks=outcome.chunks,
-            error=outcome.error if outcome.HasField("error") else None,
-        )
-        for outcome in response.outcomes
-    ]
+    return [outcome_from_proto(outcome) for outcome in response.outcomes]
+
+
+def sync_request(
+    documents: Sequence[RagDocument],
+    roots: Sequence[str],
+    namespace: str | None,
+    *,
+    unreadable: Iterable[str],
+    dry_run: bool,
+    replace: bool,
+    allow_mass_delete: bool,
+) -> pb.SyncDocumentsRequest:
+    return pb.SyncDocumentsRequest(
+        namespace=namespace or "",
+        documents=[document_to_proto(document) for document in documents],
+        roots=roots,
+        unreadable=sorted(unreadable),
+        dry_run=dry_run,
+        replace=replace,
+        allow_mass_delete=allow_mass_delete,
+    )
+
+
+def sync_report_to_proto(report: SyncReport) -> pb.SyncDocumentsResponse:
+    return pb.SyncDocumentsResponse(
+        namespace=report.namespace,
+        dry_run=report.dry_run,
+        outcomes=[outcome_to_proto(outcome) for outcome in report.outcomes],
+        busy=report.busy,
+    )
+
+
+def sync_report_from_proto(response: pb.SyncDocumentsResponse) -> SyncReport:
+    return SyncReport(
+        namespace=response.namespace,
+        dry_run=response.dry_run,
+        outcomes=tuple(outcome_from_proto(outcome) for outcome in response.outcomes),
+        busy=tuple(response.busy),
+    )
+
+
+def summary_to_proto(summary: DocumentSummary) -> pb.DocumentSummary:
+    return pb.DocumentSummary(
+        document_id=summary.document_id,
+        title=summary.title,
+        source=summary.source,
+        file_type=summary.file_type,
+        chunks=summary.chunks,
+        updated_at=timestamp_of(summary.updated_at),
+        pending=summary.pending,
+    )
+
+
+def summary_from_proto(summary: pb.DocumentSummary) -> DocumentSummary:
+    return DocumentSummary(
+        document_id=summary.document_id,
+        title=optional_field(summary, "title"),
+        source=optional_field(summary, "source"),
+        file_type=optional_field(summary, "file_type"),
+        chunks=summary.chunks,
+        updated_at=moment_of(summary, "updated_at", "updated_at"),
+        pending=summary.pending,
+    )
+
+
+def page_size(request: pb.ListDocumentsRequest) -> int:
+    size = request.page_size if request.HasField("page_size") else MAX_PAGE_SIZE
+    if not 1 <= size <= MAX_PAGE_SIZE:
+        raise InvalidRequestError(f"must be 1 to {MAX_PAGE_SIZE}", field="page_size")
+    return size
+
+
+def documents_page(
+    documents: Sequence[DocumentSummary], size: int, page_token: str
+) -> pb.ListDocumentsResponse:
+    """The ``size`` documents, by id, after the id ``page_token``."""
+    ordered = sorted(documents, key=lambda summary: summary.document_id)
+    after = [summary for summary in ordered if summary.document_id > page_token]
+    page = after[:size]
+    return pb.ListDocumentsResponse(
+        documents=[summary_to_proto(summary) for summary in page],
+        next_page_token=page[-1].document_id if len(after) > size else "",
+    )
+
+
+def delete_report_to_proto(report: DeleteReport) -> pb.DeleteDocumentsResponse:
+    return pb.DeleteDocumentsResponse(
+        namespace=report.namespace,
+        dry_run=report.dry_run,
+        deleted=[summary_to_proto(summary) for summary in report.deleted],
+        busy=report.busy,
+        missing=report.missing,
+        chunks=report.chunks,
+    )
+
+
+def delete_report_from_proto(response: pb.DeleteDocumentsResponse) -> DeleteReport:
+    return DeleteReport(
+        namespace=response.namespace,
+        dry_run=response.dry_run,
+        deleted=tuple(summary_from_proto(summary) for summary in response.deleted),
+        busy=tuple(response.busy),
+        missing=tuple(response.missing),
+        chunks=response.chunks,
+    )
 
 
 def citation_to_proto(citation: Citation) -> pb.Citation:
-    return pb.Citation(**citation.model_dump())
+    return pb.Citation(
+        number=citation.number,
+        chunk_id=citation.chunk_id,
+        document_id=citation.document_id,
+        title=citation.title,
+        domain=citation.domain,
+        source=citation.source,
+        section=citation.section,
+        pages=citation.pages,
+    )
 
 
 def citation_from_proto(citation: pb.Citation) -> Citation:
@@ -307,6 +509,9 @@ def citation_from_proto(citation: pb.Citation) -> Citation:
         document_id=citation.document_id,
         title=citation.title,
         domain=citation.domain,
+        source=optional_field(citation, "source"),
+        section=citation.section,
+        pages=tuple(citation.pages),
     )
 
 

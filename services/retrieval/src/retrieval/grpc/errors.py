@@ -4,6 +4,7 @@
 server raises                   status                 client raises
 ==============================  =====================  ==============================
 InvalidRequestError             INVALID_ARGUMENT       InvalidRequestError (same text)
+MassDeleteError                 FAILED_PRECONDITION    MassDeleteError (same text)
 IndexNotFoundError              FAILED_PRECONDITION    BackendNotConfiguredError
 NotFoundError                   NOT_FOUND              NotFoundError
 BackendTimeoutError             DEADLINE_EXCEEDED      BackendTimeoutError
@@ -20,8 +21,10 @@ anything else                   INTERNAL               BackendError
 ==============================  =====================  ==============================
 
 An INVALID_ARGUMENT names the failing field in its message and in the trailing metadata
-``x-error-field``. UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic messages only;
-the cause is logged with the call's correlation id. So does a store that refuses the
+``x-error-field``. A sync that would delete too much of a namespace is no malformed request
+but a state of the namespace: FAILED_PRECONDITION, with ``x-error-field: allow_mass_delete``,
+the flag that lets it through. UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic
+messages only; the cause is logged with the call's correlation id. So does a store that refuses the
 service's own credentials (Pinecone's 401 or 403, MongoDB's authentication) or has no index
 where the service is configured to find one (Pinecone's 404): the caller can do nothing about
 either, so it is FAILED_PRECONDITION, which clients do not retry, never INTERNAL, NOT_FOUND or
@@ -52,6 +55,7 @@ from retrieval.errors import (
     DocumentBusyError,
     IndexNotFoundError,
     InvalidRequestError,
+    MassDeleteError,
     NotAuthorisedError,
     NotFoundError,
     PayloadTooLargeError,
@@ -73,14 +77,30 @@ MISCONFIGURED_MESSAGE = (
     "the service's configuration needs fixing"
 )
 
+MASS_DELETE_FIELD = "allow_mass_delete"
+
 Servicer = TypeVar("Servicer")
 Request = TypeVar("Request")
 Response = TypeVar("Response")
 Handler = Callable[[Servicer, Request, grpc.aio.ServicerContext], Awaitable[Response]]
 
 
+class RemoteMassDeleteError(MassDeleteError):
+    """``MassDeleteError`` as a server reported it: the same message, which carries the
+    figures; ``doomed`` and ``total`` are not sent."""
+
+    def __init__(self, reason: str) -> None:
+        InvalidRequestError.__init__(self, reason, field=MASS_DELETE_FIELD)
+
+
 def status_of(error: Exception) -> tuple[grpc.StatusCode, str, tuple[tuple[str, str], ...]]:
     """Status code, message and extra trailing metadata a client sees for ``error``."""
+    if isinstance(error, MassDeleteError):
+        return (
+            grpc.StatusCode.FAILED_PRECONDITION,
+            str(error),
+            ((ERROR_FIELD_KEY, MASS_DELETE_FIELD),),
+        )
     if isinstance(error, InvalidRequestError):
         field = ((ERROR_FIELD_KEY, error.field),) if error.field else ()
         return grpc.StatusCode.INVALID_ARGUMENT, str(error), field
@@ -143,10 +163,12 @@ def translate_errors(
 def error_from_rpc(error: grpc.aio.AioRpcError) -> RetrievalError:
     """The service error a failed call stands for, as the in-process call would raise it."""
     code, details = error.code(), error.details() or ""
+    field = metadata_value(error.trailing_metadata(), ERROR_FIELD_KEY)
+    reason = details.removeprefix(f"{field}: ") if field else details
     if code is grpc.StatusCode.INVALID_ARGUMENT:
-        field = metadata_value(error.trailing_metadata(), ERROR_FIELD_KEY)
-        reason = details.removeprefix(f"{field}: ") if field else details
         return InvalidRequestError(reason, field=field)
+    if code is grpc.StatusCode.FAILED_PRECONDITION and field == MASS_DELETE_FIELD:
+        return RemoteMassDeleteError(reason)
     if code is grpc.StatusCode.NOT_FOUND:
         return NotFoundError(details)
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:

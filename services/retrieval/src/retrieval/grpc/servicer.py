@@ -7,11 +7,17 @@ import grpc
 from retrieval.grpc.conversions import (
     answer_to_proto,
     context_result_to_proto,
+    delete_report_to_proto,
     documents_from_proto,
+    documents_page,
+    optional_field,
     optional_namespace,
     outcomes_to_proto,
+    page_size,
     query_from_proto,
     result_to_proto,
+    sources_from_proto,
+    sync_report_to_proto,
     validation_report_to_proto,
     validation_request_from_proto,
 )
@@ -54,7 +60,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     ) -> pb.IngestDocumentsResponse:
         namespace = optional_namespace(request.namespace)
         documents = documents_from_proto(request.documents)
-        return outcomes_to_proto(await self._ingestion.ingest(documents, namespace))
+        outcomes = await self._ingestion.ingest(documents, namespace, replace=request.replace)
+        return outcomes_to_proto(outcomes)
 
     @translate_errors
     async def DeleteDocument(
@@ -97,3 +104,41 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     ) -> pb.ValidateResponse:
         report = await self._validation.validate(validation_request_from_proto(request))
         return validation_report_to_proto(report)
+
+    @translate_errors
+    async def SyncDocuments(
+        self, request: pb.SyncDocumentsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.SyncDocumentsResponse:
+        report = await self._ingestion.sync(
+            documents_from_proto(request.documents),
+            list(request.roots),
+            optional_namespace(request.namespace),
+            unreadable=sources_from_proto(request.unreadable, "unreadable"),
+            dry_run=request.dry_run,
+            replace=request.replace,
+            allow_mass_delete=request.allow_mass_delete,
+        )
+        return sync_report_to_proto(report)
+
+    @translate_errors
+    async def DeleteDocuments(
+        self, request: pb.DeleteDocumentsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DeleteDocumentsResponse:
+        report = await self._ingestion.delete(
+            optional_namespace(request.namespace),
+            list(request.document_ids),
+            source_prefix=optional_field(request, "source_prefix"),
+            dry_run=request.dry_run,
+        )
+        return delete_report_to_proto(report)
+
+    @translate_errors
+    async def ListDocuments(
+        self, request: pb.ListDocumentsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListDocumentsResponse:
+        size = page_size(request)
+        documents = await self._ingestion.documents(
+            optional_namespace(request.namespace),
+            source_prefix=optional_field(request, "source_prefix"),
+        )
+        return documents_page(documents, size, request.page_token)

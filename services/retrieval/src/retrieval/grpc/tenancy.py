@@ -39,8 +39,11 @@ METHOD_SCOPES = {
     "Answer": Scope.READ,
     "Validate": Scope.READ,
     "GetStats": Scope.READ,
+    "ListDocuments": Scope.READ,
     "IngestDocuments": Scope.WRITE,
     "DeleteDocument": Scope.WRITE,
+    "SyncDocuments": Scope.WRITE,
+    "DeleteDocuments": Scope.WRITE,
     "DeleteNamespace": Scope.ADMIN,
 }
 """The scope each method needs; a method missing here needs ``admin``."""

@@ -24,7 +24,15 @@ from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 log = structlog.get_logger("grpc")
 
-WRITES = frozenset({"IngestDocuments", "DeleteDocument", "DeleteNamespace"})
+WRITES = frozenset(
+    {
+        "IngestDocuments",
+        "DeleteDocument",
+        "DeleteNamespace",
+        "SyncDocuments",
+        "DeleteDocuments",
+    }
+)
 REFUSED_BEFORE_WRITING = frozenset({
     grpc.StatusCode.INVALID_ARGUMENT,
     grpc.StatusCode.NOT_FOUND,
@@ -37,7 +45,8 @@ REFUSED_BEFORE_WRITING = frozenset({
 
 
 def failed_documents(response: Any) -> bool:
-    return isinstance(response, pb.IngestDocumentsResponse) and any(
+    writes = (pb.IngestDocumentsResponse, pb.SyncDocumentsResponse)
+    return isinstance(response, writes) and any(
         outcome.outcome == pb.OUTCOME_FAILED for outcome in response.outcomes
     )
 

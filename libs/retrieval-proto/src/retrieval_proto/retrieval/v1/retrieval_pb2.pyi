@@ -1,4 +1,7 @@
+import datetime
+
 from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -15,6 +18,7 @@ class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     OUTCOME_UPDATED: _ClassVar[Outcome]
     OUTCOME_UNCHANGED: _ClassVar[Outcome]
     OUTCOME_FAILED: _ClassVar[Outcome]
+    OUTCOME_DELETED: _ClassVar[Outcome]
 
 class HealthStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -27,6 +31,7 @@ OUTCOME_CREATED: Outcome
 OUTCOME_UPDATED: Outcome
 OUTCOME_UNCHANGED: Outcome
 OUTCOME_FAILED: Outcome
+OUTCOME_DELETED: Outcome
 HEALTH_STATUS_UNSPECIFIED: HealthStatus
 HEALTH_STATUS_GREEN: HealthStatus
 HEALTH_STATUS_YELLOW: HealthStatus
@@ -45,18 +50,24 @@ class AnswerRequest(_message.Message):
     def __init__(self, retrieval: _Optional[_Union[RetrieveRequest, _Mapping]] = ...) -> None: ...
 
 class Citation(_message.Message):
-    __slots__ = ("number", "chunk_id", "document_id", "title", "domain")
+    __slots__ = ("number", "chunk_id", "document_id", "title", "domain", "source", "section", "pages")
     NUMBER_FIELD_NUMBER: _ClassVar[int]
     CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    SECTION_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FIELD_NUMBER: _ClassVar[int]
     number: int
     chunk_id: str
     document_id: str
     title: str
     domain: str
-    def __init__(self, number: _Optional[int] = ..., chunk_id: _Optional[str] = ..., document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ...) -> None: ...
+    source: str
+    section: str
+    pages: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, number: _Optional[int] = ..., chunk_id: _Optional[str] = ..., document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ..., source: _Optional[str] = ..., section: _Optional[str] = ..., pages: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Context(_message.Message):
     __slots__ = ("text", "citations", "tokens", "dropped", "truncated")
@@ -109,20 +120,24 @@ class AnswerResponse(_message.Message):
     def __init__(self, answered: _Optional[bool] = ..., text: _Optional[str] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., unknown_citations: _Optional[_Iterable[int]] = ..., confidence: _Optional[float] = ..., model: _Optional[str] = ..., finish_reason: _Optional[str] = ..., context: _Optional[_Union[Context, _Mapping]] = ..., generation_ms: _Optional[float] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ..., namespace: _Optional[str] = ...) -> None: ...
 
 class RetrieveRequest(_message.Message):
-    __slots__ = ("query", "domains", "top_k", "confidence_threshold", "namespace", "options")
+    __slots__ = ("query", "domains", "top_k", "confidence_threshold", "namespace", "options", "source_prefix", "section")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     DOMAINS_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     CONFIDENCE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    SECTION_FIELD_NUMBER: _ClassVar[int]
     query: str
     domains: _containers.RepeatedScalarFieldContainer[str]
     top_k: int
     confidence_threshold: float
     namespace: str
     options: RetrievalOptions
-    def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ..., options: _Optional[_Union[RetrievalOptions, _Mapping]] = ...) -> None: ...
+    source_prefix: str
+    section: str
+    def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ..., options: _Optional[_Union[RetrievalOptions, _Mapping]] = ..., source_prefix: _Optional[str] = ..., section: _Optional[str] = ...) -> None: ...
 
 class RetrievalOptions(_message.Message):
     __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document", "rerank", "redundancy_threshold", "neighbours", "rewrite", "rewrite_threshold", "llm_filter")
@@ -218,7 +233,7 @@ class MatchStatistics(_message.Message):
     def __init__(self, matches: _Optional[int] = ..., mean_score: _Optional[float] = ..., max_score: _Optional[float] = ..., min_score: _Optional[float] = ...) -> None: ...
 
 class RetrievalMatch(_message.Message):
-    __slots__ = ("chunk_id", "content", "score", "document_id", "title", "domain", "metadata", "scores")
+    __slots__ = ("chunk_id", "content", "score", "document_id", "title", "domain", "metadata", "scores", "source", "file_type", "section", "pages")
     class ScoresEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -234,6 +249,10 @@ class RetrievalMatch(_message.Message):
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    FILE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SECTION_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FIELD_NUMBER: _ClassVar[int]
     chunk_id: str
     content: str
     score: float
@@ -242,7 +261,11 @@ class RetrievalMatch(_message.Message):
     domain: str
     metadata: _struct_pb2.Struct
     scores: _containers.ScalarMap[str, float]
-    def __init__(self, chunk_id: _Optional[str] = ..., content: _Optional[str] = ..., score: _Optional[float] = ..., document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., scores: _Optional[_Mapping[str, float]] = ...) -> None: ...
+    source: str
+    file_type: str
+    section: str
+    pages: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, chunk_id: _Optional[str] = ..., content: _Optional[str] = ..., score: _Optional[float] = ..., document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., scores: _Optional[_Mapping[str, float]] = ..., source: _Optional[str] = ..., file_type: _Optional[str] = ..., section: _Optional[str] = ..., pages: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class StageTimings(_message.Message):
     __slots__ = ("embed_ms", "search_ms", "fetch_ms", "total_ms")
@@ -257,26 +280,44 @@ class StageTimings(_message.Message):
     def __init__(self, embed_ms: _Optional[float] = ..., search_ms: _Optional[float] = ..., fetch_ms: _Optional[float] = ..., total_ms: _Optional[float] = ...) -> None: ...
 
 class Document(_message.Message):
-    __slots__ = ("document_id", "title", "domain", "content", "metadata")
+    __slots__ = ("document_id", "title", "domain", "content", "metadata", "source")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     title: str
     domain: str
     content: str
     metadata: _struct_pb2.Struct
-    def __init__(self, document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ..., content: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    source: Source
+    def __init__(self, document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ..., content: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source: _Optional[_Union[Source, _Mapping]] = ...) -> None: ...
+
+class Source(_message.Message):
+    __slots__ = ("uri", "root", "file_type", "size", "modified_at")
+    URI_FIELD_NUMBER: _ClassVar[int]
+    ROOT_FIELD_NUMBER: _ClassVar[int]
+    FILE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_AT_FIELD_NUMBER: _ClassVar[int]
+    uri: str
+    root: str
+    file_type: str
+    size: int
+    modified_at: _timestamp_pb2.Timestamp
+    def __init__(self, uri: _Optional[str] = ..., root: _Optional[str] = ..., file_type: _Optional[str] = ..., size: _Optional[int] = ..., modified_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class IngestDocumentsRequest(_message.Message):
-    __slots__ = ("namespace", "documents")
+    __slots__ = ("namespace", "documents", "replace")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     documents: _containers.RepeatedCompositeFieldContainer[Document]
-    def __init__(self, namespace: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ...) -> None: ...
+    replace: bool
+    def __init__(self, namespace: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., replace: _Optional[bool] = ...) -> None: ...
 
 class IngestDocumentsResponse(_message.Message):
     __slots__ = ("outcomes",)
@@ -285,16 +326,18 @@ class IngestDocumentsResponse(_message.Message):
     def __init__(self, outcomes: _Optional[_Iterable[_Union[DocumentOutcome, _Mapping]]] = ...) -> None: ...
 
 class DocumentOutcome(_message.Message):
-    __slots__ = ("document_id", "outcome", "chunks", "error")
+    __slots__ = ("document_id", "outcome", "chunks", "error", "source")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     outcome: Outcome
     chunks: int
     error: str
-    def __init__(self, document_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., chunks: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+    source: str
+    def __init__(self, document_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., chunks: _Optional[int] = ..., error: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
 
 class DeleteDocumentRequest(_message.Message):
     __slots__ = ("document_id", "namespace")
@@ -509,3 +552,99 @@ class ValidateResponse(_message.Message):
     metadata_field_completeness: _containers.ScalarMap[str, float]
     problems: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, namespace: _Optional[str] = ..., source: _Optional[str] = ..., passed: _Optional[bool] = ..., success_criterion: _Optional[float] = ..., top_k: _Optional[int] = ..., total_queries: _Optional[int] = ..., passed_queries: _Optional[int] = ..., success_rate: _Optional[float] = ..., failed_queries: _Optional[_Iterable[_Union[FailedQuery, _Mapping]]] = ..., by_query_type: _Optional[_Mapping[str, QueryTypeFigures]] = ..., top_score: _Optional[_Union[ScoreStatistics, _Mapping]] = ..., vector_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., metadata_completeness: _Optional[float] = ..., expected_metadata: _Optional[_Iterable[str]] = ..., metadata_field_completeness: _Optional[_Mapping[str, float]] = ..., problems: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SyncDocumentsRequest(_message.Message):
+    __slots__ = ("namespace", "documents", "roots", "unreadable", "dry_run", "replace", "allow_mass_delete")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    ROOTS_FIELD_NUMBER: _ClassVar[int]
+    UNREADABLE_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_MASS_DELETE_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    documents: _containers.RepeatedCompositeFieldContainer[Document]
+    roots: _containers.RepeatedScalarFieldContainer[str]
+    unreadable: _containers.RepeatedScalarFieldContainer[str]
+    dry_run: bool
+    replace: bool
+    allow_mass_delete: bool
+    def __init__(self, namespace: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., roots: _Optional[_Iterable[str]] = ..., unreadable: _Optional[_Iterable[str]] = ..., dry_run: _Optional[bool] = ..., replace: _Optional[bool] = ..., allow_mass_delete: _Optional[bool] = ...) -> None: ...
+
+class SyncDocumentsResponse(_message.Message):
+    __slots__ = ("namespace", "dry_run", "outcomes", "busy")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    BUSY_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    dry_run: bool
+    outcomes: _containers.RepeatedCompositeFieldContainer[DocumentOutcome]
+    busy: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, namespace: _Optional[str] = ..., dry_run: _Optional[bool] = ..., outcomes: _Optional[_Iterable[_Union[DocumentOutcome, _Mapping]]] = ..., busy: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteDocumentsRequest(_message.Message):
+    __slots__ = ("namespace", "document_ids", "source_prefix", "dry_run")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    document_ids: _containers.RepeatedScalarFieldContainer[str]
+    source_prefix: str
+    dry_run: bool
+    def __init__(self, namespace: _Optional[str] = ..., document_ids: _Optional[_Iterable[str]] = ..., source_prefix: _Optional[str] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class DeleteDocumentsResponse(_message.Message):
+    __slots__ = ("namespace", "dry_run", "deleted", "busy", "missing", "chunks")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    BUSY_FIELD_NUMBER: _ClassVar[int]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    dry_run: bool
+    deleted: _containers.RepeatedCompositeFieldContainer[DocumentSummary]
+    busy: _containers.RepeatedScalarFieldContainer[str]
+    missing: _containers.RepeatedScalarFieldContainer[str]
+    chunks: int
+    def __init__(self, namespace: _Optional[str] = ..., dry_run: _Optional[bool] = ..., deleted: _Optional[_Iterable[_Union[DocumentSummary, _Mapping]]] = ..., busy: _Optional[_Iterable[str]] = ..., missing: _Optional[_Iterable[str]] = ..., chunks: _Optional[int] = ...) -> None: ...
+
+class ListDocumentsRequest(_message.Message):
+    __slots__ = ("namespace", "source_prefix", "page_size", "page_token")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    source_prefix: str
+    page_size: int
+    page_token: str
+    def __init__(self, namespace: _Optional[str] = ..., source_prefix: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListDocumentsResponse(_message.Message):
+    __slots__ = ("documents", "next_page_token")
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    documents: _containers.RepeatedCompositeFieldContainer[DocumentSummary]
+    next_page_token: str
+    def __init__(self, documents: _Optional[_Iterable[_Union[DocumentSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class DocumentSummary(_message.Message):
+    __slots__ = ("document_id", "title", "source", "file_type", "chunks", "updated_at", "pending")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    FILE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    title: str
+    source: str
+    file_type: str
+    chunks: int
+    updated_at: _timestamp_pb2.Timestamp
+    pending: bool
+    def __init__(self, document_id: _Optional[str] = ..., title: _Optional[str] = ..., source: _Optional[str] = ..., file_type: _Optional[str] = ..., chunks: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., pending: _Optional[bool] = ...) -> None: ...

@@ -75,6 +75,21 @@ class RetrievalServiceStub:
                 request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateRequest.SerializeToString,
                 response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateResponse.FromString,
                 _registered_method=True)
+        self.SyncDocuments = channel.unary_unary(
+                '/retrieval.v1.RetrievalService/SyncDocuments',
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.SyncDocumentsRequest.SerializeToString,
+                response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.SyncDocumentsResponse.FromString,
+                _registered_method=True)
+        self.DeleteDocuments = channel.unary_unary(
+                '/retrieval.v1.RetrievalService/DeleteDocuments',
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.DeleteDocumentsRequest.SerializeToString,
+                response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.DeleteDocumentsResponse.FromString,
+                _registered_method=True)
+        self.ListDocuments = channel.unary_unary(
+                '/retrieval.v1.RetrievalService/ListDocuments',
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsRequest.SerializeToString,
+                response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsResponse.FromString,
+                _registered_method=True)
 
 
 class RetrievalServiceServicer:
@@ -143,6 +158,32 @@ class RetrievalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SyncDocuments(self, request, context):
+        """Makes a namespace hold what some folders hold: ingests the documents read from under the
+        roots, then deletes the documents whose source lies under a root that the request no
+        longer includes, except those of unreadable sources. FAILED_PRECONDITION, with nothing
+        changed, when more of the namespace would go than the service allows and
+        allow_mass_delete is not set.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteDocuments(self, request, context):
+        """Removes documents by id, and every document whose source is a path or URL or lies below
+        it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListDocuments(self, request, context):
+        """A namespace's documents by id, a page at a time.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RetrievalServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -185,6 +226,21 @@ def add_RetrievalServiceServicer_to_server(servicer, server):
                     servicer.Validate,
                     request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateRequest.FromString,
                     response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateResponse.SerializeToString,
+            ),
+            'SyncDocuments': grpc.unary_unary_rpc_method_handler(
+                    servicer.SyncDocuments,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.SyncDocumentsRequest.FromString,
+                    response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.SyncDocumentsResponse.SerializeToString,
+            ),
+            'DeleteDocuments': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteDocuments,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.DeleteDocumentsRequest.FromString,
+                    response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.DeleteDocumentsResponse.SerializeToString,
+            ),
+            'ListDocuments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListDocuments,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsRequest.FromString,
+                    response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -404,6 +460,87 @@ class RetrievalService:
             '/retrieval.v1.RetrievalService/Validate',
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateRequest.SerializeToString,
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ValidateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SyncDocuments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/retrieval.v1.RetrievalService/SyncDocuments',
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.SyncDocumentsRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.SyncDocumentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteDocuments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/retrieval.v1.RetrievalService/DeleteDocuments',
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.DeleteDocumentsRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.DeleteDocumentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListDocuments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/retrieval.v1.RetrievalService/ListDocuments',
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsResponse.FromString,
             options,
             channel_credentials,
             insecure,
