@@ -1,14 +1,18 @@
-"""Kills a real ingesting process at random instants and checks that re-running converges.
+"""Kills a real writing process at random instants and checks that re-running converges.
 
 The harness runs a MongoDB wire server (SecantusDB) of its own and a data directory for the
 embedded indexes. Each cycle picks a version of a corpus (the bundled knowledge base, twice
-over, with text and metadata changed between versions), starts ``retrieval`` ingesting it
-in a child process and SIGKILLs it at a random instant of its write, one to four times in a
-row (each time with the other version, so half-written versions pile up), then lets a last
-child finish and compares the three stores and the ledger with the chunks the
-documents must have: every vector and keyword entry with its text, every text with both,
-nothing stale, every record committed. Passage vectors are cached in MongoDB after the first run, so
-most of each child's time is spent writing.
+over, each document with a source under ``ROOT``, with text and metadata changed and a
+quarter of the documents left out, differently, in each version), starts a child process
+that syncs the namespace to it (ingesting, then deleting the documents the version leaves
+out) or deletes every document under ``COPIES`` by source prefix, and SIGKILLs it at a
+random instant, one to four times in a row (each time with another version, so half-written
+versions and half-done deletions pile up). Then a last child syncs to a version to its end,
+and the three stores and the ledger are compared with the chunks that version's documents
+must have: every vector and keyword entry with its text, every text with both, nothing
+stale, every record committed, no record of a document the version leaves out. Passage
+vectors are cached in MongoDB after the first run, so most of each child's time is spent
+writing.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.settings import Settings
 
 NAMESPACE = "crash"
+ROOT = "/crash-corpus"
+COPIES = f"{ROOT}/copy"
+SYNC, DELETE = "sync", "delete"
 READY = "ready"
 START_TIMEOUT_S = 120.0
 RUN_TIMEOUT_S = 600.0
@@ -52,10 +59,14 @@ RUN_TIMEOUT_S = 600.0
 def corpus(version: int) -> list[RagDocument]:
     """The knowledge base twice over; odd versions change every other document's text and
     every third document's metadata, so each run after the first updates and removes chunks
-    (and, after the first two, finds every passage vector in the cache)."""
+    (and, after the first two, finds every passage vector in the cache); each version leaves
+    out another quarter of the documents."""
     documents = []
     for copy in ("", "-copy"):
         for n, document in enumerate(load_documents([KNOWLEDGE_DIR])):
+            if (n + version) % 4 == 0:
+                continue
+            folder = COPIES if copy else ROOT
             content = document.content
             metadata = dict(document.metadata)
             if version % 2 and n % 2 == 0:
@@ -68,6 +79,7 @@ def corpus(version: int) -> list[RagDocument]:
                         "document_id": f"{document.document_id}{copy}",
                         "content": content,
                         "metadata": metadata,
+                        "source": f"{folder}/{document.document_id}.md",
                     }
                 )
             )
@@ -107,10 +119,11 @@ class Harness:
         self.window_s = 0.0
 
     @contextmanager
-    def _started(self, version: int) -> Iterator[subprocess.Popen[str]]:
-        """A child ingesting ``version``, once it has said it is ready; killed on leaving."""
+    def _started(self, version: int, task: str = SYNC) -> Iterator[subprocess.Popen[str]]:
+        """A child doing ``task`` with ``version``, once it has said it is ready; killed on
+        leaving."""
         with subprocess.Popen(
-            [sys.executable, "-m", "retrieval.benchmarks.crash", str(version)],
+            [sys.executable, "-m", "retrieval.benchmarks.crash", task, str(version)],
             env=self._env,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -133,9 +146,10 @@ class Harness:
                 raise RuntimeError(f"ingesting version {version} failed")
             return time.monotonic() - started
 
-    def kill_during(self, version: int) -> bool:
-        """Start an ingestion and SIGKILL it at a random instant; False if it finished first."""
-        with self._started(version) as child:
+    def kill_during(self, version: int, task: str) -> bool:
+        """Start a sync or a deletion and SIGKILL it at a random instant; False if it
+        finished first."""
+        with self._started(version, task) as child:
             time.sleep(self._rng.uniform(0, self.window_s))
             return child.poll() is None
 
@@ -183,7 +197,8 @@ def mismatches(found: NamespaceAudit, expected: dict[str, set[str]]) -> int:
         record = found.records.get(document_id)
         if record is None or not record.is_current(fingerprint(chunk_ids)):
             wrong += 1
-    return wrong
+    stored = {document_id for document_id, r in found.records.items() if r.state is not None}
+    return wrong + len(stored - expected.keys())
 
 
 def run_harness(kills: int, seed: int, on_kill: Callable[[int], None] | None = None) -> CrashReport:
@@ -203,7 +218,7 @@ def run_harness(kills: int, seed: int, on_kill: Callable[[int], None] | None = N
             while done < kills:
                 for _ in range(rng.randint(1, 4)):
                     version += 1
-                    done += harness.kill_during(version)
+                    done += harness.kill_during(version, DELETE if rng.random() < 0.3 else SYNC)
                     if on_kill is not None:
                         on_kill(done)
                 harness.complete(version)
@@ -214,13 +229,19 @@ def run_harness(kills: int, seed: int, on_kill: Callable[[int], None] | None = N
     return CrashReport(done, reruns, wrong, time.monotonic() - started)
 
 
-async def ingest_version(version: int) -> bool:
-    """The child: start the application, say so, ingest one version of the corpus."""
+async def write_version(task: str, version: int) -> bool:
+    """The child: start the application, say so, then sync the namespace to one version of
+    the corpus, or delete every document under ``COPIES``."""
     async with running(Settings()) as app:
         print(READY, flush=True)
-        outcomes = await app.ingestion.ingest(corpus(version))
-    return all(outcome.outcome is not Outcome.FAILED for outcome in outcomes)
+        if task == DELETE:
+            report = await app.ingestion.delete(NAMESPACE, source_prefix=COPIES)
+            return not report.busy
+        synced = await app.ingestion.sync(
+            corpus(version), [ROOT], NAMESPACE, allow_mass_delete=True
+        )
+    return not synced.busy and not synced.count(Outcome.FAILED)
 
 
 if __name__ == "__main__":
-    sys.exit(0 if asyncio.run(ingest_version(int(sys.argv[1]))) else 1)
+    sys.exit(0 if asyncio.run(write_version(sys.argv[1], int(sys.argv[2]))) else 1)

@@ -165,7 +165,8 @@ class DocumentRecord(Frozen):
         return tuple(sorted(set(self.chunk_ids) - set(self.previous)))
 
     def retire(self, found: Iterable[str] = ()) -> DocumentRecord:
-        """The committed empty version: every chunk this record or ``found`` names is stale."""
+        """The committed empty version: every chunk this record or ``found`` names is stale.
+        The provenance stays, so a deletion cut short is found again by its source."""
         return self.model_copy(
             update={
                 "state": DocumentState.COMMITTED,
@@ -174,7 +175,6 @@ class DocumentRecord(Frozen):
                 "previous": (),
                 "previous_fingerprint": None,
                 "stale": tuple(sorted({*self.referenced, *found})),
-                "provenance": None,
                 "previous_provenance": None,
             }
         )

@@ -18,7 +18,9 @@ the document. See ``docs/ingestion.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -29,6 +31,7 @@ import numpy as np
 import structlog
 from pydantic import Field
 
+from retrieval.batching import slices
 from retrieval.domain.chunk_identity import chunk_id
 from retrieval.domain.chunking import chunk_markdown
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, Provenance, fingerprint
@@ -139,7 +142,72 @@ class Write:
         return Outcome.UPDATED if self.pending.previous else Outcome.CREATED
 
 
-Progress = Callable[[Sequence[DocumentOutcome]], None]
+EMBEDDING_BATCH = 64
+"""Passages a write embeds per call; its progress is reported after each call."""
+
+ChunkCount = Callable[[int], None]
+DocumentsSettled = Callable[[Sequence[DocumentOutcome]], None]
+
+
+def unheard(_: object) -> None:
+    """A report nobody listens to."""
+
+
+@dataclass(frozen=True)
+class IngestProgress:
+    """What a write reports as it goes, each call on the event loop:
+
+    - ``to_embed(chunks)``: chunks the call is to embed, first once every document is chunked
+      (before any write), then again, fewer, each time a group of documents needed less
+      (unchanged documents, documents another writer holds, a write that failed);
+    - ``embedded(chunks)``: a batch of this many passages is embedded;
+    - ``settled(outcomes)``: a group of documents is settled, one outcome each.
+    """
+
+    to_embed: ChunkCount = unheard
+    embedded: ChunkCount = unheard
+    settled: DocumentsSettled = unheard
+
+    @classmethod
+    def of(cls, listener: Progress | None) -> IngestProgress:
+        if listener is None:
+            return cls()
+        return listener if isinstance(listener, IngestProgress) else cls(settled=listener)
+
+
+Progress = IngestProgress | DocumentsSettled
+"""What ``on_progress`` takes: an ``IngestProgress``, or a function told of each group settled."""
+
+
+@dataclass
+class EmbeddedTally:
+    """Passages one group's write embedded, each batch reported as it is done."""
+
+    report: ChunkCount
+    chunks: int = 0
+
+    def add(self, chunks: int) -> None:
+        self.chunks += chunks
+        self.report(chunks)
+
+
+# The tally of the group being written; it reaches the embedding through the steps between.
+EMBEDDING_TALLY: ContextVar[EmbeddedTally | None] = ContextVar("embedding_tally", default=None)
+
+
+@contextmanager
+def tallied(report: ChunkCount) -> Iterator[EmbeddedTally]:
+    tally = EmbeddedTally(report)
+    token = EMBEDDING_TALLY.set(tally)
+    try:
+        yield tally
+    finally:
+        EMBEDDING_TALLY.reset(token)
+
+
+def passages_to_embed(items: Sequence[Prepared]) -> int:
+    """Chunks of these documents to embed: those of documents given without vectors."""
+    return sum(len(item.chunks) for item in items if item.vectors is None)
 
 
 class PassageEmbedder(Protocol):
@@ -316,12 +384,18 @@ class IngestionService:
             allowed_domains=self._allowed_domains,
             signature=self._signature,
         )
+        progress = IngestProgress.of(on_progress)
+        to_embed = passages_to_embed(prepared)
+        progress.to_embed(to_embed)
         outcomes: list[DocumentOutcome] = []
-        for start in range(0, len(prepared), step):
-            group = await self._ingest_group(prepared[start : start + step], namespace, replace)
-            outcomes.extend(group)
-            if on_progress is not None:
-                on_progress(group)
+        for group in slices(prepared, step):
+            with tallied(progress.embedded) as tally:
+                settled = await self._ingest_group(group, namespace, replace)
+            if spared := passages_to_embed(group) - tally.chunks:
+                to_embed -= spared
+                progress.to_embed(to_embed)
+            outcomes.extend(settled)
+            progress.settled(settled)
         return outcomes
 
     async def _ingest_group(
@@ -442,7 +516,7 @@ class IngestionService:
 
     async def _vectors(self, items: Sequence[Prepared]) -> Matrix:
         missing = [chunk.content for item in items if item.vectors is None for chunk in item.chunks]
-        embedded = await self._embedder.embed_passages(missing) if missing else None
+        embedded = await self._embed_in_batches(missing) if missing else None
         rows: list[Matrix] = []
         taken = 0
         for item in items:
@@ -453,6 +527,17 @@ class IngestionService:
                 rows.append(embedded[taken : taken + len(item.chunks)])
                 taken += len(item.chunks)
         return np.concatenate(rows).astype(np.float32, copy=False)
+
+    async def _embed_in_batches(self, texts: Sequence[str]) -> Matrix:
+        """Passage vectors, ``EMBEDDING_BATCH`` texts per call, each call counted in the
+        tally of the group being written."""
+        tally = EMBEDDING_TALLY.get()
+        batches: list[Matrix] = []
+        for batch in slices(texts, EMBEDDING_BATCH):
+            batches.append(await self._embedder.embed_passages(batch))
+            if tally is not None:
+                tally.add(len(batch))
+        return np.concatenate(batches)
 
     async def _store(
         self, chunks: Sequence[RagChunk], vectors: Matrix, namespace: str, clock: StageClock
@@ -503,7 +588,7 @@ class IngestionService:
 
     async def delete_document(self, document_id: str, namespace: str | None = None) -> int:
         """Remove a document's vectors, then its texts; returns how many texts it had."""
-        report = await self.delete(namespace, [document_id])
+        report = await self.delete(namespace, [check_slug(document_id, "document_id")])
         if report.busy:
             raise DocumentBusyError.of(report.namespace, document_id)
         return report.chunks
