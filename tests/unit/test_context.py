@@ -227,7 +227,7 @@ MATCHES = st.lists(
 
 def rendered(number: int, chunk: RetrievalMatch) -> str:
     return DEFAULT_TEMPLATE.format(
-        number=number, title=chunk.title, domain=chunk.domain, content=chunk.content
+        number=number, title=chunk.title, domain=chunk.domain, content=chunk.content, where=""
     )
 
 
@@ -296,3 +296,16 @@ def test_numbers_beyond_the_context_are_unknown(
     in_context = {c.number for c in built.citations}
     assert [c.number for c in known] == [n for n in dict.fromkeys(cited) if n in in_context]
     assert unknown == [n for n in dict.fromkeys(cited) if n not in in_context]
+
+
+def test_passages_and_citations_say_where_a_sourced_chunk_comes_from() -> None:
+    sourced = match("a", "Blight spreads.").model_copy(
+        update={"source": "/kb/guide.pdf", "section": "Pests > Blight", "pages": (3, 4)}
+    )
+    built = build_context([sourced, match("b", "Rain falls.")], budget_tokens=1000)
+    assert built.text.startswith(
+        "[1] Title a (tea_cultivation) — /kb/guide.pdf, § Pests > Blight, pp. 3-4\n"
+    )
+    assert f"{DEFAULT_DELIMITER}[2] Title b (tea_cultivation)\nRain falls." in built.text
+    first = built.citations[0]
+    assert (first.source, first.section, first.pages) == ("/kb/guide.pdf", "Pests > Blight", (3, 4))

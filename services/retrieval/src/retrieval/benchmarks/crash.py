@@ -43,6 +43,7 @@ from retrieval.container import running
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.ledger import fingerprint
 from retrieval.domain.models import RagDocument
+from retrieval.domain.provenance import Source
 from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval.settings import Settings
@@ -79,7 +80,7 @@ def corpus(version: int) -> list[RagDocument]:
                         "document_id": f"{document.document_id}{copy}",
                         "content": content,
                         "metadata": metadata,
-                        "source": f"{folder}/{document.document_id}.md",
+                        "source": Source(uri=f"{folder}/{document.document_id}.md"),
                     }
                 )
             )

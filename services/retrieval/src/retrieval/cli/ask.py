@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from retrieval.cli.runtime import console, run_with_application
+from retrieval.cli.sources import as_source, located
 from retrieval.container import Application
 from retrieval.domain.answers import Answer
 from retrieval.domain.models import RetrievalQuery, validated
@@ -27,6 +28,9 @@ def citations_json(answer: Answer) -> dict:
                 "chunk_id": c.chunk_id,
                 "document_id": c.document_id,
                 "title": c.title,
+                "source": c.source,
+                "section": c.section,
+                "pages": list(c.pages),
             }
             for c in answer.citations
         ],
@@ -39,6 +43,12 @@ def ask(
     domain: list[str] = typer.Option([], "--domain", "-d", help="Restrict to a domain (repeat)."),
     top_k: int = typer.Option(8, "--top-k", "-k", help="Chunks retrieved for the context."),
     namespace: str | None = typer.Option(None, "--namespace", "-n", help="Namespace to search."),
+    source_prefix: str | None = typer.Option(
+        None, "--source-prefix", help="Only documents from this path or URL, or below it."
+    ),
+    section: str | None = typer.Option(
+        None, "--section", help="Only chunks of this section (heading path below the title)."
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print answer and citations as JSON, and nothing else, on stdout."
     ),
@@ -54,6 +64,8 @@ def ask(
                 domains=tuple(domain),
                 top_k=top_k,
                 namespace=namespace,
+                source_prefix=as_source(source_prefix) if source_prefix is not None else None,
+                section=section,
             )
             return await app.answers.answer(query)
         except RetrievalError as error:
@@ -72,7 +84,8 @@ def ask(
     console.print(escape(answer.text))
     console.print()
     for citation in answer.citations:
-        console.print(f"[{citation.number}] {escape(citation.title)} ({citation.chunk_id})")
+        where = located(citation.source, citation.chunk_id, citation.section, citation.pages)
+        console.print(f"[{citation.number}] {escape(citation.title)} [dim]{escape(where)}[/dim]")
     if answer.unknown_citations:
         unknown = ", ".join(str(number) for number in answer.unknown_citations)
         console.print(f"[red]cited but not in the context: {unknown}[/red]")

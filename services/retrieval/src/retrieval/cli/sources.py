@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
-from retrieval.domain.provenance import URL
+from retrieval.domain.provenance import URL, location
 
 
 def as_source(path: str) -> str:
     """A path as sources are stored (absolute); a URL as it is."""
     return path if URL.match(path) else os.path.abspath(path)
+
+
+def located(source: str | None, fallback: str, section: str, pages: Sequence[int]) -> str:
+    """Where a match or citation is, for a person: source (else ``fallback``), section, pages."""
+    return " · ".join(location(shown(source) or fallback, section, pages))
 
 
 def shown(source: str | None) -> str:

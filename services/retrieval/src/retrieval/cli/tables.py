@@ -3,9 +3,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from retrieval.cli.sources import shown
+from retrieval.cli.sources import located
 from retrieval.domain.models import DENSE, RetrievalMatch, RetrievalResult
-from retrieval.domain.provenance import page_span
 
 SNIPPET_CHARS = 90
 
@@ -18,12 +17,8 @@ def snippet(text: str) -> str:
 def provenance(match: RetrievalMatch) -> Text:
     """The match's title, then where it is: source, section, pages."""
     cell = Text(match.title, style="bold")
-    where = [shown(match.source) or match.document_id]
-    if match.section:
-        where.append(f"§ {match.section}")
-    if match.pages:
-        where.append(page_span(match.pages))
-    cell.append("\n" + " · ".join(where), style="dim")
+    where = located(match.source, match.document_id, match.section, match.pages)
+    cell.append(f"\n{where}", style="dim")
     return cell
 
 

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from retrieval.domain.metadata import MetadataValue
 from retrieval.domain.models import Frozen, RetrievalMatch
-from retrieval.domain.provenance import page_span
+from retrieval.domain.provenance import location
 from retrieval.errors import InvalidRequestError
 
 DEFAULT_TEMPLATE = "[{number}] {title} ({domain}){where}\n{content}"
@@ -46,11 +46,7 @@ class Citation(Frozen):
 
 def where(match: RetrievalMatch) -> str:
     """Where a passage comes from, as `` — source § section, p. 3``; empty if unknown."""
-    parts = [match.source] if match.source else []
-    if match.section:
-        parts.append(f"§ {match.section}")
-    if match.pages:
-        parts.append(page_span(match.pages))
+    parts = location(match.source, match.section, match.pages)
     return f" — {', '.join(parts)}" if parts else ""
 
 

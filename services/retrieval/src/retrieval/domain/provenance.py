@@ -87,6 +87,16 @@ def page_span(pages: Sequence[int]) -> str:
     return f"p. {first}" if first == last else f"pp. {first}-{last}"
 
 
+def location(source: str | None, section: str, pages: Sequence[int]) -> list[str]:
+    """Where a chunk is, as far as known: its source, ``§ section``, its page span."""
+    parts = [source] if source else []
+    if section:
+        parts.append(f"§ {section}")
+    if pages:
+        parts.append(page_span(pages))
+    return parts
+
+
 def as_source(value: Any) -> Any:
     """A bare string stands for ``Source(uri=value)``."""
     return {"uri": value} if isinstance(value, str) else value
