@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from retrieval.domain.chunking import (
     MAX_BREADCRUMB_CHARS,
     MAX_CHUNK_CHARS,
+    TextChunk,
     chunk_markdown,
     chunk_section,
     split_sections,
@@ -135,3 +137,44 @@ def test_a_huge_heading_is_cut_in_the_breadcrumb() -> None:
     assert len(chunks[0].breadcrumb) == MAX_BREADCRUMB_CHARS
     assert chunks[0].breadcrumb.startswith("Tea > Frost Frost")
     assert chunks[0].body == "Thatch the bushes."
+
+
+def overlap_text(chunk: TextChunk) -> str:
+    """The start of a chunk's body that repeats the end of the chunk before."""
+    words = list(re.finditer(r"\S+", chunk.body))
+    return chunk.body[: words[chunk.overlap_words - 1].end()] if chunk.overlap_words else ""
+
+
+def test_the_overlap_keeps_the_line_breaks_of_the_text_it_repeats() -> None:
+    poem = "\n".join(f"line {n} of the poem" for n in range(12))
+    chunks = chunk_markdown("Poem", poem, max_words=20, overlap_words=6)
+    assert len(chunks) > 2
+    for before, after in itertools.pairwise(chunks):
+        carried = overlap_text(after)
+        assert after.overlap_words == 6
+        assert "\n" in carried
+        assert before.body.endswith(carried)
+    assert all(chunk.body in poem for chunk in chunks)
+
+
+def test_sentences_of_a_long_paragraph_keep_the_line_breaks_between_them() -> None:
+    paragraph = "\n".join(f"Sentence {n} has five words." for n in range(10))
+    chunks = chunk_markdown("Lines", paragraph, max_words=30, overlap_words=0)
+    assert len(chunks) == 2
+    assert [chunk.body for chunk in chunks] == [
+        "\n".join(f"Sentence {n} has five words." for n in range(6)),
+        "\n".join(f"Sentence {n} has five words." for n in range(6, 10)),
+    ]
+
+
+def test_breadcrumbs_are_plain_text() -> None:
+    markdown = (
+        "## [Comments](#comments)\n\nOne.\n\n"
+        "### [Defining the page\\_title Function](#defining-the-page_title-function)\n\nTwo.\n\n"
+        "### [`Debug` for *Programmer* Output](#debug) {#debug}\n\nThree."
+    )
+    assert [s.breadcrumb for s in split_sections("Rust", markdown)] == [
+        "Rust > Comments",
+        "Rust > Comments > Defining the page_title Function",
+        "Rust > Comments > Debug for Programmer Output",
+    ]
