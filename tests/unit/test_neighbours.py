@@ -169,6 +169,19 @@ def test_merging_every_chunk_gives_back_the_document_words_once(
     assert merged_text([piece.content for piece in pieces]).split() == expected
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(8, 40), st.integers(0, 8), st.sampled_from(["```", "~~~~", "```rust"]))
+def test_a_code_block_cut_between_chunks_is_whole_again_when_merged(
+    lines: int, overlap_words: int, fence: str
+) -> None:
+    code = "\n".join(f"let x{n} = {n};" for n in range(lines))
+    markdown = f"Before the code.\n\n{fence}\n{code}\n{fence[:3] if fence[0] == '`' else fence}"
+    pieces = chunk_markdown("T", markdown, max_words=12, overlap_words=overlap_words)
+    assert len(pieces) > 1
+    merged = merged_text([piece.content for piece in pieces])
+    assert merged == f"T\n\n{markdown}"
+
+
 def test_a_match_is_widened_to_its_neighbours_and_keeps_the_rest() -> None:
     found = [match("d", 2, score=0.9)]
     widen = widened(found, [chunk("d", 0), chunk("d", 1), chunk("d", 3), chunk("d", 4)], 1)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import islice, pairwise
 
+from retrieval.domain.chunking import Fence
 from retrieval.domain.models import RagChunk, RetrievalMatch
 
 POSITION = re.compile(r"#(\d+)-[0-9a-f]+$")
@@ -76,24 +77,46 @@ def shared_words(before: str, after: str) -> int:
     return 0
 
 
-def continuation(previous: str, current: str) -> str:
-    """What ``current`` adds after the chunk before it: under the same heading, its body
-    without the words the two share (the chunker's overlap), after a blank line when they
-    share none; under another heading, all of it after a blank line."""
+def reopened_fence(previous_body: str, body: str) -> tuple[str, str] | None:
+    """Where the chunker cut a fenced code block, it closed it at the end of one chunk and
+    opened it again at the start of the next: then the two bodies without those lines."""
+    kept, _, closing = previous_body.rpartition("\n")
+    opening, _, rest = body.partition("\n")
+    fence = Fence.opened_by(opening)
+    if fence is None or closing.strip() != fence.marker:
+        return None
+    return kept, rest
+
+
+def continuation(previous: str, current: str) -> tuple[int, str]:
+    """How many characters to take back from the end of the text so far, and what
+    ``current`` adds after the chunk before it: under the same heading, its body without
+    the words the two share (the chunker's overlap), after a blank line when they share
+    none, and a code block the chunker cut at the seam made whole again; under another
+    heading, all of it after a blank line."""
     previous_heading, previous_body = heading_and_body(previous)
     heading, body = heading_and_body(current)
     if heading != previous_heading:
-        return BLANK_LINE + current
+        return 0, BLANK_LINE + current
+    taken_back, separator = 0, BLANK_LINE
+    seam = reopened_fence(previous_body, body)
+    if seam is not None:
+        taken_back, separator = len(previous_body) - len(seam[0]), "\n"
+        previous_body, body = seam
     count = shared_words(previous_body, body)
     if not count:
-        return BLANK_LINE + body
+        return taken_back, separator + body
     last_shared = next(islice(WORD.finditer(body), count - 1, None))
-    return body[last_shared.end() :]
+    return taken_back, body[last_shared.end() :]
 
 
 def merged_text(texts: Sequence[str]) -> str:
     """Consecutive chunks of one document as one text, each overlap shown once."""
-    return texts[0] + "".join(continuation(a, b) for a, b in pairwise(texts))
+    merged = texts[0]
+    for previous, current in pairwise(texts):
+        taken_back, added = continuation(previous, current)
+        merged = merged[: len(merged) - taken_back] + added
+    return merged
 
 
 def by_document(matches: Iterable[RetrievalMatch]) -> dict[str, list[tuple[int, RetrievalMatch]]]:
