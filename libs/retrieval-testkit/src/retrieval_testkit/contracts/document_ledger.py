@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
 
-from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease
+from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, Provenance
+from retrieval.domain.provenance import Source
 from retrieval.errors import DocumentBusyError
 from retrieval.ports.document_ledger import DocumentLedger
 
@@ -48,6 +50,20 @@ class DocumentLedgerContract:
         records = [committed("a", "a#1", "a#2"), committed("b")]
         await ledger.save(records, MINE)
         assert await ledger.get_many(NS, ["a", "b", "c"]) == {"a": records[0], "b": records[1]}
+
+    async def test_provenance_is_read_back_as_saved(self, ledger) -> None:
+        await ledger.claim(NS, ["a"], MINE)
+        written = datetime(2026, 11, 26, 8, 30, 15, 123000, tzinfo=UTC)
+        source = Source(
+            uri="/kb/a.pdf", root="/kb", file_type="pdf", size=1234, modified_at=written
+        )
+        pending = committed("a", "a#1").begin(
+            ["a#2"], "fp-2", Provenance(title="Alpha", source=source, written_at=written)
+        )
+        await ledger.save([pending], MINE)
+        assert await ledger.get_many(NS, ["a"]) == {"a": pending}
+        await ledger.save([pending.commit()], MINE)
+        assert await ledger.get_many(NS, ["a"]) == {"a": pending.commit()}
 
     async def test_a_record_that_never_held_a_version_is_not_read_back(self, ledger) -> None:
         await ledger.claim(NS, ["a"], MINE)
