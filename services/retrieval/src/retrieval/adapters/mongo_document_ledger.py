@@ -17,7 +17,7 @@ from pymongo import ASCENDING, InsertOne, UpdateOne
 from pymongo.errors import BulkWriteError
 
 from retrieval.adapters.mongo_chunk_repository import mongo_errors
-from retrieval.domain.ledger import DocumentRecord, Lease
+from retrieval.domain.ledger import RELEASED, DocumentRecord, Lease
 from retrieval.errors import DocumentBusyError
 from retrieval.ports.document_ledger import Claim
 
@@ -50,8 +50,7 @@ def to_record(document: dict[str, Any]) -> DocumentRecord:
     )
 
 
-def to_lease(document: dict[str, Any]) -> Lease:
-    held = document["lease"]
+def to_lease(held: dict[str, Any]) -> Lease:
     return Lease(owner=held["owner"], host=held["host"], pid=held["pid"])
 
 
@@ -121,11 +120,14 @@ class MongoDocumentLedger:
             found = await self._find(namespace, wanted)
         claim = Claim()
         for document_id in wanted:
-            document = found[document_id]
-            if document["lease"]["owner"] == lease.owner:
+            document = found.get(document_id)
+            held = None if document is None else document.get("lease")
+            if held is None:
+                claim.held[document_id] = RELEASED
+            elif held["owner"] == lease.owner:
                 claim.records[document_id] = to_record(document)
             else:
-                claim.held[document_id] = to_lease(document)
+                claim.held[document_id] = to_lease(held)
         return claim
 
     async def save(self, records: Sequence[DocumentRecord], lease: Lease) -> None:

@@ -35,6 +35,11 @@ class Lease(Frozen):
     pid: int = Field(description="Process id of the writing process on that host.")
 
 
+RELEASED = Lease(owner="", host="", pid=0)
+"""What a ledger reports as the holder of a document another writer released (or removed)
+while the claim ran: it is free, and claiming again takes it."""
+
+
 class Provenance(Frozen):
     """What a version of a document was made from, and when."""
 

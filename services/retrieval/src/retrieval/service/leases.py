@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import socket
@@ -11,7 +12,8 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from retrieval.domain.ledger import Lease
+from retrieval.domain.ledger import RELEASED, DocumentRecord, Lease
+from retrieval.errors import RetrievalError
 from retrieval.ports.document_ledger import Claim, DocumentLedger
 
 FIRST_WAIT_S = 0.05
@@ -58,27 +60,59 @@ async def claim_documents(
     lease: Lease,
     wait_s: float,
 ) -> Claim:
-    """Claim what is free now; wait (with backoff, at most ``wait_s``) for what is held.
+    """Claim documents in id order; wait (with jittered backoff, at most ``wait_s``) for
+    those held.
 
-    A lease held by a dead process of this host, or left by an ended writer of this process,
-    is taken over at once; any other lease is waited out until its holder releases it or it
-    expires.
+    While one is held, the caller keeps only the documents before it in id order and gives
+    the others back, so writers of overlapping sets in any order never wait on each other in
+    a circle: the one holding the lowest contested id goes on. A lease held by a dead process
+    of this host, or left by an ended writer of this process, is taken over at once; any
+    other lease is waited out until its holder releases it or it expires. At the deadline,
+    the documents not claimed are ``held``. If claiming fails, what it took is given back.
     """
     deadline = time.monotonic() + wait_s
     delay = FIRST_WAIT_S
-    records = {}
-    wanted = list(document_ids)
-    while True:
-        claim = await ledger.claim(namespace, wanted, lease)
+    wanted = sorted(set(document_ids))
+    records: dict[str, DocumentRecord] = {}
+    try:
+        while True:
+            held = await claim_free(ledger, namespace, wanted, lease, records)
+            if not held:
+                return Claim(records=records)
+            blocked = min(held)
+            given_back = [document_id for document_id in records if document_id > blocked]
+            if given_back:
+                await ledger.release(namespace, given_back, lease)
+                for document_id in given_back:
+                    del records[document_id]
+            if time.monotonic() >= deadline:
+                missing = [document_id for document_id in wanted if document_id not in records]
+                return Claim(records=records, held={d: held.get(d, held[blocked]) for d in missing})
+            if all(holder == RELEASED for holder in held.values()):
+                continue
+            await asyncio.sleep(min(delay * (1 + random.random()), deadline - time.monotonic()))
+            delay = min(delay * 2, LONGEST_WAIT_S)
+    except BaseException:
+        with contextlib.suppress(RetrievalError):
+            await ledger.release(namespace, wanted, lease)
+        raise
+
+
+async def claim_free(
+    ledger: DocumentLedger,
+    namespace: str,
+    wanted: Sequence[str],
+    lease: Lease,
+    records: dict[str, DocumentRecord],
+) -> dict[str, Lease]:
+    """Claim what of ``wanted`` is free and not in ``records`` yet (adding it there), taking
+    over dead holders' leases; returns the holders of the rest."""
+    claim = await ledger.claim(namespace, [d for d in wanted if d not in records], lease)
+    records.update(claim.records)
+    held = claim.held
+    dead = {holder.owner for holder in held.values() if holder_is_dead(holder)}
+    if dead:
+        claim = await ledger.claim(namespace, list(held), lease, taking_over=dead)
         records.update(claim.records)
         held = claim.held
-        dead = {holder.owner for holder in held.values() if holder_is_dead(holder)}
-        if dead:
-            claim = await ledger.claim(namespace, list(held), lease, taking_over=dead)
-            records.update(claim.records)
-            held = claim.held
-        if not held or time.monotonic() >= deadline:
-            return Claim(records=records, held=held)
-        await asyncio.sleep(min(delay * (1 + random.random()), deadline - time.monotonic()))
-        delay = min(delay * 2, LONGEST_WAIT_S)
-        wanted = list(held)
+    return held

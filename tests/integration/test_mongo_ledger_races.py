@@ -1,0 +1,47 @@
+"""A claim racing a release on the MongoDB ledger: the document freed between the claim's
+write and its read back is reported released (claim again), never a KeyError."""
+
+from __future__ import annotations
+
+from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger, key
+from retrieval.domain.ledger import RELEASED, Lease
+from retrieval.service.leases import claim_documents
+
+NS = "races"
+HOLDER = Lease(owner="holder", host="elsewhere", pid=1)
+CLAIMANT = Lease(owner="claimant", host="elsewhere", pid=2)
+
+
+class ReleasedDuringClaim:
+    """A collection whose bulk writes are followed at once by another writer's release of
+    ``document_id`` (its lease unset, or the empty record removed)."""
+
+    def __init__(self, collection, document_id: str, remove: bool) -> None:
+        self._collection = collection
+        self._key = key(NS, document_id)
+        self._remove = remove
+
+    def __getattr__(self, name: str):
+        return getattr(self._collection, name)
+
+    async def bulk_write(self, *args, **kwargs):
+        result = await self._collection.bulk_write(*args, **kwargs)
+        if self._remove:
+            await self._collection.delete_one({"_id": self._key})
+        else:
+            await self._collection.update_one({"_id": self._key}, {"$unset": {"lease": ""}})
+        return result
+
+
+async def test_a_lease_released_during_the_claim_is_reported_released(
+    mongo_ledger: MongoDocumentLedger,
+) -> None:
+    for remove in (False, True):
+        free, held = f"free-{remove}", f"held-{remove}"
+        await mongo_ledger.claim(NS, [held], HOLDER)
+        racing = MongoDocumentLedger(ReleasedDuringClaim(mongo_ledger._collection, held, remove))
+        claim = await racing.claim(NS, [free, held], CLAIMANT)
+        assert claim.held == {held: RELEASED}
+        assert list(claim.records) == [free]
+        again = await claim_documents(mongo_ledger, NS, [free, held], CLAIMANT, 1.0)
+        assert sorted(again.records) == [free, held]
