@@ -34,10 +34,22 @@ async def test_relabelled_and_renamed_documents_cost_no_model_time() -> None:
     figures = await measure_ingestion(ingestion, raw, copies=2, namespace="bench")
     documents = figures["documents"]
     assert figures["outcomes"] == {
-        "first": {"created": documents, "updated": 0, "unchanged": 0, "failed": 0},
-        "unchanged": {"created": 0, "updated": 0, "unchanged": documents, "failed": 0},
-        "relabelled": {"created": 0, "updated": documents, "unchanged": 0, "failed": 0},
-        "renamed": {"created": documents, "updated": 0, "unchanged": 0, "failed": 0},
+        "first": {"created": documents, "updated": 0, "unchanged": 0, "deleted": 0, "failed": 0},
+        "unchanged": {
+            "created": 0,
+            "updated": 0,
+            "unchanged": documents,
+            "deleted": 0,
+            "failed": 0,
+        },
+        "relabelled": {
+            "created": 0,
+            "updated": documents,
+            "unchanged": 0,
+            "deleted": 0,
+            "failed": 0,
+        },
+        "renamed": {"created": documents, "updated": 0, "unchanged": 0, "deleted": 0, "failed": 0},
     }
     assert len(model.passages) == len(raw.passages) == figures["chunks"]
     assert await chunks.count("bench") == 0

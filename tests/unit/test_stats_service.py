@@ -184,11 +184,12 @@ async def test_a_write_cut_short_shows_its_pending_document_and_orphans() -> Non
     )
 
 
-async def test_texts_of_a_namespace_that_lost_every_vector_make_it_yellow() -> None:
+async def test_texts_of_a_namespace_that_lost_every_vector_and_record_make_it_yellow() -> None:
     stack = Stack()
     await stack.ingest("a")
     texts = await stack.chunks.count(NS)
     await stack.index.delete(namespace=NS, delete_all=True)
+    await stack.ledger.delete_namespace(NS)
     report = await stack.stats.collect()
     assert report.namespaces == ()
     assert report.status is HealthStatus.YELLOW

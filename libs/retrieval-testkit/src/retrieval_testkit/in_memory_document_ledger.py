@@ -75,6 +75,9 @@ class InMemoryDocumentLedger:
         for start in range(0, len(found), 100):
             yield found[start : start + 100]
 
+    async def namespaces(self) -> list[str]:
+        return sorted({namespace for namespace, _ in self._records})
+
     async def delete_namespace(self, namespace: str) -> int:
         doomed = [key for key in self._records if key[0] == namespace]
         for key in doomed:

@@ -180,6 +180,11 @@ class Settings(BaseSettings):
     ingest_lease_wait_s: float = Field(
         default=30.0, ge=0, description="How long a write waits for another writer of a document."
     )
+    ingest_max_file_bytes: int = Field(
+        default=10_000_000,
+        ge=1,
+        description="Largest file `retrieval ingest` and `sync` read; a larger one fails unread.",
+    )
     sync_max_delete_share: float = Field(
         default=0.5,
         ge=0,

@@ -132,6 +132,15 @@ class DocumentLedgerContract:
         assert [record.document_id for page in pages for record in page] == ids
         assert [record.document_id for record in await all_records(ledger, "other")] == ["x"]
 
+    async def test_namespaces_are_those_holding_a_record(self, ledger) -> None:
+        assert await ledger.namespaces() == []
+        for namespace in ("other", NS):
+            await ledger.claim(namespace, ["a"], MINE)
+            await ledger.save([committed("a", namespace=namespace)], MINE)
+        assert await ledger.namespaces() == sorted([NS, "other"])
+        await ledger.delete_namespace("other")
+        assert await ledger.namespaces() == [NS]
+
     async def test_delete_namespace(self, ledger) -> None:
         await ledger.claim(NS, ["a", "b"], MINE)
         await ledger.save([committed("a"), committed("b")], MINE)

@@ -27,9 +27,10 @@ What a file does not set itself is derived:
 - domain: the front matter's, else the one given for all (``--domain``).
 
 ``read_documents`` never stops at a bad file: missing paths, unsupported or unreadable files,
-text that is not UTF-8, empty files and invalid documents each become a ``FileFailure``, and a
-document id read twice fails the second time. Inside folders, hidden entries are ignored and
-files of unsupported types are skipped and listed. ``load_documents`` is the strict form.
+text that is not UTF-8, empty files, files over the size limit (left unread) and invalid
+documents each become a ``FileFailure``, and a document id read twice fails the second time.
+Inside folders, hidden entries are ignored and files of unsupported types are skipped and
+listed. ``load_documents`` is the strict form.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ FILE_TYPES = {
 SUPPORTED_SUFFIXES = frozenset(FILE_TYPES)
 FOLDER_SEPARATOR = "--"
 MAX_ID_CHARS = 128
+MAX_FILE_BYTES = 10_000_000
+"""Largest file read unless the caller sets another limit (``RETRIEVAL_INGEST_MAX_FILE_BYTES``)."""
 UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_.\-]+")
 H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
@@ -271,11 +274,23 @@ def read_text(path: Path) -> str:
         ) from error
 
 
-def read_file(source: SourceFile, defaults: Defaults) -> FileContents:
-    """The documents of one file; raises InvalidRequestError when the whole file is unusable."""
-    path, suffix = source.path, source.path.suffix.lower()
-    if path.stat().st_size == 0:
+def check_size(path: Path, max_bytes: int) -> None:
+    size = path.stat().st_size
+    if size == 0:
         raise InvalidRequestError("empty file", field="content")
+    if size > max_bytes:
+        raise InvalidRequestError(
+            f"{size:,} bytes, over the limit of {max_bytes:,} "
+            "(RETRIEVAL_INGEST_MAX_FILE_BYTES); split the file or raise the limit",
+            field="content",
+        )
+
+
+def read_file(source: SourceFile, defaults: Defaults, max_bytes: int) -> FileContents:
+    """The documents of one file; raises InvalidRequestError when the whole file is unusable
+    (empty, over ``max_bytes``: checked before it is read)."""
+    path, suffix = source.path, source.path.suffix.lower()
+    check_size(path, max_bytes)
     if suffix == ".json":
         return parse_collection(read_text(path), source, defaults)
     if suffix in MARKDOWN_SUFFIXES:
@@ -290,11 +305,13 @@ def read_documents(
     domain: str | None = None,
     title: str | None = None,
     on_file: FileProgress | None = None,
+    max_file_bytes: int = MAX_FILE_BYTES,
 ) -> LoadedDocuments:
     """Every document in these files and folders, in path order, and what failed.
 
     ``domain`` and ``title`` fill documents that do not set their own; ``title`` needs exactly
-    one file. ``on_file(done, total)`` is called after each file.
+    one file. ``on_file(done, total)`` is called after each file. A file over
+    ``max_file_bytes`` fails unread.
     """
     files, failures, skipped = find_files(paths)
     if title is not None and len(files) > 1:
@@ -307,7 +324,7 @@ def read_documents(
     read_from: dict[str, str] = {}
     for done, source in enumerate(files, start=1):
         try:
-            found, bad = read_file(source, defaults)
+            found, bad = read_file(source, defaults, max_file_bytes)
         except InvalidRequestError as error:
             found, bad = [], [FileFailure.of(error, str(source.path))]
         except OSError as error:

@@ -212,6 +212,10 @@ class MongoDocumentLedger:
             yield [to_record(document) for document in page]
             after = page[-1]["document_id"]
 
+    async def namespaces(self) -> list[str]:
+        with mongo_errors("distinct"):
+            return sorted(await self._collection.distinct("namespace"))
+
     async def delete_namespace(self, namespace: str) -> int:
         """A page of records at a time, so a namespace of any size is deleted, and an
         interrupted deletion is finished by running it again."""

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,12 +24,11 @@ from rich.progress import (
 from rich.text import Text
 
 from retrieval.adapters.document_files import LoadedDocuments, read_documents
-from retrieval.cli.runtime import console, run_with_application
+from retrieval.cli.runtime import console, load_settings, run_with_application
 from retrieval.container import Application
 from retrieval.domain.models import RagDocument, check_slug
 from retrieval.errors import InvalidRequestError, RetrievalError
-from retrieval.service.ingestion_service import DocumentOutcome, Outcome
-from retrieval.service.ingestion_service import Progress as OnGroup
+from retrieval.service.ingestion_service import DocumentOutcome, IngestProgress, Outcome
 from retrieval.service.retrieval_service import check_domains
 
 
@@ -34,21 +36,46 @@ def count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
-class ChunkRateColumn(ProgressColumn):
-    """Chunks done so far and chunks per second."""
+def chunks_per_second(task: Task) -> float:
+    elapsed = task.finished_time if task.finished else task.elapsed
+    return task.completed / elapsed if elapsed else 0.0
+
+
+class DocumentsColumn(ProgressColumn):
+    """Documents settled of those to write."""
 
     def render(self, task: Task) -> Text:
-        chunks = task.fields.get("chunks", 0)
-        elapsed = task.finished_time if task.finished else task.elapsed
-        rate = chunks / elapsed if elapsed else 0.0
-        return Text(f"{chunks} chunks · {rate:.1f} chunks/s", style="progress.data.speed")
+        settled, documents = task.fields["settled"], task.fields["documents"]
+        return Text(f"{settled}/{documents} documents", style="progress.download")
+
+
+class ChunksColumn(ProgressColumn):
+    """Chunks embedded of those to embed (unknown until every document is chunked), and how
+    many a second."""
+
+    def render(self, task: Task) -> Text:
+        to_embed = "?" if task.total is None else f"{task.total:.0f}"
+        return Text(
+            f"{task.completed:.0f}/{to_embed} chunks · {chunks_per_second(task):.1f} chunks/s",
+            style="progress.data.speed",
+        )
+
+
+class EtaColumn(ProgressColumn):
+    """Time left at the rate so far; unknown before the first chunk is embedded."""
+
+    def render(self, task: Task) -> Text:
+        rate = chunks_per_second(task)
+        if task.total is None or not rate:
+            return Text("eta -:--:--", style="progress.remaining")
+        left = (task.total - task.completed) / rate
+        return Text(f"eta {timedelta(seconds=round(left))}", style="progress.remaining")
 
 
 def bar(*columns: ProgressColumn) -> Progress:
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
         *columns,
         TimeElapsedColumn(),
         console=console,
@@ -58,33 +85,65 @@ def bar(*columns: ProgressColumn) -> Progress:
 
 
 def read_with_progress(paths: list[Path], domain: str | None, title: str | None) -> LoadedDocuments:
-    with bar(TextColumn("files")) as progress:
+    """The files' documents; a file over ``RETRIEVAL_INGEST_MAX_FILE_BYTES`` fails unread."""
+    max_file_bytes = load_settings().ingest_max_file_bytes
+    with bar(MofNCompleteColumn(), TextColumn("files")) as progress:
         task = progress.add_task("reading", total=None)
         return read_documents(
             paths,
             domain=domain,
             title=title,
             on_file=lambda done, total: progress.update(task, completed=done, total=total),
+            max_file_bytes=max_file_bytes,
         )
 
 
 @contextmanager
-def ingest_progress(documents: int) -> Iterator[OnGroup]:
-    """Yields the ``on_progress`` callback of ``IngestionService.ingest``."""
-    with bar(TextColumn("documents"), ChunkRateColumn()) as progress:
-        task = progress.add_task("ingesting", total=documents, chunks=0)
+def ingest_progress(
+    documents: int, settled: list[DocumentOutcome] | None = None
+) -> Iterator[IngestProgress]:
+    """Yields the ``on_progress`` of ``IngestionService.ingest``: a bar of the documents
+    settled and the chunks embedded. ``settled`` collects the outcomes as groups settle.
+    Each report stops the run if its task was cancelled (``stop_if_cancelled``)."""
+    with bar(DocumentsColumn(), ChunksColumn(), EtaColumn()) as progress:
+        task = progress.add_task("ingesting", total=None, documents=documents, settled=0)
+        done = 0
 
-        def on_group(outcomes: Sequence[DocumentOutcome]) -> None:
-            chunks = progress.tasks[task].fields["chunks"] + sum(o.chunks for o in outcomes)
-            progress.update(task, advance=len(outcomes), chunks=chunks)
+        def on_to_embed(chunks: int) -> None:
+            progress.update(task, total=chunks)
+            stop_if_cancelled()
 
-        yield on_group
+        def on_embedded(chunks: int) -> None:
+            progress.update(task, advance=chunks)
+            stop_if_cancelled()
+
+        def on_settled(outcomes: Sequence[DocumentOutcome]) -> None:
+            nonlocal done
+            done += len(outcomes)
+            progress.update(task, settled=done)
+            if settled is not None:
+                settled.extend(outcomes)
+            stop_if_cancelled()
+
+        yield IngestProgress(to_embed=on_to_embed, embedded=on_embedded, settled=on_settled)
+
+
+def stop_if_cancelled() -> None:
+    """Ctrl-C cancels the command's task, but a library can swallow a cancellation that lands
+    as its call completes (``asyncio.wait_for`` before Python 3.12): a cancellation still
+    pending is raised here."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 @dataclass
 class Ingested:
+    """What a run wrote, filled in group by group, so that an interrupted run can tell."""
+
     outcomes: list[DocumentOutcome] = field(default_factory=list)
     rejected: list[InvalidRequestError] = field(default_factory=list)
+    namespace: str | None = None
 
 
 def check_each(
@@ -122,7 +181,32 @@ def ingest(
     ),
 ) -> None:
     """Chunk, embed and store documents; unchanged documents are skipped. A file that cannot
-    be read is reported and the rest go on; the exit code is 1 if any file or document failed."""
+    be read is reported and the rest go on; the exit code is 1 if any file or document failed,
+    130 if interrupted (Ctrl-C)."""
+    ingested = Ingested()
+    with told_when_interrupted(ingested):
+        loaded = read_reporting_failures(paths, domain, title)
+
+        async def work(app: Application) -> None:
+            if domain is not None:
+                check_domains([domain], app.settings.allowed_domains)
+            target = check_slug(namespace or app.settings.default_namespace, "namespace")
+            ingested.namespace = target
+            accepted, ingested.rejected = check_each(app, loaded.documents, target)
+            with ingest_progress(len(accepted), ingested.outcomes) as progress:
+                await app.ingestion.ingest(accepted, target, on_progress=progress, replace=replace)
+
+        if loaded.documents:
+            run_with_application(work)
+    console.print(f"{count(loaded.files, 'file')}, {written(ingested.outcomes)}")
+    report_failed(ingested)
+    if loaded.failures or ingested.rejected or failed_outcomes(ingested.outcomes):
+        raise typer.Exit(code=1)
+
+
+def read_reporting_failures(
+    paths: list[Path], domain: str | None, title: str | None
+) -> LoadedDocuments:
     try:
         loaded = read_with_progress(paths, domain, title)
     except RetrievalError as error:
@@ -132,29 +216,42 @@ def ingest(
         console.print(f"[dim]skipped {skipped}: unsupported file type[/dim]")
     for failure in loaded.failures:
         console.print(f"[red]failed[/red] {failure}")
+    return loaded
 
-    async def work(app: Application) -> Ingested:
-        if domain is not None:
-            check_domains([domain], app.settings.allowed_domains)
-        target = check_slug(namespace or app.settings.default_namespace, "namespace")
-        accepted, rejected = check_each(app, loaded.documents, target)
-        with ingest_progress(len(accepted)) as on_group:
-            outcomes = await app.ingestion.ingest(
-                accepted, target, on_progress=on_group, replace=replace
+
+@contextmanager
+def told_when_interrupted(ingested: Ingested) -> Iterator[None]:
+    """On Ctrl-C: what was written, how the write under way gets finished; exit code 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        console.print(f"[yellow]interrupted[/yellow] after {written(ingested.outcomes)}")
+        report_failed(ingested)
+        if ingested.namespace is not None:
+            console.print(
+                "The documents being written when it stopped are completed or rolled back by "
+                "the next run of the same command, or by "
+                f"`retrieval reconcile --namespace {escape(ingested.namespace)}`."
             )
-        return Ingested(outcomes, rejected)
+        raise typer.Exit(code=130) from None
 
-    result = run_with_application(work) if loaded.documents else Ingested()
-    counts = Counter(outcome.outcome for outcome in result.outcomes)
+
+def written(outcomes: Sequence[DocumentOutcome]) -> str:
+    """Documents and chunks, and how many documents had each outcome."""
+    counts = Counter(outcome.outcome for outcome in outcomes)
     summary = ", ".join(f"{counts[kind]} {kind.value}" for kind in Outcome if counts[kind])
-    chunks = sum(o.chunks for o in result.outcomes)
-    console.print(
-        f"{count(loaded.files, 'file')}, {count(len(result.outcomes), 'document')}, "
-        f"{count(chunks, 'chunk')}" + (f": {summary}" if summary else "")
+    chunks = sum(outcome.chunks for outcome in outcomes)
+    return f"{count(len(outcomes), 'document')}, {count(chunks, 'chunk')}" + (
+        f": {summary}" if summary else ""
     )
-    for problem in result.rejected:
+
+
+def failed_outcomes(outcomes: Iterable[DocumentOutcome]) -> list[DocumentOutcome]:
+    return [outcome for outcome in outcomes if outcome.outcome is Outcome.FAILED]
+
+
+def report_failed(ingested: Ingested) -> None:
+    for problem in ingested.rejected:
         console.print(f"[red]failed[/red] {problem.reason}")
-    for failed in (o for o in result.outcomes if o.outcome is Outcome.FAILED):
+    for failed in failed_outcomes(ingested.outcomes):
         console.print(f"[red]failed[/red] {failed.document_id}: {failed.error}")
-    if loaded.failures or result.rejected or counts[Outcome.FAILED]:
-        raise typer.Exit(code=1)

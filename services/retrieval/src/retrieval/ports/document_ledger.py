@@ -55,6 +55,10 @@ class DocumentLedger(Protocol):
         """Every record of a namespace in pages, by document id."""
         ...
 
+    async def namespaces(self) -> list[str]:
+        """The namespaces holding a record, by name."""
+        ...
+
     async def delete_namespace(self, namespace: str) -> int:
         """Remove every record of a namespace, leased or not; returns how many there were."""
         ...

@@ -155,7 +155,7 @@ def unheard(_: object) -> None:
 
 @dataclass(frozen=True)
 class IngestProgress:
-    """What a write reports as it goes, each call on the event loop:
+    """What ``ingest`` reports as it goes, each call on the event loop:
 
     - ``to_embed(chunks)``: chunks the call is to embed, first once every document is chunked
       (before any write), then again, fewer, each time a group of documents needed less
@@ -192,7 +192,7 @@ class EmbeddedTally:
 
 
 # The tally of the group being written; it reaches the embedding through the steps between.
-EMBEDDING_TALLY: ContextVar[EmbeddedTally | None] = ContextVar("embedding_tally", default=None)
+EMBEDDING_TALLY: ContextVar[EmbeddedTally] = ContextVar("embedding_tally")
 
 
 @contextmanager
@@ -535,8 +535,7 @@ class IngestionService:
         batches: list[Matrix] = []
         for batch in slices(texts, EMBEDDING_BATCH):
             batches.append(await self._embedder.embed_passages(batch))
-            if tally is not None:
-                tally.add(len(batch))
+            tally.add(len(batch))
         return np.concatenate(batches)
 
     async def _store(

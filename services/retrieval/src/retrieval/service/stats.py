@@ -133,7 +133,8 @@ class StatsService:
         )
 
     async def collect(self, visible: Callable[[str], bool] | None = None) -> CollectionStats:
-        """Sizes, footprints and the audit of every namespace the vector index holds.
+        """Sizes, footprints and the audit of every namespace the vector index or the ledger
+        holds.
 
         With ``visible``, only the namespaces it accepts are audited and reported: the totals
         are then the sums of theirs, the status is theirs and the stores', and no footprint
@@ -145,6 +146,7 @@ class StatsService:
         )
         try:
             stats, total_texts = await self._bounded_sizes()
+            found = await self._namespaces(stats)
         except (BackendError, TimeoutError) as error:
             verdict = unreachable("stores", self._describe(error))
             return CollectionStats(
@@ -158,8 +160,8 @@ class StatsService:
                 footprints=footprints,
             )
         held = {
-            name: namespace.vector_count
-            for name, namespace in stats.namespaces.items()
+            name: vector_count
+            for name, vector_count in found.items()
             if visible is None or visible(name)
         }
         namespaces = [await self._audited(name, count) for name, count in sorted(held.items())]
@@ -183,6 +185,14 @@ class StatsService:
             namespaces=tuple(namespaces),
             footprints=footprints,
         )
+
+    async def _namespaces(self, stats: IndexStats) -> dict[str, int]:
+        """The vector count of every namespace the index or the ledger holds: a write cut
+        short before its first vector leaves its namespace in the ledger alone."""
+        held = {name: namespace.vector_count for name, namespace in stats.namespaces.items()}
+        for name in await self._ledger.namespaces():
+            held.setdefault(name, 0)
+        return held
 
     async def _audited(self, namespace: str, vector_count: int) -> NamespaceHealth:
         try:
