@@ -303,3 +303,40 @@ async def test_a_deletion_keeps_a_document_its_check_no_longer_wants(stores: Sto
     kept = await deletion.run(NS, ["a"], lambda record: record.source == "/elsewhere/a.md")
     assert kept.deleted == ()
     assert await stores.chunk_documents() == {"/kb/a.md": {"a"}}
+
+
+class SlowPassages(HashEmbedder):
+    """Each call of passages takes ``delay_s``."""
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__()
+        self.delay_s = delay_s
+
+    async def embed_passages(self, texts):
+        await asyncio.sleep(self.delay_s)
+        return await super().embed_passages(texts)
+
+
+async def test_a_long_embedding_keeps_its_lease() -> None:
+    """The write renews its lease between embedding calls: a writer of the same document
+    that arrives after the lease time (but while the embedding runs) still finds it held."""
+    ledger = InMemoryDocumentLedger(lease_s=0.4)
+    service = IngestionService(
+        SlowPassages(0.1),
+        InMemoryVectorIndex(),
+        InMemoryKeywordIndex(),
+        InMemoryChunkRepository(),
+        ledger,
+        InMemoryNamespaceGenerations(),
+        DEFAULT_DOMAINS,
+        NS,
+        ChunkingPolicy(max_words=20, overlap_words=0),
+        lease_renew_s=0.1,
+    )
+    long_text = "\n\n".join(f"Paragraph {n} about tea leaves and their care." for n in range(2500))
+    writing = asyncio.create_task(service.ingest([from_file("/kb/long.md", long_text)]))
+    await asyncio.sleep(0.8)
+    other = await ledger.claim(NS, ["long"], Lease(owner="other", host="other", pid=9))
+    assert "long" in other.held
+    (outcome,) = await writing
+    assert outcome.outcome is Outcome.CREATED

@@ -434,6 +434,7 @@ class Container(containers.DeclarativeContainer):
         default_namespace=settings.provided.default_namespace,
         lease_wait_s=settings.provided.ingest_lease_wait_s,
         max_delete_share=settings.provided.sync_max_delete_share,
+        lease_renew_s=settings.provided.ingest_lease_renew_s,
         documents_per_write=settings.provided.ingest_documents_per_write,
         policy=providers.Factory(
             ChunkingPolicy,

@@ -177,6 +177,7 @@ class Settings(BaseSettings):
     ingest_lease_s: float = Field(
         default=120.0, gt=0, description="A document's write lease; renewed at every step."
     )
+
     ingest_lease_wait_s: float = Field(
         default=30.0, ge=0, description="How long a write waits for another writer of a document."
     )
@@ -374,6 +375,11 @@ class Settings(BaseSettings):
             return json.loads(value)
         except json.JSONDecodeError as error:
             raise ValueError(f'must be a JSON list, e.g. ["plant_diseases"] ({error})') from None
+
+    @property
+    def ingest_lease_renew_s(self) -> float:
+        """How often a long write renews its lease: four times a lease."""
+        return self.ingest_lease_s / 4
 
     @property
     def index_dir(self) -> Path:

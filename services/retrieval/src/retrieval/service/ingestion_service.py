@@ -18,10 +18,9 @@ the document. See ``docs/ingestion.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from functools import cached_property
@@ -191,18 +190,21 @@ class EmbeddedTally:
         self.report(chunks)
 
 
-# The tally of the group being written; it reaches the embedding through the steps between.
-EMBEDDING_TALLY: ContextVar[EmbeddedTally] = ContextVar("embedding_tally")
+@dataclass
+class LeaseRenewal:
+    """Saves a write's pending records again (which renews their lease) once ``every_s``
+    has passed since the last save: a long embedding keeps its documents."""
 
+    ledger: DocumentLedger
+    pending: Sequence[DocumentRecord]
+    lease: Lease
+    every_s: float
+    saved_at: float = field(default_factory=time.monotonic)
 
-@contextmanager
-def tallied(report: ChunkCount) -> Iterator[EmbeddedTally]:
-    tally = EmbeddedTally(report)
-    token = EMBEDDING_TALLY.set(tally)
-    try:
-        yield tally
-    finally:
-        EMBEDDING_TALLY.reset(token)
+    async def __call__(self) -> None:
+        if time.monotonic() - self.saved_at >= self.every_s:
+            await self.ledger.save(self.pending, self.lease)
+            self.saved_at = time.monotonic()
 
 
 def passages_to_embed(items: Sequence[Prepared]) -> int:
@@ -240,6 +242,7 @@ class IngestionService:
         embedded_per_write: int = 500,
         lease_wait_s: float = 30.0,
         max_delete_share: float = 0.5,
+        lease_renew_s: float = 30.0,
     ) -> None:
         self._embedder = embedder
         self._stores = ChunkStores(index, keywords, chunks)
@@ -256,6 +259,7 @@ class IngestionService:
         self._reconciliation = Reconciliation(embedder, self._stores, ledger, lease_wait_s)
         self._deletion = Deletion(self._stores, chunks, ledger, lease_wait_s)
         self._max_delete_share = max_delete_share
+        self._lease_renew_s = lease_renew_s
 
     @property
     def model(self) -> str:
@@ -389,8 +393,8 @@ class IngestionService:
         progress.to_embed(to_embed)
         outcomes: list[DocumentOutcome] = []
         for group in slices(prepared, step):
-            with tallied(progress.embedded) as tally:
-                settled = await self._ingest_group(group, namespace, replace)
+            tally = EmbeddedTally(progress.embedded)
+            settled = await self._ingest_group(group, namespace, replace, tally)
             if spared := passages_to_embed(group) - tally.chunks:
                 to_embed -= spared
                 progress.to_embed(to_embed)
@@ -399,7 +403,7 @@ class IngestionService:
         return outcomes
 
     async def _ingest_group(
-        self, group: Sequence[Prepared], namespace: str, replace: bool
+        self, group: Sequence[Prepared], namespace: str, replace: bool, tally: EmbeddedTally
     ) -> list[DocumentOutcome]:
         clock = StageClock()
         ids = [item.document_id for item in group]
@@ -413,7 +417,7 @@ class IngestionService:
         todo = [item for item in group if item.document_id not in outcomes]
         if todo:
             with writer_lease() as lease:
-                await self._write_group(todo, namespace, outcomes, clock, lease, replace)
+                await self._write_group(todo, namespace, outcomes, clock, lease, replace, tally)
         log.info(
             "ingest.group",
             namespace=namespace,
@@ -434,6 +438,7 @@ class IngestionService:
         clock: StageClock,
         lease: Lease,
         replace: bool,
+        tally: EmbeddedTally,
     ) -> None:
         with clock.stage("claim"):
             claim = await claim_documents(
@@ -465,7 +470,7 @@ class IngestionService:
                 else:
                     writes.append(Write(item, await self._begin(record, item)))
             if writes:
-                outcomes.update(await self._write(writes, namespace, lease, clock))
+                outcomes.update(await self._write(writes, namespace, lease, clock, tally))
                 settled.extend(w.pending.commit() for w in writes if not is_failed(outcomes, w))
             with clock.stage("remove_stale"):
                 await self._remove_stale([r for r in settled if r.stale], lease)
@@ -489,14 +494,20 @@ class IngestionService:
         )
 
     async def _write(
-        self, writes: Sequence[Write], namespace: str, lease: Lease, clock: StageClock
+        self,
+        writes: Sequence[Write],
+        namespace: str,
+        lease: Lease,
+        clock: StageClock,
+        tally: EmbeddedTally,
     ) -> dict[str, DocumentOutcome]:
         pending = [write.pending for write in writes]
         try:
             with clock.stage("begin"):
                 await self._ledger.save(pending, lease)
+            renewal = LeaseRenewal(self._ledger, pending, lease, self._lease_renew_s)
             with clock.stage("embed"):
-                vectors = await self._vectors([write.prepared for write in writes])
+                vectors = await self._vectors([w.prepared for w in writes], tally, renewal)
             chunks = [chunk for write in writes for chunk in write.prepared.chunks]
             await self._store(chunks, vectors, namespace, clock)
             with clock.stage("commit"):
@@ -514,9 +525,11 @@ class IngestionService:
             }
         return {write.prepared.document_id: done(write.prepared, write.outcome) for write in writes}
 
-    async def _vectors(self, items: Sequence[Prepared]) -> Matrix:
+    async def _vectors(
+        self, items: Sequence[Prepared], tally: EmbeddedTally, renewal: LeaseRenewal
+    ) -> Matrix:
         missing = [chunk.content for item in items if item.vectors is None for chunk in item.chunks]
-        embedded = await self._embed_in_batches(missing) if missing else None
+        embedded = await self._embed_in_batches(missing, tally, renewal) if missing else None
         rows: list[Matrix] = []
         taken = 0
         for item in items:
@@ -528,14 +541,16 @@ class IngestionService:
                 taken += len(item.chunks)
         return np.concatenate(rows).astype(np.float32, copy=False)
 
-    async def _embed_in_batches(self, texts: Sequence[str]) -> Matrix:
+    async def _embed_in_batches(
+        self, texts: Sequence[str], tally: EmbeddedTally, renewal: LeaseRenewal
+    ) -> Matrix:
         """Passage vectors, ``EMBEDDING_BATCH`` texts per call, each call counted in the
-        tally of the group being written."""
-        tally = EMBEDDING_TALLY.get()
+        group's tally and followed by a renewal of the write's lease when one is due."""
         batches: list[Matrix] = []
         for batch in slices(texts, EMBEDDING_BATCH):
             batches.append(await self._embedder.embed_passages(batch))
             tally.add(len(batch))
+            await renewal()
         return np.concatenate(batches)
 
     async def _store(
