@@ -3,8 +3,9 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from retrieval.cli.sources import located
+from retrieval.cli.sources import shown
 from retrieval.domain.models import DENSE, RetrievalMatch, RetrievalResult
+from retrieval.domain.provenance import location
 
 SNIPPET_CHARS = 90
 
@@ -15,10 +16,10 @@ def snippet(text: str) -> str:
 
 
 def provenance(match: RetrievalMatch) -> Text:
-    """The match's title, then where it is: source, section, pages."""
+    """The match's title, then its document and where it is: source, section, pages."""
     cell = Text(match.title, style="bold")
-    where = located(match.source, match.document_id, match.section, match.pages)
-    cell.append(f"\n{where}", style="dim")
+    where = location(shown(match.source), match.section, match.pages)
+    cell.append("\n" + " · ".join([match.document_id, *where]), style="dim")
     return cell
 
 
