@@ -77,6 +77,15 @@ def test_a_second_server_on_the_storage_is_refused_with_the_holder_named(tmp_pat
     assert len(servers_on(storage)) == 0
 
 
+def test_the_server_is_out_of_reach_of_the_terminals_ctrl_c(tmp_path: Path) -> None:
+    """A Ctrl-C goes to the terminal's whole foreground process group; the server is in a
+    session of its own, so the interrupted command can still roll back through it."""
+    with EmbeddedMongoSupervisor(tmp_path / "mongo") as server:
+        assert server.pid is not None
+        assert os.getsid(server.pid) != os.getsid(0)
+        assert os.getpgid(server.pid) != os.getpgid(0)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
 def test_a_killed_parent_takes_its_server_along(tmp_path: Path) -> None:
     storage = tmp_path / "mongo"

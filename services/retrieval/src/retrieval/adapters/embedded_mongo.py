@@ -99,6 +99,9 @@ def start_server(executable: str, storage: Path, port: int, lock: DirectoryLock)
             stderr=subprocess.STDOUT,
             pass_fds=(lock.fileno(),),
             preexec_fn=stop_with_parent(),
+            # Out of the terminal's process group: a Ctrl-C interrupts the command, which
+            # still needs its database to finish or roll back the write under way.
+            start_new_session=True,
         )  # fmt: skip
 
 

@@ -12,7 +12,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from retrieval.adapters.sync_scope import sync_scope
-from retrieval.cli.documents import check_each, count, ingest_progress, read_with_progress
+from retrieval.cli.documents import (
+    Ingested,
+    check_each,
+    count,
+    ingest_progress,
+    read_with_progress,
+    told_when_interrupted,
+)
 from retrieval.cli.runtime import console, run_with_application
 from retrieval.cli.sources import as_source, shown
 from retrieval.container import Application
@@ -60,7 +67,7 @@ def sync(
 ) -> None:
     """Ingest what is new or changed under PATHS and delete the documents ingested from under
     them whose files are gone. A file that cannot be read keeps its documents; the exit code
-    is 1 if any file or document failed."""
+    is 1 if any file or document failed, 130 if interrupted (Ctrl-C)."""
     loaded = read_with_progress(paths, domain, None)
     scope = sync_scope(paths, loaded.failures)
     roots = list(scope.roots)
@@ -74,7 +81,7 @@ def sync(
         unreadable.update(
             d.source.uri for d in loaded.documents if d.document_id not in kept and d.source
         )
-        with ingest_progress(len(accepted)) as on_group:
+        with ingest_progress(len(accepted), ingested.outcomes) as on_group:
             return await app.ingestion.sync(
                 accepted,
                 roots,
@@ -86,7 +93,9 @@ def sync(
                 on_progress=on_group,
             )
 
-    report = run_with_application(work) if roots else None
+    ingested = Ingested(namespace=namespace)
+    with told_when_interrupted(ingested):
+        report = run_with_application(work) if roots else None
     for failure in failures:
         if as_json:
             typer.echo(f"failed: {failure}", err=True)
