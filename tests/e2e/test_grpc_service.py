@@ -513,6 +513,11 @@ def retrieve(**fields: object) -> pb.RetrieveRequest:
             retrieve(confidence_threshold=float("nan")), "confidence_threshold", id="threshold-nan"
         ),
         pytest.param(retrieve(domains=["volcanoes"]), "domains", id="unknown-domain"),
+        pytest.param(
+            retrieve(domains=[f"unknown_{n}" for n in range(3000)]),
+            "domains",
+            id="thousands-of-unknown-domains",
+        ),
         pytest.param(retrieve(domains=["Not A Domain"]), "domains.0", id="malformed-domain"),
         pytest.param(retrieve(namespace="../x"), "namespace", id="namespace-dot-dot"),
         pytest.param(retrieve(namespace="a b"), "namespace", id="namespace-space"),

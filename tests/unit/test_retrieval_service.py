@@ -30,7 +30,7 @@ from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.pipeline.rewrite import LlmRewriter, RocchioRewriter
 from retrieval.service.result_cache import ResultCache, Uncached
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.retrieval_service import RetrievalService, check_domains
 from retrieval_testkit import (
     ChatRequest,
     HashEmbedder,
@@ -744,3 +744,13 @@ async def test_a_match_s_metadata_is_the_caller_s_own(stores: Stores) -> None:
     first.metadata["stage"] = "changed"
     again = (await stores.retrieval.retrieve("withering plucked leaves", top_k=1)).matches[0]
     assert again.metadata == {"tags": ["processing"], "stage": "first"}
+
+
+def test_an_error_names_at_most_ten_unknown_domains() -> None:
+    with pytest.raises(InvalidRequestError) as raised:
+        check_domains([f"unknown_{n:04}" for n in range(3000)], ["tea_cultivation"])
+    message = str(raised.value)
+    assert len(message) < 300
+    assert "unknown_0000, unknown_0001" in message
+    assert "and 2990 more" in message
+    assert message.endswith("allowed: tea_cultivation")

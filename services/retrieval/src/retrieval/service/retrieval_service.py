@@ -22,11 +22,23 @@ from retrieval.service.timing import StageClock
 log = structlog.get_logger("retrieval")
 
 
+NAMES_SHOWN = 10
+"""Most names an error lists: a request naming thousands must not get them all echoed."""
+
+
+def some_of(names: Collection[str]) -> str:
+    """The first ``NAMES_SHOWN`` names in order, and how many more there are."""
+    ordered = sorted(names)
+    shown = ", ".join(ordered[:NAMES_SHOWN])
+    more = len(ordered) - NAMES_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
 def check_domains(domains: Sequence[str], allowed: Collection[str]) -> None:
-    unknown = sorted(set(domains) - set(allowed))
+    unknown = set(domains) - set(allowed)
     if unknown:
         raise InvalidRequestError(
-            f"unknown domain(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}",
+            f"unknown domain(s) {some_of(unknown)}; allowed: {some_of(allowed)}",
             field="domains",
         )
 
