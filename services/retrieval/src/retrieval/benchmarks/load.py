@@ -41,7 +41,7 @@ from retrieval.grpc.client import RetrievalClient
 from retrieval.grpc.server import create_server
 from retrieval.grpc.settings import GrpcSettings
 from retrieval.retries import RetryPolicy
-from retrieval.service.ingestion_service import Outcome
+from retrieval.service.outcomes import Outcome
 from retrieval.settings import EmbedderBackend, IndexBackend, RerankBackend, Settings
 
 NAMESPACE = "load"

@@ -28,7 +28,8 @@ from retrieval.cli.runtime import console, load_settings, run_with_application
 from retrieval.container import Application
 from retrieval.domain.models import RagDocument, check_slug
 from retrieval.errors import InvalidRequestError, RetrievalError
-from retrieval.service.ingestion_service import DocumentOutcome, IngestProgress, Outcome
+from retrieval.service.ingest_progress import IngestProgress
+from retrieval.service.outcomes import DocumentOutcome, Outcome
 from retrieval.service.retrieval_service import check_domains
 
 

@@ -23,8 +23,8 @@ from retrieval.cli.documents import (
 from retrieval.cli.runtime import console, run_with_application
 from retrieval.cli.sources import as_source, shown
 from retrieval.container import Application
-from retrieval.service.ingestion_service import DeleteReport, DocumentOutcome, Outcome, SyncReport
 from retrieval.service.library import DocumentSummary
+from retrieval.service.outcomes import DeleteReport, DocumentOutcome, Outcome, SyncReport
 
 NAMESPACE = typer.Option(..., "--namespace", "-n", help="The namespace.")
 JSON = typer.Option(False, "--json", help="Print the report as JSON, and nothing else.")

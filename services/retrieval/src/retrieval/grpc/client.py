@@ -62,8 +62,8 @@ from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
 from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
 from retrieval.grpc.stats_conversions import stats_from_proto
 from retrieval.retries import RetryPolicy, retrying
-from retrieval.service.ingestion_service import DeleteReport, DocumentOutcome, SyncReport
 from retrieval.service.library import DocumentSummary
+from retrieval.service.outcomes import DeleteReport, DocumentOutcome, SyncReport
 from retrieval.service.stats import CollectionStats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc

@@ -18,25 +18,22 @@ the document. See ``docs/ingestion.md``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from functools import cached_property
 from typing import Protocol
 
 import numpy as np
 import structlog
-from pydantic import Field
 
 from retrieval.batching import slices
 from retrieval.domain.chunk_identity import chunk_id
 from retrieval.domain.chunking import chunk_markdown
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, Provenance, fingerprint
 from retrieval.domain.metadata import model_signature
-from retrieval.domain.models import Frozen, RagChunk, RagDocument, check_slug
-from retrieval.domain.provenance import check_source, is_under
+from retrieval.domain.models import RagChunk, RagDocument, check_slug
+from retrieval.domain.provenance import is_under
 from retrieval.errors import DocumentBusyError, InvalidRequestError, MassDeleteError, RetrievalError
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
@@ -44,62 +41,35 @@ from retrieval.ports.embedder import Matrix
 from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.service.consistency import ChunkStores
 from retrieval.service.document_checks import check_document, check_request
+from retrieval.service.ingest_progress import (
+    EMBEDDING_BATCH,
+    EmbeddedTally,
+    IngestProgress,
+    LeaseRenewal,
+    Progress,
+)
 from retrieval.service.leases import claim_documents, writer_lease
 from retrieval.service.library import (
     Deletion,
     DocumentSummary,
     Removal,
+    check_source_prefix,
+    checked_source,
     doomed_by_sync,
     stored_records,
     under_any,
+)
+from retrieval.service.outcomes import (
+    DeleteReport,
+    DocumentOutcome,
+    Outcome,
+    SyncReport,
+    deleted_outcome,
 )
 from retrieval.service.reconciliation import ReconcileReport, Reconciliation
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("ingestion")
-
-
-class Outcome(StrEnum):
-    CREATED = "created"
-    UPDATED = "updated"
-    UNCHANGED = "unchanged"
-    DELETED = "deleted"
-    FAILED = "failed"
-
-
-class DocumentOutcome(Frozen):
-    """What a write did to one document."""
-
-    document_id: str = Field(description="The document.")
-    outcome: Outcome = Field(description="Created, updated, unchanged, deleted or failed.")
-    chunks: int = Field(description="Chunks of the version written, or of the one deleted.")
-    error: str | None = Field(default=None, description="Why it failed.")
-    source: str | None = Field(default=None, description="The document's path or URL.")
-
-
-class DeleteReport(Frozen):
-    """What ``delete`` removed (or, in a dry run, would remove)."""
-
-    namespace: str = Field(description="The namespace.")
-    dry_run: bool = Field(description="True when nothing was changed.")
-    deleted: tuple[DocumentSummary, ...] = Field(description="Documents deleted.")
-    busy: tuple[str, ...] = Field(description="Documents being written by another call.")
-    missing: tuple[str, ...] = Field(description="Documents named that the namespace lacks.")
-    chunks: int = Field(ge=0, description="Chunk texts removed.")
-
-
-class SyncReport(Frozen):
-    """What ``sync`` did (or, in a dry run, would do) to each document."""
-
-    namespace: str = Field(description="The namespace.")
-    dry_run: bool = Field(description="True when nothing was changed.")
-    outcomes: tuple[DocumentOutcome, ...] = Field(description="One per document touched.")
-    busy: tuple[str, ...] = Field(
-        default=(), description="Documents to delete that another call was writing."
-    )
-
-    def count(self, outcome: Outcome) -> int:
-        return sum(o.outcome is outcome for o in self.outcomes)
 
 
 @dataclass(frozen=True)
@@ -139,72 +109,6 @@ class Write:
     @property
     def outcome(self) -> Outcome:
         return Outcome.UPDATED if self.pending.previous else Outcome.CREATED
-
-
-EMBEDDING_BATCH = 64
-"""Passages a write embeds per call; its progress is reported after each call."""
-
-ChunkCount = Callable[[int], None]
-DocumentsSettled = Callable[[Sequence[DocumentOutcome]], None]
-
-
-def unheard(_: object) -> None:
-    """A report nobody listens to."""
-
-
-@dataclass(frozen=True)
-class IngestProgress:
-    """What ``ingest`` reports as it goes, each call on the event loop:
-
-    - ``to_embed(chunks)``: chunks the call is to embed, first once every document is chunked
-      (before any write), then again, fewer, each time a group of documents needed less
-      (unchanged documents, documents another writer holds, a write that failed);
-    - ``embedded(chunks)``: a batch of this many passages is embedded;
-    - ``settled(outcomes)``: a group of documents is settled, one outcome each.
-    """
-
-    to_embed: ChunkCount = unheard
-    embedded: ChunkCount = unheard
-    settled: DocumentsSettled = unheard
-
-    @classmethod
-    def of(cls, listener: Progress | None) -> IngestProgress:
-        if listener is None:
-            return cls()
-        return listener if isinstance(listener, IngestProgress) else cls(settled=listener)
-
-
-Progress = IngestProgress | DocumentsSettled
-"""What ``on_progress`` takes: an ``IngestProgress``, or a function told of each group settled."""
-
-
-@dataclass
-class EmbeddedTally:
-    """Passages one group's write embedded, each batch reported as it is done."""
-
-    report: ChunkCount
-    chunks: int = 0
-
-    def add(self, chunks: int) -> None:
-        self.chunks += chunks
-        self.report(chunks)
-
-
-@dataclass
-class LeaseRenewal:
-    """Saves a write's pending records again (which renews their lease) once ``every_s``
-    has passed since the last save: a long embedding keeps its documents."""
-
-    ledger: DocumentLedger
-    pending: Sequence[DocumentRecord]
-    lease: Lease
-    every_s: float
-    saved_at: float = field(default_factory=time.monotonic)
-
-    async def __call__(self) -> None:
-        if time.monotonic() - self.saved_at >= self.every_s:
-            await self.ledger.save(self.pending, self.lease)
-            self.saved_at = time.monotonic()
 
 
 def passages_to_embed(items: Sequence[Prepared]) -> int:
@@ -644,7 +548,9 @@ class IngestionService:
             dry_run=dry_run,
             deleted=removal.deleted,
             busy=removal.busy,
-            missing=tuple(i for i in named if i not in deleted and i not in removal.busy),
+            missing=tuple(
+                i for i in ids if i in named and i not in deleted and i not in removal.busy
+            ),
             chunks=removal.chunks,
         )
 
@@ -684,13 +590,13 @@ class IngestionService:
         ``unreadable`` (a file that failed to read) are kept. See ``retrieval.service.library``.
         """
         namespace = check_slug(namespace or self._default_namespace, "namespace")
-        checked = [check_source_prefix(root, "roots") for root in roots]
-        inside = under_any([root for root in checked if root is not None])
+        checked = [checked_source(root, "roots") for root in roots]
+        inside = under_any(checked)
         if not checked:
             raise InvalidRequestError("a sync needs at least one root", field="roots")
         for document in documents:
             source = document.source.uri if document.source is not None else None
-            if not any(is_under(source, root) for root in checked if root is not None):
+            if not any(is_under(source, root) for root in checked):
                 raise InvalidRequestError(
                     f"document {document.document_id!r} has source {source!r}, under no root",
                     field="documents.source",
@@ -778,25 +684,6 @@ def planned(item: Prepared, record: DocumentRecord | None, replace: bool) -> Doc
     if clash is not None:
         return failed(item.document_id, clash, item.source)
     return done(item, Outcome.UNCHANGED if record.is_current(item.fingerprint) else Outcome.UPDATED)
-
-
-def deleted_outcome(summary: DocumentSummary) -> DocumentOutcome:
-    return DocumentOutcome(
-        document_id=summary.document_id,
-        outcome=Outcome.DELETED,
-        chunks=summary.chunks,
-        source=summary.source,
-    )
-
-
-def check_source_prefix(prefix: str | None, field: str = "source_prefix") -> str | None:
-    """A path or URL as sources are stored (absolute, normalised), or InvalidRequestError."""
-    if prefix is None:
-        return None
-    try:
-        return check_source(prefix)
-    except ValueError as error:
-        raise InvalidRequestError(str(error), field=field) from None
 
 
 def is_failed(outcomes: dict[str, DocumentOutcome], write: Write) -> bool:

@@ -24,7 +24,8 @@ from pydantic import Field
 
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease
 from retrieval.domain.models import Frozen
-from retrieval.domain.provenance import is_under
+from retrieval.domain.provenance import check_source, is_under
+from retrieval.errors import InvalidRequestError
 from retrieval.ports import ChunkRepository
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.service.consistency import ChunkStores
@@ -165,3 +166,15 @@ class Deletion:
         await self._ledger.save([record.cleaned() for record in retired], lease)
         log.info("delete.done", namespace=namespace, documents=len(retired), chunks=removed)
         return Removal(deleted=tuple(deleted), chunks=removed)
+
+
+def checked_source(value: str, field: str) -> str:
+    """A path or URL as sources are stored (absolute, normalised), or InvalidRequestError."""
+    try:
+        return check_source(value)
+    except ValueError as error:
+        raise InvalidRequestError(str(error), field=field) from None
+
+
+def check_source_prefix(prefix: str | None) -> str | None:
+    return None if prefix is None else checked_source(prefix, "source_prefix")
