@@ -17,7 +17,7 @@ from retrieval.container import Application, Container, running
 from retrieval.domain.models import RagDocument
 from retrieval.errors import PayloadTooLargeError, RateLimitedError
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, create_server
-from retrieval.grpc.errors import error_from_rpc
+from retrieval.grpc.errors import TIMEOUT_MESSAGE, error_from_rpc
 from retrieval.grpc.metadata import CORRELATION_ID_KEY, RETRY_AFTER_KEY, metadata_value
 from retrieval.grpc.server import SERVICE_NAME
 from retrieval.ports.embedder import Vector
@@ -162,3 +162,25 @@ def test_resource_exhausted_without_a_retry_hint_is_still_an_oversized_message()
         "Received message larger than max",
     )
     assert isinstance(error_from_rpc(error), PayloadTooLargeError)
+
+
+async def test_the_server_answers_within_the_callers_deadline_and_stops_working(
+    tmp_path: Path,
+) -> None:
+    """A call whose stores stall gets the server's DEADLINE_EXCEEDED, with its correlation
+    id, before the caller's own deadline passes, and the server stops the work then."""
+    embedder = HeldEmbedder()
+    async with (
+        served(tmp_path, embedder) as (_, port),
+        grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+    ):
+        stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
+        started = time.monotonic()
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await stub.Retrieve(pb.RetrieveRequest(query="frost", namespace=NAMESPACE), timeout=2)
+        assert time.monotonic() - started < 2
+        error = raised.value
+        assert error.code() is grpc.StatusCode.DEADLINE_EXCEEDED
+        assert error.details() == TIMEOUT_MESSAGE
+        assert metadata_value(error.trailing_metadata(), CORRELATION_ID_KEY)
+        assert embedder.held == 0

@@ -23,7 +23,11 @@ anything else                   INTERNAL               BackendError
 An INVALID_ARGUMENT names the failing field in its message and in the trailing metadata
 ``x-error-field``. A sync that would delete too much of a namespace is no malformed request
 but a state of the namespace: FAILED_PRECONDITION, with ``x-error-field: allow_mass_delete``,
-the flag that lets it through. UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic
+the flag that lets it through. A call with a deadline is stopped a little before it (a tenth of the time
+left, at most a quarter second) and answers DEADLINE_EXCEEDED itself, with its correlation id:
+the caller hears the server instead of its own timer, and no work goes on for a caller that
+has stopped waiting (a write stopped so is rolled back, as after a cancellation).
+UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic
 messages only; the cause is logged with the call's correlation id. So does a store that refuses the
 service's own credentials (Pinecone's 401 or 403, MongoDB's authentication) or has no index
 where the service is configured to find one (Pinecone's 404): the caller can do nothing about
@@ -40,6 +44,7 @@ with ``x-retry-after-s``, a server already answering ``RETRIEVAL_GRPC_MAX_IN_FLI
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -71,6 +76,8 @@ log = structlog.get_logger("grpc")
 INTERNAL_MESSAGE = "internal error; quote the x-correlation-id when reporting it"
 UNAVAILABLE_MESSAGE = "a store is unavailable; try again later"
 TIMEOUT_MESSAGE = "a store gave no answer in time"
+DEADLINE_MARGIN_S = 0.25
+DEADLINE_PASSED = BackendTimeoutError("the stores gave no answer before the call's deadline")
 RATE_LIMITED_MESSAGE = f"a store asks to slow down; try again after {RETRY_AFTER_KEY} seconds"
 MISCONFIGURED_MESSAGE = (
     "a store refused the service's credentials or lacks its index; "
@@ -144,20 +151,36 @@ def log_failure(method: str, code: grpc.StatusCode, error: Exception) -> None:
 def translate_errors(
     handler: Handler[Servicer, Request, Response],
 ) -> Handler[Servicer, Request, Response]:
-    """Turn what a servicer method raises into a status; cancellation passes through."""
+    """Turn what a servicer method raises into a status; cancellation passes through. A call
+    with a deadline is stopped shortly before it (``answer_by``) and answers
+    DEADLINE_EXCEEDED itself, so the caller gets the status and its correlation id, and the
+    work stops when the caller stops waiting (a write stopped so is rolled back, as after a
+    cancellation)."""
 
     @functools.wraps(handler)
     async def translated(
         servicer: Servicer, request: Request, context: grpc.aio.ServicerContext
     ) -> Response:
+        scope = asyncio.timeout(answer_by(context.time_remaining()))
         try:
-            return await handler(servicer, request, context)
-        except Exception as error:
+            async with scope:
+                return await handler(servicer, request, context)
+        except Exception as raised:
+            error = DEADLINE_PASSED if scope.expired() else raised
             code, message, extra = status_of(error)
             log_failure(handler.__name__, code, error)
         return await context.abort(code, message, (*(context.trailing_metadata() or ()), *extra))
 
     return translated
+
+
+def answer_by(remaining_s: float | None) -> float | None:
+    """Seconds the server may work on a call with ``remaining_s`` left before its deadline
+    (None: no deadline): a tenth less, and at most ``DEADLINE_MARGIN_S`` less, so that the
+    answer reaches the caller in time."""
+    if remaining_s is None:
+        return None
+    return max(remaining_s - min(DEADLINE_MARGIN_S, remaining_s / 10), 0.0)
 
 
 def error_from_rpc(error: grpc.aio.AioRpcError) -> RetrievalError:
