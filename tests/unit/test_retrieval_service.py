@@ -26,6 +26,7 @@ from retrieval.errors import (
     InvalidRequestError,
     NamespaceNotFoundError,
 )
+from retrieval.service.freshness import NamespaceFreshness
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.pipeline.rewrite import LlmRewriter, RocchioRewriter
@@ -523,7 +524,7 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
         RocchioRewriter(stores.index),
         ScriptedLlm(),
     )
-    cache = ResultCache(generations)
+    cache = ResultCache(NamespaceFreshness(generations, 0))
     service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())
     ingestion = IngestionService(
         stores.embedder,

@@ -44,6 +44,7 @@ from retrieval.ports.store_footprint import StoreFootprint
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.chunk_cache import ChunkTextCache
+from retrieval.service.freshness import NamespaceFreshness
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.pipeline.rewrite import LlmRewriter, RocchioRewriter
@@ -53,7 +54,7 @@ from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.service.validation_service import ValidationService
-from retrieval.settings import OmpWaitPolicy, Settings
+from retrieval.settings import IndexBackend, OmpWaitPolicy, Settings
 
 
 def omp_wait_policy(policy: OmpWaitPolicy) -> str | None:
@@ -140,12 +141,21 @@ def namespace_generations(
     )
 
 
-def result_cache(generations: NamespaceGenerations, settings: Settings) -> ResultCache | Uncached:
+def namespace_freshness(
+    generations: NamespaceGenerations, settings: Settings
+) -> NamespaceFreshness:
+    """How long a written namespace settles: the embedded index shows writes at once;
+    Pinecone's within ``index_freshness_s``."""
+    pinecone = settings.index_backend is IndexBackend.PINECONE
+    return NamespaceFreshness(generations, settings.index_freshness_s if pinecone else 0.0)
+
+
+def result_cache(freshness: NamespaceFreshness, settings: Settings) -> ResultCache | Uncached:
     """A cache keyed on each namespace's write generation, or none (0 entries)."""
     if settings.result_cache_entries == 0:
-        return Uncached()
+        return Uncached(freshness)
     return ResultCache(
-        generations,
+        freshness,
         max_entries=settings.result_cache_entries,
         ttl_s=settings.result_cache_ttl_s,
     )
@@ -330,9 +340,10 @@ class Container(containers.DeclarativeContainer):
     namespace_generations = providers.Singleton(
         namespace_generations, client=mongo_client, settings=settings
     )
-    result_cache = providers.Singleton(
-        result_cache, generations=namespace_generations, settings=settings
+    freshness = providers.Singleton(
+        namespace_freshness, generations=namespace_generations, settings=settings
     )
+    result_cache = providers.Singleton(result_cache, freshness=freshness, settings=settings)
 
     reranker = providers.Selector(
         settings.provided.rerank_backend,
@@ -362,6 +373,7 @@ class Container(containers.DeclarativeContainer):
         repository=chunk_repository,
         max_entries=settings.provided.chunk_cache_entries,
         metrics=metrics,
+        freshness=freshness,
     )
     rewriter = providers.Selector(
         settings.provided.rewrite_backend,

@@ -319,6 +319,14 @@ class Settings(BaseSettings):
         default=3.0, gt=0, description="A store slower than this to answer a probe is unreachable."
     )
 
+    index_freshness_s: float = Field(
+        default=10.0,
+        ge=0,
+        le=600,
+        description="How long after a write Pinecone's indexes may not show it yet: results "
+        "are not cached and chunk texts are read from MongoDB meanwhile (the embedded index "
+        "shows writes at once).",
+    )
     result_cache_entries: int = Field(
         default=1024, ge=0, description="Retrieval results kept per replica; 0: no cache."
     )

@@ -23,10 +23,13 @@ anything else                   INTERNAL               BackendError
 An INVALID_ARGUMENT names the failing field in its message and in the trailing metadata
 ``x-error-field``. A sync that would delete too much of a namespace is no malformed request
 but a state of the namespace: FAILED_PRECONDITION, with ``x-error-field: allow_mass_delete``,
-the flag that lets it through. A call with a deadline is stopped a little before it (a tenth of the time
-left, at most a quarter second) and answers DEADLINE_EXCEEDED itself, with its correlation id:
-the caller hears the server instead of its own timer, and no work goes on for a caller that
-has stopped waiting (a write stopped so is rolled back, as after a cancellation).
+the flag that lets it through.
+
+A call with a deadline is stopped a little before it (a tenth of the time left, at most a
+quarter second) and answers DEADLINE_EXCEEDED itself, with its correlation id: the caller
+hears the server instead of its own timer, and no work goes on for a caller that has stopped
+waiting (a write stopped so is rolled back, as after a cancellation).
+
 UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic
 messages only; the cause is logged with the call's correlation id. So does a store that refuses the
 service's own credentials (Pinecone's 401 or 403, MongoDB's authentication) or has no index

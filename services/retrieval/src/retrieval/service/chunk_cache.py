@@ -4,7 +4,9 @@ What is stored under ``(namespace, chunk_id)`` never changes: a chunk id is cont
 (``retrieval.domain.chunk_identity.chunk_id``: the document, the position, and a digest of the
 text, title, domain, metadata and embedding model), and the namespace is the rest of the key.
 A changed chunk is a new id, so a kept chunk never goes stale and replicas need not agree on
-anything: each keeps its own least-recently-used entries.
+anything: each keeps its own least-recently-used entries, and serves none of a namespace that
+is settling after a write (``retrieval.service.freshness``): an index that shows writes late
+may still return the id of a chunk just deleted, which the repository no longer holds.
 
 What a deleted chunk leaves: retrieval asks only for the texts of ids the vector and keyword
 indexes have just returned (or, widening, ids the store has just listed for a document), and
@@ -28,6 +30,7 @@ from retrieval.domain.chunk_identity import document_of
 from retrieval.domain.models import RagChunk
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.ports.chunk_repository import ChunkRepository
+from retrieval.service.freshness import NamespaceFreshness
 
 Key = tuple[str, str]
 """``(namespace, chunk_id)``."""
@@ -38,11 +41,16 @@ class ChunkTextCache:
     none); everything else passes through."""
 
     def __init__(
-        self, repository: ChunkRepository, max_entries: int, metrics: ServiceMetrics
+        self,
+        repository: ChunkRepository,
+        max_entries: int,
+        metrics: ServiceMetrics,
+        freshness: NamespaceFreshness | None = None,
     ) -> None:
         if max_entries < 0:
             raise ValueError("max_entries must not be negative")
         self._repository = repository
+        self._freshness = freshness
         self._max_entries = max_entries
         self._chunks: OrderedDict[Key, RagChunk] = OrderedDict()
         lookups = metrics.chunk_cache_lookups
@@ -50,9 +58,12 @@ class ChunkTextCache:
         self._misses = lookups.labels(result="miss")
 
     async def get_many(self, chunk_ids: Sequence[str], namespace: str) -> dict[str, RagChunk]:
-        """The kept chunks, and the others in one ``get_many`` of the repository."""
+        """The kept chunks, and the others in one ``get_many`` of the repository; all of them
+        from the repository while the namespace is settling."""
         if not self._max_entries:
             return await self._repository.get_many(chunk_ids, namespace)
+        if self._freshness is not None and not self._freshness.settled(namespace):
+            return await self._read(chunk_ids, namespace)
         kept = self._chunks
         found: dict[str, RagChunk] = {}
         missing: list[str] = []
@@ -69,12 +80,16 @@ class ChunkTextCache:
         if not missing:
             return found
         self._misses.inc(len(missing))
-        fetched = await self._repository.get_many(missing, namespace)
-        for chunk_id, chunk in fetched.items():
-            kept[(namespace, chunk_id)] = chunk
-        self._trim()
-        found.update(fetched)
+        found.update(await self._read(missing, namespace))
         return found
+
+    async def _read(self, chunk_ids: Sequence[str], namespace: str) -> dict[str, RagChunk]:
+        """These chunks from the repository, kept for later."""
+        fetched = await self._repository.get_many(chunk_ids, namespace)
+        for chunk_id, chunk in fetched.items():
+            self._chunks[(namespace, chunk_id)] = chunk
+        self._trim()
+        return fetched
 
     async def get_by_id(self, chunk_id: str, namespace: str) -> RagChunk | None:
         return (await self.get_many([chunk_id], namespace)).get(chunk_id)

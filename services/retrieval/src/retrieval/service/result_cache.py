@@ -34,9 +34,11 @@ What staleness remains:
   results computed before its write are served until their TTL (``ttl_s``) ends or the next
   advance of the namespace (its next write, or ``reconcile``);
 - a store that makes writes visible late (Pinecone's indexes are eventually consistent): a
-  call may compute from an index that does not show the write yet, after the advance, and
-  that result is served until its TTL. A writer that must not allow this advances again once
-  the index shows the write;
+  call may compute from an index that does not show the write yet, after the advance. Such a
+  result is returned but not kept: nothing computed while the namespace is settling (within
+  ``RETRIEVAL_INDEX_FRESHNESS_S`` of this replica first seeing its generation) is stored
+  (``retrieval.service.freshness``), so once the index shows the write no replica serves an
+  answer without it;
 - a primary cut off from its replica set answers with the generation it holds until it
   steps down (within the election timeout).
 
@@ -62,7 +64,7 @@ from cachetools import TTLCache
 from retrieval.domain.models import CACHE_STAGE, RetrievalQuery, RetrievalResult, StageTimings
 from retrieval.domain.query_text import normalise
 from retrieval.errors import RetrievalError
-from retrieval.ports.namespace_generations import NamespaceGenerations
+from retrieval.service.freshness import NamespaceFreshness
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("result_cache")
@@ -96,7 +98,7 @@ class ResultCacheProtocol(Protocol):
 class ResultCache:
     def __init__(
         self,
-        generations: NamespaceGenerations,
+        freshness: NamespaceFreshness,
         *,
         max_entries: int = 1024,
         ttl_s: float = 60.0,
@@ -106,7 +108,7 @@ class ResultCache:
             raise ValueError("max_entries must be at least 1")
         if ttl_s <= 0:
             raise ValueError("ttl_s must be positive")
-        self._generations = generations
+        self._freshness = freshness
         self._entries: TTLCache[Hashable, RetrievalResult] = TTLCache(
             maxsize=max_entries, ttl=ttl_s, timer=clock
         )
@@ -122,7 +124,7 @@ class ResultCache:
         Errors of ``compute`` propagate and are not kept."""
         clock = StageClock()
         try:
-            generation = await self._generations.current(namespace)
+            generation = await self._freshness.current(namespace)
         except RetrievalError as error:
             log.warning(
                 "result_cache.generation_unavailable", namespace=namespace, error=str(error)
@@ -136,16 +138,29 @@ class ResultCache:
             return kept.model_copy(
                 update={"cached": True, "query": request.query, "timings": timings}
             )
+        settled = self._freshness.settled(namespace)
         result = await compute()
-        if not result.degraded:
+        if settled and not result.degraded:
             self._entries[key] = result
         return result
 
 
 class Uncached:
-    """The result cache of a deployment that keeps none: every call computes."""
+    """The result cache of a deployment that keeps none: every call computes. Over an index
+    that shows writes late, each call still reads the namespace's generation through
+    ``freshness``, for the chunk text cache to know whether the namespace is settling."""
+
+    def __init__(self, freshness: NamespaceFreshness | None = None) -> None:
+        self._freshness = freshness
 
     async def through(
         self, request: RetrievalQuery, namespace: str, compute: Compute
     ) -> RetrievalResult:
+        if self._freshness is not None and self._freshness.settle_s:
+            try:
+                await self._freshness.current(namespace)
+            except RetrievalError as error:
+                log.warning(
+                    "result_cache.generation_unavailable", namespace=namespace, error=str(error)
+                )
         return await compute()

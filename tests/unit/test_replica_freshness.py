@@ -1,0 +1,148 @@
+"""Two replicas over shared stores and an index that shows writes late: once the index shows
+a write, no replica answers without it, from its result cache or its chunk text cache, and a
+deleted document's text is never served."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+import pytest
+from dependency_injector import providers
+
+from retrieval.container import Application, running
+from retrieval.domain.models import RagDocument, RetrievalOptions, SearchMode
+from retrieval.service.freshness import NamespaceFreshness
+from retrieval.settings import Settings
+from retrieval_testkit import (
+    InMemoryChunkRepository,
+    InMemoryDocumentLedger,
+    InMemoryKeywordIndex,
+)
+from retrieval_testkit.container import in_memory_container
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.lagging_vector_index import LaggingVectorIndex
+
+NS = "replicas"
+LAG_S = 0.3
+SETTLE_S = 0.5
+DENSE = RetrievalOptions(mode=SearchMode.DENSE)
+QUESTION = "how long is tea withered"
+
+
+def version(text: str) -> RagDocument:
+    return RagDocument(
+        document_id="d1",
+        title="Withering",
+        domain="quality_standards",
+        content=f"Fresh tea leaf is withered for {text} hours before rolling.",
+    )
+
+
+OTHER = RagDocument(
+    document_id="d2",
+    title="Rolling",
+    domain="quality_standards",
+    content="Withered leaf is rolled to break its cells and start oxidation.",
+)
+
+
+@asynccontextmanager
+async def replicas(tmp_path: Path, count: int = 2) -> AsyncIterator[list[Application]]:
+    """``count`` applications sharing every store, each with its own caches."""
+    index = LaggingVectorIndex(LAG_S)
+    keywords = InMemoryKeywordIndex()
+    chunks = InMemoryChunkRepository()
+    ledger = InMemoryDocumentLedger()
+    generations = InMemoryNamespaceGenerations()
+    async with AsyncExitStack() as stack:
+        apps = []
+        for n in range(count):
+            settings = Settings(_env_file=None, data_dir=tmp_path / f"replica-{n}")
+            container = in_memory_container(
+                settings,
+                vector_index=index,
+                keyword_index=keywords,
+                chunk_repository=chunks,
+                document_ledger=ledger,
+                namespace_generations=generations,
+            )
+            container.freshness.override(
+                providers.Object(NamespaceFreshness(generations, SETTLE_S))
+            )
+            apps.append(await stack.enter_async_context(running(settings, container)))
+        yield apps
+
+
+async def answer(app: Application) -> list[str]:
+    result = await app.retrieval.retrieve(QUESTION, top_k=5, namespace=NS, options=DENSE)
+    return [match.content for match in result.matches]
+
+
+def says(contents: list[str], text: str) -> bool:
+    return any(f"withered for {text} hours" in content for content in contents)
+
+
+async def test_an_update_is_answered_by_every_replica_once_the_index_shows_it(
+    tmp_path: Path,
+) -> None:
+    async with replicas(tmp_path) as (writer, reader):
+        await writer.ingestion.ingest([version("ONE"), OTHER], NS)
+        await asyncio.sleep(LAG_S + SETTLE_S)
+        assert says(await answer(reader), "ONE")
+        assert says(await answer(reader), "ONE")
+
+        await writer.ingestion.ingest([version("TWO")], NS)
+        for app in (reader, writer):
+            await answer(app)
+        await asyncio.sleep(LAG_S + 0.05)
+        for app in (reader, writer):
+            contents = await answer(app)
+            assert says(contents, "TWO")
+            assert not says(contents, "ONE")
+
+
+async def test_a_deleted_document_is_never_served_with_its_text(tmp_path: Path) -> None:
+    async with replicas(tmp_path) as (writer, reader):
+        await writer.ingestion.ingest([version("ONE"), OTHER], NS)
+        await asyncio.sleep(LAG_S + SETTLE_S)
+        assert says(await answer(reader), "ONE")
+
+        await writer.ingestion.delete(NS, ["d1"])
+        for _ in range(3):
+            for app in (reader, writer):
+                assert not says(await answer(app), "ONE")
+            await asyncio.sleep(LAG_S / 2)
+
+
+async def test_a_settled_namespace_is_served_from_the_caches(tmp_path: Path) -> None:
+    async with replicas(tmp_path, count=1) as (app,):
+        await app.ingestion.ingest([version("ONE"), OTHER], NS)
+        await asyncio.sleep(LAG_S)
+        retrieve = app.retrieval.retrieve
+        asked = {"query": QUESTION, "top_k": 5, "namespace": NS, "options": DENSE}
+        assert not (await retrieve(**asked)).cached
+        assert not (await retrieve(**asked)).cached
+        await asyncio.sleep(SETTLE_S)
+        assert not (await retrieve(**asked)).cached
+        assert (await retrieve(**asked)).cached
+
+
+@pytest.mark.parametrize("settle_s", [0.0, 1.0])
+async def test_a_namespace_settles_once_its_newest_generation_was_seen_long_enough(
+    settle_s: float,
+) -> None:
+    now = [100.0]
+    generations = InMemoryNamespaceGenerations()
+    freshness = NamespaceFreshness(generations, settle_s, clock=lambda: now[0])
+    assert freshness.settled(NS) is (settle_s == 0)
+    await freshness.current(NS)
+    now[0] += settle_s
+    assert freshness.settled(NS)
+    await generations.advance(NS)
+    await freshness.current(NS)
+    assert freshness.settled(NS) is (settle_s == 0)
+    now[0] += settle_s
+    assert freshness.settled(NS)
