@@ -32,6 +32,7 @@ from retrieval.evaluation.golden import (
 from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.evaluation.reports import golden_markdown
 from retrieval.service.answer_service import AnswerService
+from retrieval.service.freshness import NamespaceFreshness
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.pipeline.rewrite import RocchioRewriter
@@ -316,7 +317,7 @@ async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> 
         retrieval_stages(
             embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
         ), DEFAULT_DOMAINS,
-        "tea", SearchPlan(), ResultCache(generations), quiet_telemetry(),
+        "tea", SearchPlan(), ResultCache(NamespaceFreshness(generations, 0)), quiet_telemetry(),
     )  # fmt: skip
     variants = ablation_variants(Settings(_env_file=None))
     requests = [RetrievalQuery(query=sample["query"]) for sample in SAMPLES]

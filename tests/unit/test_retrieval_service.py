@@ -755,3 +755,12 @@ def test_an_error_names_at_most_ten_unknown_domains() -> None:
     assert "unknown_0000, unknown_0001" in message
     assert "and 2990 more" in message
     assert message.endswith("allowed: tea_cultivation")
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+async def test_a_namespace_whose_documents_were_all_deleted_is_not_found_in_every_mode(
+    stores: Stores, mode: SearchMode
+) -> None:
+    await stores.ingestion.delete(NS, [document.document_id for document in DOCUMENTS])
+    with pytest.raises(NamespaceNotFoundError):
+        await stores.retrieval.retrieve("tea", options=RetrievalOptions(mode=mode))

@@ -13,7 +13,7 @@ import structlog
 from retrieval.domain.chunk_identity import query_filter
 from retrieval.domain.models import DENSE, EMBED_STAGE, KEYWORD, SEARCH_STAGE
 from retrieval.domain.ranking.fusion import Ranked
-from retrieval.errors import BackendError, BackendNotConfiguredError
+from retrieval.errors import BackendError, BackendNotConfiguredError, NamespaceNotFoundError
 from retrieval.ports import Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.embedder import Vector
 from retrieval.service.pipeline.stage import PipelineState
@@ -111,6 +111,8 @@ class Search:
         )
 
     async def _keyword(self, state: PipelineState) -> Found:
+        """The keyword matches; in keyword mode, a namespace holding no entries is not found,
+        as the vector index answers in the other modes."""
         begun = time.perf_counter()
         matches = await self._keywords.query(
             state.text,
@@ -118,4 +120,7 @@ class Search:
             namespace=state.namespace,
             filter=query_filter(state.query),
         )
+        alone = not state.plan.uses_dense
+        if not matches and alone and not await self._keywords.count(state.namespace):
+            raise NamespaceNotFoundError(state.namespace)
         return Found(matches=matches, timings={KEYWORD: elapsed_ms(begun)})
