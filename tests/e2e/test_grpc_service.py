@@ -568,6 +568,11 @@ async def stored_texts(application: Application) -> list[int]:
         pytest.param(ingest(document(), namespace="a b"), "namespace", id="namespace-space"),
         pytest.param(ingest(document(domain="volcanoes")), "domain", id="unknown-domain"),
         pytest.param(
+            ingest(*(document(document_id=f"d{n}") for n in range(1001))),
+            "documents",
+            id="more-documents-than-a-call-carries",
+        ),
+        pytest.param(
             ingest(document(document_id="")), "documents[0].document_id", id="empty-document-id"
         ),
         pytest.param(

@@ -129,6 +129,7 @@ async def create_server(
             application.stats,
             application.answers,
             application.validation,
+            settings.max_documents_per_call,
         ),
         server,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import grpc
 
+from retrieval.errors import InvalidRequestError
 from retrieval.grpc.conversions import (
     answer_to_proto,
     context_result_to_proto,
@@ -41,8 +42,10 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         stats: StatsService,
         answers: AnswerService,
         validation: ValidationService,
+        max_documents_per_call: int,
     ) -> None:
         self._retrieval = retrieval
+        self._max_documents_per_call = max_documents_per_call
         self._ingestion = ingestion
         self._stats = stats
         self._answers = answers
@@ -59,6 +62,13 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.IngestDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.IngestDocumentsResponse:
         namespace = optional_namespace(request.namespace)
+        if len(request.documents) > self._max_documents_per_call:
+            raise InvalidRequestError(
+                f"{len(request.documents)} documents in one call; at most "
+                f"{self._max_documents_per_call} (RETRIEVAL_GRPC_MAX_DOCUMENTS_PER_CALL): "
+                "send them in several calls",
+                field="documents",
+            )
         documents = documents_from_proto(request.documents)
         outcomes = await self._ingestion.ingest(documents, namespace, replace=request.replace)
         return outcomes_to_proto(outcomes)

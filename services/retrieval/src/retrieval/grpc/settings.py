@@ -47,6 +47,12 @@ class GrpcSettings(BaseSettings):
     grace_seconds: float = Field(
         default=10.0, ge=0, description="How long shutdown waits for in-flight calls."
     )
+    max_documents_per_call: int = Field(
+        default=1000,
+        ge=1,
+        description="Most documents one IngestDocuments call carries; a larger one is refused "
+        "with INVALID_ARGUMENT before anything is written (send several calls).",
+    )
     max_in_flight: int = Field(
         default=128,
         ge=1,
