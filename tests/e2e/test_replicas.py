@@ -1,0 +1,142 @@
+"""Two ``retrieval serve`` replicas over one MongoDB-protocol server and the Pinecone stand-in
+made eventually consistent (writes shown 1 s late): a write acknowledged by one replica is
+answered by both within the index's lag plus the promised second, and never undone by a
+cache afterwards; a deleted document is never served with its text past that bound."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import pytest
+
+from retrieval.domain.models import RagDocument
+from retrieval.errors import NotFoundError
+from retrieval.grpc import RetrievalClient
+from retrieval_testkit.pinecone_standin import PineconeStandIn
+from retrieval_testkit.served_process import serve_environment, served_process
+
+NS = "replicas"
+LAG_S = 1.0
+BOUND_S = LAG_S + 1.0
+QUESTION = "how many hours is fresh tea leaf withered"
+
+
+def version(text: str) -> RagDocument:
+    return RagDocument(
+        document_id="d1",
+        title="Withering",
+        domain="quality_standards",
+        content=f"Fresh tea leaf is withered for {text} hours before rolling.",
+    )
+
+
+OTHER = RagDocument(
+    document_id="d2",
+    title="Rolling",
+    domain="quality_standards",
+    content="Withered leaf is rolled to break its cells and start oxidation.",
+)
+
+
+@pytest.fixture
+def indexes() -> Iterator[tuple[PineconeStandIn, PineconeStandIn]]:
+    with (
+        PineconeStandIn(dimension=1024, lag_seconds=LAG_S) as dense,
+        PineconeStandIn(vector_type="sparse", api_key=dense.api_key, lag_seconds=LAG_S) as sparse,
+    ):
+        yield dense, sparse
+
+
+@pytest.fixture
+async def clients(
+    tmp_path: Path, mongo_uri: str, indexes: tuple[PineconeStandIn, PineconeStandIn]
+) -> AsyncIterator[list[RetrievalClient]]:
+    dense, sparse = indexes
+    database = f"replicas_{uuid.uuid4().hex[:10]}"
+    async with AsyncExitStack() as stack:
+        clients = []
+        for n in range(2):
+            environment = serve_environment(
+                tmp_path / f"replica-{n}",
+                RETRIEVAL_INDEX_BACKEND="pinecone",
+                RETRIEVAL_EMBEDDER_BACKEND="pinecone",
+                RETRIEVAL_PINECONE_API_KEY=dense.api_key,
+                RETRIEVAL_PINECONE_INDEX_HOST=dense.url,
+                RETRIEVAL_PINECONE_CONTROL_HOST=dense.url,
+                RETRIEVAL_PINECONE_SPARSE_INDEX_HOST=sparse.url,
+                RETRIEVAL_MONGODB_URI=mongo_uri,
+                RETRIEVAL_MONGODB_DATABASE=database,
+                RETRIEVAL_INDEX_FRESHNESS_S=str(BOUND_S),
+            )
+            served = await stack.enter_async_context(served_process(tmp_path, environment))
+            client = await stack.enter_async_context(
+                RetrievalClient.connect(served.address, timeout=30)
+            )
+            clients.append(client)
+        yield clients
+
+
+async def contents(client: RetrievalClient) -> list[str]:
+    try:
+        result = await client.retrieve(QUESTION, top_k=5, namespace=NS)
+    except NotFoundError:
+        return []
+    return [match.content for match in result.matches]
+
+
+def says(found: list[str], text: str) -> bool:
+    return any(f"withered for {text} hours" in content for content in found)
+
+
+async def seconds_until(check: Callable[[], Awaitable[bool]], limit_s: float) -> float:
+    """Seconds until ``check`` holds, asking every 0.1 s; ``limit_s`` if it never does."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit_s:
+        if await check():
+            return time.monotonic() - started
+        await asyncio.sleep(0.1)
+    return limit_s
+
+
+async def stays(check: Callable[[], Awaitable[bool]], for_s: float) -> bool:
+    """Whether ``check`` holds at every ask for ``for_s`` seconds."""
+    ended = time.monotonic() + for_s
+    while time.monotonic() < ended:
+        if not await check():
+            return False
+        await asyncio.sleep(0.1)
+    return True
+
+
+async def answers_two(client: RetrievalClient) -> bool:
+    found = await contents(client)
+    return says(found, "TWO") and not says(found, "ONE")
+
+
+async def forgot_d1(client: RetrievalClient) -> bool:
+    return not any("withered for" in content for content in await contents(client))
+
+
+async def test_every_replica_answers_a_write_within_the_bound_and_keeps_it(
+    clients: list[RetrievalClient],
+) -> None:
+    writer, reader = clients
+    await writer.ingest([version("ONE"), OTHER], NS)
+    await asyncio.sleep(BOUND_S + LAG_S)
+    assert says(await contents(reader), "ONE")
+    assert says(await contents(reader), "ONE")
+
+    await writer.ingest([version("TWO")], NS)
+    for check in (answers_two, forgot_d1):
+        if check is forgot_d1:
+            await writer.delete(NS, ["d1"])
+        for client in (reader, writer):
+            asked = functools.partial(check, client)
+            assert await seconds_until(asked, 10 * BOUND_S) <= BOUND_S
+            assert await stays(asked, BOUND_S)
