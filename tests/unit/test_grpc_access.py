@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
+from structlog.testing import capture_logs
 
 from retrieval.domain.tenants import Scope, token_digest
 from retrieval.errors import ConfigurationError, TokensFileError
@@ -133,3 +134,30 @@ def test_every_method_of_the_service_needs_a_named_scope() -> None:
 )
 def test_the_namespace_a_request_is_about(request_message: object, namespace: str | None) -> None:
     assert requested_namespace(request_message, "default") == namespace
+
+
+def test_a_pattern_whose_wildcard_extends_a_word_is_warned_of_at_start_up(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "tokens.json"
+    grants = [
+        ("tenant-a", ["tenant-a*"]),
+        ("tenant-b", ["tenant-b-*", "tenant-b", "shared.*"]),
+    ]
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "name": name,
+                    "sha256": token_digest(name),
+                    "namespaces": patterns,
+                    "scopes": ["read"],
+                }
+                for name, patterns in grants
+            ]
+        )
+    )
+    with capture_logs() as logs:
+        load_tenants(settings(tokens_file=path))
+    warned = [entry for entry in logs if entry["event"] == "tokens.pattern_extends_a_word"]
+    assert [(entry["token"], entry["pattern"]) for entry in warned] == [("tenant-a", "tenant-a*")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from enum import StrEnum
@@ -122,6 +123,21 @@ class Tenants:
             if hmac.compare_digest(presented, grant.sha256):
                 found = grant
         return found
+
+
+WORD_EXTENDING = re.compile(r"[A-Za-z0-9][*?\[]")
+"""A wildcard right after a letter or digit: ``tenant-a*`` reads ``tenant-ab`` too."""
+
+
+def word_extending_patterns(grants: Sequence[Grant]) -> list[tuple[str, str]]:
+    """``(token name, pattern)`` of every namespace pattern whose wildcard can extend a word,
+    so that it reaches namespaces of another tenant whose name starts the same way."""
+    return [
+        (grant.name, pattern)
+        for grant in grants
+        for pattern in grant.namespaces
+        if WORD_EXTENDING.search(pattern)
+    ]
 
 
 def entry_label(position: int, entry: Any) -> str:

@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import ipaddress
 
-from retrieval.domain.tenants import Tenants, admin_grant, grants_from_json
+import structlog
+
+from retrieval.domain.tenants import (
+    Tenants,
+    admin_grant,
+    grants_from_json,
+    word_extending_patterns,
+)
 from retrieval.errors import ConfigurationError, TokensFileError
 from retrieval.grpc.settings import GrpcSettings
+
+log = structlog.get_logger("grpc")
 
 AUTH_TOKEN_NAME = "auth-token"
 """The name ``RETRIEVAL_GRPC_AUTH_TOKEN`` goes by in logs; a file entry of that name clashes."""
@@ -29,6 +38,14 @@ def load_tenants(settings: GrpcSettings) -> Tenants | None:
         grants.extend(grants_from_json(text, source))
     if settings.auth_token is not None:
         grants.append(admin_grant(AUTH_TOKEN_NAME, settings.auth_token.get_secret_value()))
+    for name, pattern in word_extending_patterns(grants):
+        log.warning(
+            "tokens.pattern_extends_a_word",
+            token=name,
+            pattern=pattern,
+            hint="the wildcard follows a letter or digit, so it also grants namespaces that "
+            "merely start the same way; end the fixed part with a separator ('tenant-a-*')",
+        )
     return Tenants(grants, source)
 
 
