@@ -15,33 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.domain.models import RagDocument
 from retrieval.errors import NotFoundError
 from retrieval.grpc import RetrievalClient
 from retrieval_testkit.pinecone_standin import PineconeStandIn
 from retrieval_testkit.served_process import serve_environment, served_process
+from retrieval_testkit.versioned_document import OTHER, QUESTION, shows, version
 
 NS = "replicas"
 LAG_S = 1.0
 BOUND_S = LAG_S + 1.0
-QUESTION = "how many hours is fresh tea leaf withered"
-
-
-def version(text: str) -> RagDocument:
-    return RagDocument(
-        document_id="d1",
-        title="Withering",
-        domain="quality_standards",
-        content=f"Fresh tea leaf is withered for {text} hours before rolling.",
-    )
-
-
-OTHER = RagDocument(
-    document_id="d2",
-    title="Rolling",
-    domain="quality_standards",
-    content="Withered leaf is rolled to break its cells and start oxidation.",
-)
 
 
 @pytest.fixture
@@ -90,10 +72,6 @@ async def contents(client: RetrievalClient) -> list[str]:
     return [match.content for match in result.matches]
 
 
-def says(found: list[str], text: str) -> bool:
-    return any(f"withered for {text} hours" in content for content in found)
-
-
 async def seconds_until(check: Callable[[], Awaitable[bool]], limit_s: float) -> float:
     """Seconds until ``check`` holds, asking every 0.1 s; ``limit_s`` if it never does."""
     started = time.monotonic()
@@ -116,11 +94,11 @@ async def stays(check: Callable[[], Awaitable[bool]], for_s: float) -> bool:
 
 async def answers_two(client: RetrievalClient) -> bool:
     found = await contents(client)
-    return says(found, "TWO") and not says(found, "ONE")
+    return shows(found, "TWO") and not shows(found, "ONE")
 
 
 async def forgot_d1(client: RetrievalClient) -> bool:
-    return not any("withered for" in content for content in await contents(client))
+    return not shows(await contents(client))
 
 
 async def test_every_replica_answers_a_write_within_the_bound_and_keeps_it(
@@ -129,8 +107,8 @@ async def test_every_replica_answers_a_write_within_the_bound_and_keeps_it(
     writer, reader = clients
     await writer.ingest([version("ONE"), OTHER], NS)
     await asyncio.sleep(BOUND_S + LAG_S)
-    assert says(await contents(reader), "ONE")
-    assert says(await contents(reader), "ONE")
+    assert shows(await contents(reader), "ONE")
+    assert shows(await contents(reader), "ONE")
 
     await writer.ingest([version("TWO")], NS)
     for check in (answers_two, forgot_d1):

@@ -13,7 +13,7 @@ import pytest
 from dependency_injector import providers
 
 from retrieval.container import Application, running
-from retrieval.domain.models import RagDocument, RetrievalOptions, SearchMode
+from retrieval.domain.models import RetrievalOptions, SearchMode
 from retrieval.service.freshness import NamespaceFreshness
 from retrieval.settings import Settings
 from retrieval_testkit import (
@@ -24,29 +24,12 @@ from retrieval_testkit import (
 from retrieval_testkit.container import in_memory_container
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.lagging_vector_index import LaggingVectorIndex
+from retrieval_testkit.versioned_document import OTHER, QUESTION, shows, version
 
 NS = "replicas"
 LAG_S = 0.3
 SETTLE_S = 0.5
 DENSE = RetrievalOptions(mode=SearchMode.DENSE)
-QUESTION = "how long is tea withered"
-
-
-def version(text: str) -> RagDocument:
-    return RagDocument(
-        document_id="d1",
-        title="Withering",
-        domain="quality_standards",
-        content=f"Fresh tea leaf is withered for {text} hours before rolling.",
-    )
-
-
-OTHER = RagDocument(
-    document_id="d2",
-    title="Rolling",
-    domain="quality_standards",
-    content="Withered leaf is rolled to break its cells and start oxidation.",
-)
 
 
 @asynccontextmanager
@@ -81,18 +64,14 @@ async def answer(app: Application) -> list[str]:
     return [match.content for match in result.matches]
 
 
-def says(contents: list[str], text: str) -> bool:
-    return any(f"withered for {text} hours" in content for content in contents)
-
-
 async def test_an_update_is_answered_by_every_replica_once_the_index_shows_it(
     tmp_path: Path,
 ) -> None:
     async with replicas(tmp_path) as (writer, reader):
         await writer.ingestion.ingest([version("ONE"), OTHER], NS)
         await asyncio.sleep(LAG_S + SETTLE_S)
-        assert says(await answer(reader), "ONE")
-        assert says(await answer(reader), "ONE")
+        assert shows(await answer(reader), "ONE")
+        assert shows(await answer(reader), "ONE")
 
         await writer.ingestion.ingest([version("TWO")], NS)
         for app in (reader, writer):
@@ -100,20 +79,20 @@ async def test_an_update_is_answered_by_every_replica_once_the_index_shows_it(
         await asyncio.sleep(LAG_S + 0.05)
         for app in (reader, writer):
             contents = await answer(app)
-            assert says(contents, "TWO")
-            assert not says(contents, "ONE")
+            assert shows(contents, "TWO")
+            assert not shows(contents, "ONE")
 
 
 async def test_a_deleted_document_is_never_served_with_its_text(tmp_path: Path) -> None:
     async with replicas(tmp_path) as (writer, reader):
         await writer.ingestion.ingest([version("ONE"), OTHER], NS)
         await asyncio.sleep(LAG_S + SETTLE_S)
-        assert says(await answer(reader), "ONE")
+        assert shows(await answer(reader), "ONE")
 
         await writer.ingestion.delete(NS, ["d1"])
         for _ in range(3):
             for app in (reader, writer):
-                assert not says(await answer(app), "ONE")
+                assert not shows(await answer(app), "ONE")
             await asyncio.sleep(LAG_S / 2)
 
 
