@@ -298,7 +298,7 @@ async def test_a_deletion_keeps_a_document_its_check_no_longer_wants(stores: Sto
     document re-ingested from elsewhere meanwhile is kept."""
     await stores.service().ingest([from_file("/kb/a.md")])
     deletion = Deletion(
-        ChunkStores(stores.index, stores.keywords, stores.chunks), stores.chunks, stores.ledger, 1.0
+        ChunkStores(stores.index, stores.keywords, stores.chunks), stores.ledger, 1.0
     )
     kept = await deletion.run(NS, ["a"], lambda record: record.source == "/elsewhere/a.md")
     assert kept.deleted == ()

@@ -161,7 +161,7 @@ class IngestionService:
         self._lease_wait_s = lease_wait_s
         self._signature = model_signature(embedder.model, embedder.dimension)
         self._reconciliation = Reconciliation(embedder, self._stores, ledger, lease_wait_s)
-        self._deletion = Deletion(self._stores, chunks, ledger, lease_wait_s)
+        self._deletion = Deletion(self._stores, ledger, lease_wait_s)
         self._max_delete_share = max_delete_share
         self._lease_renew_s = lease_renew_s
 

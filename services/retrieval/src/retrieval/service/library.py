@@ -26,7 +26,6 @@ from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease
 from retrieval.domain.models import Frozen
 from retrieval.domain.provenance import check_source, is_under
 from retrieval.errors import InvalidRequestError
-from retrieval.ports import ChunkRepository
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.service.consistency import ChunkStores
 from retrieval.service.leases import claim_documents, writer_lease
@@ -105,11 +104,8 @@ def doomed_by_sync(
 class Deletion:
     """Deletes documents under their leases, in groups of ``DOCUMENTS_PER_DELETE``."""
 
-    def __init__(
-        self, stores: ChunkStores, chunks: ChunkRepository, ledger: DocumentLedger, wait_s: float
-    ) -> None:
+    def __init__(self, stores: ChunkStores, ledger: DocumentLedger, wait_s: float) -> None:
         self._stores = stores
-        self._chunks = chunks
         self._ledger = ledger
         self._wait_s = wait_s
 
@@ -151,7 +147,7 @@ class Deletion:
         retired: list[DocumentRecord] = []
         deleted: list[DocumentSummary] = []
         for record in records:
-            found = await self._chunks.chunk_ids(record.document_id, namespace)
+            found = await self._stores.texts.chunk_ids(record.document_id, namespace)
             if (record.state is None and not found) or not still_wanted(record):
                 continue
             retired.append(record.retire(found))
