@@ -1,7 +1,10 @@
-"""A claim racing a release on the MongoDB ledger: the document freed between the claim's
-write and its read back is reported released (claim again), never a KeyError."""
+"""Races on the MongoDB ledger: a claim racing a release reports the document released
+(claim again), never a KeyError; writers lining up for one document get it in the order they
+first asked, none of them starved."""
 
 from __future__ import annotations
+
+import asyncio
 
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger, key
 from retrieval.domain.ledger import RELEASED, Lease
@@ -45,3 +48,21 @@ async def test_a_lease_released_during_the_claim_is_reported_released(
         assert list(claim.records) == [free]
         again = await claim_documents(mongo_ledger, NS, [free, held], CLAIMANT, 1.0)
         assert sorted(again.records) == [free, held]
+
+
+async def test_writers_of_one_document_get_it_in_the_order_they_asked(
+    mongo_ledger: MongoDocumentLedger,
+) -> None:
+    order: list[str] = []
+
+    async def write(n: int) -> None:
+        await asyncio.sleep(0.1 * n)
+        lease = Lease(owner=f"writer-{n}", host="elsewhere", pid=n)
+        claim = await claim_documents(mongo_ledger, NS, ["shared"], lease, 30.0)
+        assert list(claim.records) == ["shared"]
+        order.append(lease.owner)
+        await asyncio.sleep(0.3)
+        await mongo_ledger.release(NS, ["shared"], lease)
+
+    await asyncio.gather(*(write(n) for n in range(8)))
+    assert order == [f"writer-{n}" for n in range(8)]

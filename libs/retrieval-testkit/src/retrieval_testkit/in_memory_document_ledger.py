@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 
-from retrieval.domain.ledger import DocumentRecord, Lease
+from retrieval.domain.ledger import WAITER_S, DocumentRecord, Lease
 from retrieval.errors import DocumentBusyError
 from retrieval.ports.document_ledger import Claim
 
@@ -16,6 +16,7 @@ class InMemoryDocumentLedger:
         self._clock = clock
         self._records: dict[tuple[str, str], DocumentRecord] = {}
         self._leases: dict[tuple[str, str], tuple[Lease, float]] = {}
+        self._lines: dict[tuple[str, str], list[tuple[Lease, float]]] = {}
 
     async def claim(
         self,
@@ -29,12 +30,25 @@ class InMemoryDocumentLedger:
         now = self._clock()
         for document_id in dict.fromkeys(document_ids):
             key = (namespace, document_id)
+            line = [
+                (waiter, until)
+                for waiter, until in self._lines.get(key, [])
+                if until >= now and waiter.owner not in taking_over
+            ]
+            owners = [waiter.owner for waiter, _ in line]
+            place = owners.index(lease.owner) if lease.owner in owners else len(line)
             holder = self._leases.get(key)
-            if holder is not None and holder[1] > now:
-                owner = holder[0].owner
-                if owner != lease.owner and owner not in taking_over:
-                    claim.held[document_id] = holder[0]
-                    continue
+            ours = holder is not None and holder[0].owner == lease.owner
+            held_by = None
+            if holder is not None and holder[1] > now and not ours:
+                held_by = None if holder[0].owner in taking_over else holder[0]
+            if held_by is not None or (place > 0 and not ours):
+                claim.held[document_id] = held_by or line[0][0]
+                waiting = (lease, now + min(WAITER_S, self._lease_s))
+                line[place : place + 1] = [waiting]
+                self._lines[key] = line
+                continue
+            self._lines[key] = [entry for entry in line if entry[0].owner != lease.owner]
             self._leases[key] = (lease, now + self._lease_s)
             claim.records[document_id] = self._records.get(
                 key, DocumentRecord(namespace=namespace, document_id=document_id)
@@ -82,8 +96,9 @@ class InMemoryDocumentLedger:
         doomed = [key for key in self._records if key[0] == namespace]
         for key in doomed:
             del self._records[key]
-        for key in [key for key in self._leases if key[0] == namespace]:
-            del self._leases[key]
+        for held in (self._leases, self._lines):
+            for key in [key for key in held if key[0] == namespace]:
+                del held[key]
         return len(doomed)
 
     def _check(self, namespace: str, document_id: str, lease: Lease) -> None:

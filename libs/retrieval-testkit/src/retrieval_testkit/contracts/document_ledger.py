@@ -16,6 +16,7 @@ from retrieval.ports.document_ledger import DocumentLedger
 NS = "contract"
 MINE = Lease(owner="mine", host="host-a", pid=1)
 THEIRS = Lease(owner="theirs", host="host-b", pid=2)
+LATER = Lease(owner="later", host="host-c", pid=3)
 
 MakeLedger = Callable[[float], DocumentLedger]
 
@@ -97,6 +98,44 @@ class DocumentLedgerContract:
         await asyncio.sleep(0.2)
         claim = await ledger.claim(NS, ["a"], MINE)
         assert set(claim.records) == {"a"}
+
+    async def test_a_waiter_goes_before_a_later_claimer(self, ledger) -> None:
+        await ledger.claim(NS, ["a"], THEIRS)
+        assert (await ledger.claim(NS, ["a"], MINE)).held == {"a": THEIRS}
+        await ledger.release(NS, ["a"], THEIRS)
+        assert (await ledger.claim(NS, ["a"], LATER)).held == {"a": MINE}
+        assert set((await ledger.claim(NS, ["a"], MINE)).records) == {"a"}
+        await ledger.release(NS, ["a"], MINE)
+        assert set((await ledger.claim(NS, ["a"], LATER)).records) == {"a"}
+
+    async def test_waiters_keep_the_order_they_first_asked_in(self, ledger) -> None:
+        await ledger.claim(NS, ["a"], THEIRS)
+        for waiter in (MINE, LATER, MINE, LATER):
+            await ledger.claim(NS, ["a"], waiter)
+        await ledger.release(NS, ["a"], THEIRS)
+        assert (await ledger.claim(NS, ["a"], LATER)).held == {"a": MINE}
+        assert set((await ledger.claim(NS, ["a"], MINE)).records) == {"a"}
+
+    async def test_the_holder_keeps_its_documents_whoever_waits(self, ledger) -> None:
+        await ledger.claim(NS, ["a"], MINE)
+        await ledger.claim(NS, ["a"], THEIRS)
+        assert set((await ledger.claim(NS, ["a"], MINE)).records) == {"a"}
+
+    async def test_a_waiter_taken_over_loses_its_place(self, ledger) -> None:
+        await ledger.claim(NS, ["a"], THEIRS)
+        await ledger.claim(NS, ["a"], MINE)
+        await ledger.release(NS, ["a"], THEIRS)
+        claim = await ledger.claim(NS, ["a"], LATER, taking_over={"mine"})
+        assert set(claim.records) == {"a"}
+
+    async def test_a_waiter_that_stops_asking_loses_its_place(
+        self, make_ledger: MakeLedger
+    ) -> None:
+        ledger = make_ledger(0.05)
+        await ledger.claim(NS, ["a"], THEIRS)
+        await ledger.claim(NS, ["a"], MINE)
+        await asyncio.sleep(0.2)
+        assert set((await ledger.claim(NS, ["a"], LATER)).records) == {"a"}
 
     async def test_saving_without_the_lease_fails(self, ledger) -> None:
         with pytest.raises(DocumentBusyError):

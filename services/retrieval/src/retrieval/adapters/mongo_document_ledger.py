@@ -17,7 +17,7 @@ from pymongo import ASCENDING, InsertOne, UpdateOne
 from pymongo.errors import BulkWriteError
 
 from retrieval.adapters.mongo_chunk_repository import mongo_errors
-from retrieval.domain.ledger import RELEASED, DocumentRecord, Lease
+from retrieval.domain.ledger import RELEASED, WAITER_S, DocumentRecord, Lease
 from retrieval.errors import DocumentBusyError
 from retrieval.ports.document_ledger import Claim
 
@@ -54,10 +54,31 @@ def to_lease(held: dict[str, Any]) -> Lease:
     return Lease(owner=held["owner"], host=held["host"], pid=held["pid"])
 
 
+def aware(moment: datetime) -> datetime:
+    """A time read back from the server, which stores UTC without its zone."""
+    return moment.replace(tzinfo=UTC)
+
+
+def waiters(document: dict[str, Any], skipped: Collection[str], now: datetime) -> list[dict]:
+    """The document's line of waiters still asking, in order, but for ``skipped`` owners."""
+    return [
+        waiter
+        for waiter in document.get("queue", [])
+        if waiter["owner"] not in skipped and aware(waiter["until"]) >= now
+    ]
+
+
+def ahead_of(line: list[dict], owner: str) -> list[dict]:
+    """The waiters before ``owner`` in line: all of them if it has no place yet."""
+    places = [n for n, waiter in enumerate(line) if waiter["owner"] == owner]
+    return line[: places[0]] if places else line
+
+
 class MongoDocumentLedger:
     def __init__(self, collection: Any, lease_s: float = 60.0) -> None:
         self._collection = collection
         self._lease_s = lease_s
+        self._waiter_time = timedelta(seconds=min(WAITER_S, lease_s))
 
     async def ensure_indexes(self) -> None:
         with mongo_errors("create_index"):
@@ -84,7 +105,6 @@ class MongoDocumentLedger:
             return Claim()
         mine = {lease.owner, *taking_over}
         now = datetime.now(UTC)
-        taken = {"$set": {"lease": self._lease_document(lease)}}
         with mongo_errors("claim"):
             found = await self._find(namespace, wanted)
             operations: list[Any] = []
@@ -101,34 +121,50 @@ class MongoDocumentLedger:
                             }
                         )
                     )
-                    continue
-                held = document.get("lease")
-                if held is None:
-                    expected = {"lease": None}
-                elif held["owner"] in mine or held["until"].replace(tzinfo=UTC) < now:
-                    expected = {"lease.owner": held["owner"]}
                 else:
-                    continue
-                operations.append(UpdateOne({"_id": document["_id"], **expected}, taken))
-            if operations:
-                try:
-                    await self._collection.bulk_write(operations, ordered=False)
-                except BulkWriteError as error:
-                    errors = error.details["writeErrors"]
-                    if any(e["code"] != DUPLICATE_KEY for e in errors):
-                        raise
+                    operations.append(self._claim_or_wait(document, lease, mine, now))
+            try:
+                await self._collection.bulk_write(operations, ordered=False)
+            except BulkWriteError as error:
+                errors = error.details["writeErrors"]
+                if any(e["code"] != DUPLICATE_KEY for e in errors):
+                    raise
             found = await self._find(namespace, wanted)
         claim = Claim()
         for document_id in wanted:
             document = found.get(document_id)
             held = None if document is None else document.get("lease")
-            if held is None:
-                claim.held[document_id] = RELEASED
-            elif held["owner"] == lease.owner:
+            if held is not None and held["owner"] == lease.owner:
                 claim.records[document_id] = to_record(document)
-            else:
+            elif held is not None:
                 claim.held[document_id] = to_lease(held)
+            else:
+                line = [] if document is None else waiters(document, (), now)
+                ahead = ahead_of(line, lease.owner)
+                claim.held[document_id] = to_lease(ahead[0]) if ahead else RELEASED
         return claim
+
+    def _claim_or_wait(
+        self, document: dict[str, Any], lease: Lease, mine: set[str], now: datetime
+    ) -> UpdateOne:
+        """Take the lease if it is free and no other waiter is ahead, else join the line (or
+        keep the place in it). Both write on the line's ``turn`` as read, so a write made on
+        a line that changed meanwhile does nothing."""
+        line = waiters(document, mine - {lease.owner}, now)
+        place = len(ahead_of(line, lease.owner))
+        others = [waiter for waiter in line if waiter["owner"] != lease.owner]
+        held = document.get("lease")
+        free = held is None or held["owner"] in mine or aware(held["until"]) < now
+        expected: dict[str, Any] = {"_id": document["_id"], "turn": document.get("turn")}
+        if (held is not None and held["owner"] == lease.owner) or (free and place == 0):
+            expected.update({"lease": None} if held is None else {"lease.owner": held["owner"]})
+            taken = {"lease": self._lease_document(lease), "queue": others}
+            return UpdateOne(expected, {"$set": taken, "$inc": {"turn": 1}})
+        waiting = {**self._lease_document(lease), "until": now + self._waiter_time}
+        if place == len(line):
+            return UpdateOne(expected, {"$set": {"queue": [*line, waiting]}, "$inc": {"turn": 1}})
+        line[place] = waiting
+        return UpdateOne(expected, {"$set": {"queue": line}})
 
     async def save(self, records: Sequence[DocumentRecord], lease: Lease) -> None:
         if not records:
@@ -173,15 +209,14 @@ class MongoDocumentLedger:
             if not ours:
                 return
             empty = [d["_id"] for d in ours if to_record(d).is_empty]
-            kept = [d["_id"] for d in ours if not to_record(d).is_empty]
             if empty:
                 await self._collection.delete_many(
-                    {"_id": {"$in": empty}, "lease.owner": lease.owner}
+                    {"_id": {"$in": empty}, "lease.owner": lease.owner, "queue.0": {"$exists": 0}}
                 )
-            if kept:
-                await self._collection.update_many(
-                    {"_id": {"$in": kept}, "lease.owner": lease.owner}, {"$unset": {"lease": ""}}
-                )
+            await self._collection.update_many(
+                {"_id": {"$in": [d["_id"] for d in ours]}, "lease.owner": lease.owner},
+                {"$unset": {"lease": ""}},
+            )
 
     async def get_many(
         self, namespace: str, document_ids: Sequence[str]

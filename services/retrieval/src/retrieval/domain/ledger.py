@@ -35,6 +35,10 @@ class Lease(Frozen):
     pid: int = Field(description="Process id of the writing process on that host.")
 
 
+WAITER_S = 5.0
+"""A writer waiting for a held document keeps its place in line while it asks again within
+this time (or the lease time, if shorter)."""
+
 RELEASED = Lease(owner="", host="", pid=0)
 """What a ledger reports as the holder of a document another writer released (or removed)
 while the claim ran: it is free, and claiming again takes it."""

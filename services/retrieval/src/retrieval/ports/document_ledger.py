@@ -22,6 +22,11 @@ class DocumentLedger(Protocol):
     whose lease has expired (or whose holder is named in ``taking_over``) can be claimed.
     Every method that writes under a lease raises ``DocumentBusyError`` when the caller no
     longer holds it.
+
+    A claimer that finds a document held joins its line of waiters: once the document is
+    free, it goes to the waiters in the order they first asked, ahead of any later claimer.
+    A waiter keeps its place while it asks again within ``WAITER_S`` (or the lease time, if
+    shorter); a waiter in ``taking_over`` has none.
     """
 
     async def claim(
@@ -32,8 +37,10 @@ class DocumentLedger(Protocol):
         *,
         taking_over: Collection[str] = (),
     ) -> Claim:
-        """Lease these documents to ``lease.owner`` where free; a document never stored gets a
-        record with ``state=None``. Leases held by owners in ``taking_over`` count as free."""
+        """Lease these documents to ``lease.owner`` where free and its turn; a document never
+        stored gets a record with ``state=None``. Leases held by owners in ``taking_over``
+        count as free. ``held`` names, for each of the others, its holder or else the waiter
+        whose turn it is."""
         ...
 
     async def save(self, records: Sequence[DocumentRecord], lease: Lease) -> None:

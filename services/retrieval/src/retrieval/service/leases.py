@@ -17,7 +17,7 @@ from retrieval.errors import RetrievalError
 from retrieval.ports.document_ledger import Claim, DocumentLedger
 
 FIRST_WAIT_S = 0.05
-LONGEST_WAIT_S = 1.0
+LONGEST_WAIT_S = 0.25
 
 
 running_writers: set[str] = set()
