@@ -289,6 +289,32 @@ async def test_sync_refuses_bad_input_naming_the_field(
     assert await client.documents(NS) == []
 
 
+async def test_sync_and_delete_carry_at_most_a_calls_documents(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub, kb: Path
+) -> None:
+    files = [from_file(str(kb / f"f{n}.md"), "A file.") for n in range(1001)]
+    calls = [
+        (
+            stub.SyncDocuments,
+            pb.SyncDocumentsRequest(
+                namespace=NS, documents=[document_to_proto(f) for f in files], roots=[str(kb)]
+            ),
+            "documents",
+        ),
+        (
+            stub.DeleteDocuments,
+            pb.DeleteDocumentsRequest(namespace=NS, document_ids=[f"d{n}" for n in range(1001)]),
+            "document_ids",
+        ),
+    ]
+    for call, request, field in calls:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await call(request, metadata=EDITOR)
+        assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert dict(refused.value.trailing_metadata())["x-error-field"] == field
+        assert "RETRIEVAL_GRPC_MAX_DOCUMENTS_PER_CALL" in refused.value.details()
+
+
 async def test_delete_documents_by_id_and_by_source_prefix(
     client: RetrievalClient, kb: Path, synced: PathSync
 ) -> None:

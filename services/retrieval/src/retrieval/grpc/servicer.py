@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sized
+
 import grpc
 
 from retrieval.errors import InvalidRequestError
@@ -51,6 +53,15 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self._answers = answers
         self._validation = validation
 
+    def _check_count(self, items: Sized, field: str, remedy: str) -> None:
+        """Bound the documents of one call, which runs as a whole under one deadline."""
+        if len(items) > self._max_documents_per_call:
+            raise InvalidRequestError(
+                f"{len(items)} documents in one call; at most {self._max_documents_per_call} "
+                f"(RETRIEVAL_GRPC_MAX_DOCUMENTS_PER_CALL): {remedy}",
+                field=field,
+            )
+
     @translate_errors
     async def Retrieve(
         self, request: pb.RetrieveRequest, context: grpc.aio.ServicerContext
@@ -62,13 +73,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.IngestDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.IngestDocumentsResponse:
         namespace = optional_namespace(request.namespace)
-        if len(request.documents) > self._max_documents_per_call:
-            raise InvalidRequestError(
-                f"{len(request.documents)} documents in one call; at most "
-                f"{self._max_documents_per_call} (RETRIEVAL_GRPC_MAX_DOCUMENTS_PER_CALL): "
-                "send them in several calls",
-                field="documents",
-            )
+        self._check_count(request.documents, "documents", "send them in several calls")
         documents = documents_from_proto(request.documents)
         outcomes = await self._ingestion.ingest(documents, namespace, replace=request.replace)
         return outcomes_to_proto(outcomes)
@@ -119,6 +124,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def SyncDocuments(
         self, request: pb.SyncDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.SyncDocumentsResponse:
+        self._check_count(request.documents, "documents", "sync each folder in a call of its own")
         report = await self._ingestion.sync(
             documents_from_proto(request.documents),
             list(request.roots),
@@ -134,6 +140,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def DeleteDocuments(
         self, request: pb.DeleteDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteDocumentsResponse:
+        self._check_count(request.document_ids, "document_ids", "send them in several calls")
         report = await self._ingestion.delete(
             optional_namespace(request.namespace),
             list(request.document_ids),
