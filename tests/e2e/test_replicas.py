@@ -8,17 +8,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
 from retrieval.errors import NotFoundError
 from retrieval.grpc import RetrievalClient
-from retrieval_testkit.pinecone_standin import PineconeStandIn
-from retrieval_testkit.served_process import serve_environment, served_process
+from retrieval_testkit.replica_set import replica_set
 from retrieval_testkit.versioned_document import OTHER, QUESTION, shows, version
 
 NS = "replicas"
@@ -27,41 +24,10 @@ BOUND_S = LAG_S + 1.0
 
 
 @pytest.fixture
-def indexes() -> Iterator[tuple[PineconeStandIn, PineconeStandIn]]:
-    with (
-        PineconeStandIn(dimension=1024, lag_seconds=LAG_S) as dense,
-        PineconeStandIn(vector_type="sparse", api_key=dense.api_key, lag_seconds=LAG_S) as sparse,
-    ):
-        yield dense, sparse
-
-
-@pytest.fixture
-async def clients(
-    tmp_path: Path, mongo_uri: str, indexes: tuple[PineconeStandIn, PineconeStandIn]
-) -> AsyncIterator[list[RetrievalClient]]:
-    dense, sparse = indexes
-    database = f"replicas_{uuid.uuid4().hex[:10]}"
-    async with AsyncExitStack() as stack:
-        clients = []
-        for n in range(2):
-            environment = serve_environment(
-                tmp_path / f"replica-{n}",
-                RETRIEVAL_INDEX_BACKEND="pinecone",
-                RETRIEVAL_EMBEDDER_BACKEND="pinecone",
-                RETRIEVAL_PINECONE_API_KEY=dense.api_key,
-                RETRIEVAL_PINECONE_INDEX_HOST=dense.url,
-                RETRIEVAL_PINECONE_CONTROL_HOST=dense.url,
-                RETRIEVAL_PINECONE_SPARSE_INDEX_HOST=sparse.url,
-                RETRIEVAL_MONGODB_URI=mongo_uri,
-                RETRIEVAL_MONGODB_DATABASE=database,
-                RETRIEVAL_INDEX_FRESHNESS_S=str(BOUND_S),
-            )
-            served = await stack.enter_async_context(served_process(tmp_path, environment))
-            client = await stack.enter_async_context(
-                RetrievalClient.connect(served.address, timeout=30)
-            )
-            clients.append(client)
-        yield clients
+async def clients(tmp_path: Path, mongo_uri: str) -> AsyncIterator[list[RetrievalClient]]:
+    async with replica_set(tmp_path, mongo_uri, replicas=2, lag_s=LAG_S) as replicas:
+        assert replicas.bound_s == BOUND_S
+        yield replicas.clients
 
 
 async def contents(client: RetrievalClient) -> list[str]:

@@ -23,7 +23,7 @@ from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
-from retrieval_testkit import ScriptedLlm
+from retrieval_testkit import InMemoryDocumentLedger, ScriptedLlm
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.telemetry import quiet_telemetry
 
@@ -99,6 +99,7 @@ def retrieval(
             NoReranker(),
             RocchioRewriter(index),
             ScriptedLlm(),
+            InMemoryDocumentLedger(),
         ),
         DEFAULT_DOMAINS,
         "default",

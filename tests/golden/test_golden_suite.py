@@ -24,7 +24,7 @@ from retrieval.service.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
-from retrieval_testkit import ScriptedLlm
+from retrieval_testkit import InMemoryDocumentLedger, ScriptedLlm
 from retrieval_testkit.telemetry import quiet_telemetry
 
 MIN_HIT_AT_5 = 0.85
@@ -127,6 +127,7 @@ async def test_two_concurrent_runs_do_not_meet(
             NoReranker(),
             RocchioRewriter(recording),
             ScriptedLlm(),
+            InMemoryDocumentLedger(),
         ),
         DEFAULT_DOMAINS,
         "default",

@@ -78,7 +78,14 @@ async def retrieval() -> RetrievalService:
     )
     await ingestion.ingest(DOCUMENTS, NS)
     stages = retrieval_stages(
-        embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
+        embedder,
+        index,
+        keywords,
+        chunks,
+        NoReranker(),
+        RocchioRewriter(index),
+        ScriptedLlm(),
+        InMemoryDocumentLedger(),
     )
     return RetrievalService(
         stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached(), quiet_telemetry()
@@ -123,6 +130,19 @@ async def test_the_prompt_holds_the_numbered_context_and_the_question(
     assert user.content == f"Context:\n\n{expected.text}\n\nQuestion: {QUESTION}"
     assert call.max_tokens == 200
     assert call.temperature == 0.0
+
+
+async def test_a_question_alone_is_asked_with_the_querys_defaults(
+    retrieval: RetrievalService,
+) -> None:
+    service = AnswerService(retrieval, ScriptedLlm(cites_blight_and_monsoon))
+
+    answer = await service.answer(QUESTION)
+    asked = await service.answer(RetrievalQuery(query=QUESTION))
+
+    assert answer.answered
+    assert answer.text == asked.text
+    assert answer.citations == asked.citations
 
 
 async def test_the_models_citations_map_to_the_chunks_they_number(

@@ -84,7 +84,14 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
     telemetry = quiet_telemetry()
     retrieval = RetrievalService(
         retrieval_stages(
-            embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
+            embedder,
+            index,
+            keywords,
+            chunks,
+            NoReranker(),
+            RocchioRewriter(index),
+            ScriptedLlm(),
+            ledger,
         ),
         DEFAULT_DOMAINS,
         "default",

@@ -84,7 +84,7 @@ def write_suite(directory: Path, samples: list[dict]) -> Path:
     [
         ({"relevant": {"nowhere": 2}}, "'nowhere' is not a seed document"),
         ({"domains": ["plant_diseases"]}, "outside its domain filter"),
-        ({"domains": ["astrology"]}, "unknown domain 'astrology'"),
+        ({"domains": ["astrology"]}, "domain astrology is not in RETRIEVAL_ALLOWED_DOMAINS"),
         ({"relevant": {}, "confidence_threshold": 0.0}, "needs a confidence_threshold"),
         ({"id": "a"}, "id used twice"),
         ({"surprise": 1}, "Extra inputs are not permitted"),
@@ -134,7 +134,14 @@ def golden_services(
     embedder, keywords = HashEmbedder(), InMemoryKeywordIndex()
     retrieval = RetrievalService(
         retrieval_stages(
-            embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
+            embedder,
+            index,
+            keywords,
+            chunks,
+            NoReranker(),
+            RocchioRewriter(index),
+            ScriptedLlm(),
+            InMemoryDocumentLedger(),
         ),
         DEFAULT_DOMAINS,
         "default",
@@ -315,7 +322,8 @@ async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> 
     )  # fmt: skip
     retrieval = RetrievalService(
         retrieval_stages(
-            embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
+            embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm(),
+            InMemoryDocumentLedger(),
         ), DEFAULT_DOMAINS,
         "tea", SearchPlan(), ResultCache(NamespaceFreshness(generations, 0)), quiet_telemetry(),
     )  # fmt: skip

@@ -31,6 +31,7 @@ from retrieval.service.pipeline import (
 )
 from retrieval.service.pipeline.compress import Compress
 from retrieval.service.pipeline.dense_scores import CompleteDenseScores
+from retrieval.service.current_versions import CurrentVersions
 from retrieval.service.pipeline.hydrate import Hydrate
 from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.pipeline.widen import Widen
@@ -178,7 +179,7 @@ MONSOON = [piece("monsoon", p, f"Monsoon\n\nRain part {p}.") for p in range(3)]
 
 
 async def hydrated(chunks: InMemoryChunkRepository, plan: SearchPlan, *ids: str) -> PipelineState:
-    after = await Hydrate(chunks).run(state(plan=plan, candidates=ranked(*ids)))
+    after = await Hydrate(chunks, CurrentVersions(InMemoryDocumentLedger(), chunks)).run(state(plan=plan, candidates=ranked(*ids)))
     chunks.get_many_calls = 0
     return after
 
@@ -268,7 +269,14 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
         NS,
     )
     stages = retrieval_stages(
-        embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm()
+        embedder,
+        index,
+        keywords,
+        chunks,
+        NoReranker(),
+        RocchioRewriter(index),
+        ScriptedLlm(),
+        InMemoryDocumentLedger(),
     )
     names = [stage.name for stage in stages]
     assert names.index("rerank") < names.index("compress") < names.index("diversify")

@@ -83,6 +83,24 @@ async def test_an_update_is_answered_by_every_replica_once_the_index_shows_it(
             assert not shows(contents, "ONE")
 
 
+async def test_an_updated_document_is_shown_throughout_in_its_current_version(
+    tmp_path: Path,
+) -> None:
+    """While the index still returns the replaced version's chunk, whose text is gone, the
+    current version's chunk at that position stands in: the document never drops out."""
+    async with replicas(tmp_path) as (writer, reader):
+        await writer.ingestion.ingest([version("ONE"), OTHER], NS)
+        await asyncio.sleep(LAG_S + SETTLE_S)
+        await writer.ingestion.ingest([version("TWO")], NS)
+        for _ in range(3):
+            for app in (reader, writer):
+                contents = await answer(app)
+                assert shows(contents, "TWO")
+                assert not shows(contents, "ONE")
+                assert sum(shows([content]) for content in contents) == 1
+            await asyncio.sleep(LAG_S / 2)
+
+
 async def test_a_deleted_document_is_never_served_with_its_text(tmp_path: Path) -> None:
     async with replicas(tmp_path) as (writer, reader):
         await writer.ingestion.ingest([version("ONE"), OTHER], NS)

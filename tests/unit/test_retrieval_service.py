@@ -106,6 +106,7 @@ class Stores:
             reranker or NoReranker(),
             rewriter or RocchioRewriter(self.index),
             llm or ScriptedLlm(),
+            InMemoryDocumentLedger(),
         )
         return RetrievalService(stages, allowed_domains, NS, plan, Uncached(), quiet_telemetry())
 
@@ -523,6 +524,7 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
         NoReranker(),
         RocchioRewriter(stores.index),
         ScriptedLlm(),
+        InMemoryDocumentLedger(),
     )
     cache = ResultCache(NamespaceFreshness(generations, 0))
     service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())

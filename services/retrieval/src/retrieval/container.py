@@ -389,6 +389,7 @@ class Container(containers.DeclarativeContainer):
         chunks=chunk_text_cache,
         reranker=reranker,
         llm=llm,
+        ledger=document_ledger,
     )
     search_plan = providers.Singleton(search_plan, settings=settings)
     retrieval_service = providers.Singleton(

@@ -97,6 +97,13 @@ class DocumentRecord(Frozen):
         return DocumentIdClashError(self.document_id, known[0], source)
 
     @property
+    def committed(self) -> tuple[str, ...]:
+        """Chunks of the last committed version: the one readers are shown."""
+        if self.state is DocumentState.PENDING:
+            return self.previous
+        return self.chunk_ids if self.state is DocumentState.COMMITTED else ()
+
+    @property
     def referenced(self) -> set[str]:
         """Every chunk id this record accounts for."""
         return {*self.chunk_ids, *self.previous, *self.stale}

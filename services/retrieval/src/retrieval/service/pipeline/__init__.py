@@ -1,8 +1,10 @@
 """Retrieval as a list of stages over one state; the container composes the list."""
 
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
+from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
+from retrieval.service.current_versions import CurrentVersions
 from retrieval.service.pipeline.compress import Compress
 from retrieval.service.pipeline.dense_scores import CompleteDenseScores
 from retrieval.service.pipeline.diversify import Diversify
@@ -27,11 +29,13 @@ def retrieval_stages(
     reranker: Reranker,
     rewriter: Rewriter,
     llm: Llm,
+    ledger: DocumentLedger,
 ) -> tuple[Stage, ...]:
     """Fit the query to the model, search (dense and keyword at once), fuse, complete the
     dense scores, apply the threshold, rewrite a weak query and do those four again, rerank,
     drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
-    texts, widen them to their neighbouring chunks."""
+    texts (a chunk of a version just replaced shows the current one), widen them to their
+    neighbouring chunks."""
     search = (Search(embedder, index, keywords), Fuse())
     scoring = (CompleteDenseScores(embedder, index), ScoreThreshold())
     return (
@@ -43,7 +47,7 @@ def retrieval_stages(
         Compress(),
         LlmFilter(llm, chunks),
         Diversify(),
-        Hydrate(chunks),
+        Hydrate(chunks, CurrentVersions(ledger, chunks)),
         Widen(chunks),
     )
 

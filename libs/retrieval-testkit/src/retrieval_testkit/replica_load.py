@@ -1,0 +1,165 @@
+"""Readers and writers on every replica for a while, then what they saw, checked.
+
+Writers rewrite the same documents, half of them in the opposite order; one deleter removes
+a document now and then; readers ask a question every document answers and note which
+version of each they were shown. Afterwards every replica is read once more past the bound,
+and the stores are audited with ``reconcile --dry-run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from retrieval.domain.models import RagDocument
+from retrieval.errors import DocumentBusyError, NotFoundError, RetrievalError
+from retrieval.grpc import RetrievalClient
+from retrieval.grpc.errors import status_of
+from retrieval.service.outcomes import Outcome
+from retrieval_testkit.replica_history import Change, Read, stale_documents
+from retrieval_testkit.replica_set import ReplicaSet
+
+NAMESPACE = "replica-load"
+DOCUMENTS = [f"doc-{n}" for n in range(5)]
+QUESTION = "how many hours is fresh tea leaf withered"
+SHOWN = re.compile(r"garden (doc-\d+) is withered for (\S+) hours")
+DELETE_EVERY_S = 2.0
+
+
+def document(document_id: str, version: str) -> RagDocument:
+    return RagDocument(
+        document_id=document_id,
+        title=f"Withering {document_id}",
+        domain="quality_standards",
+        content=f"Fresh tea leaf from garden {document_id} is withered for {version} hours.",
+    )
+
+
+@dataclass
+class LoadRecord:
+    """Every call's outcome, every change and every read, as they happen."""
+
+    calls: int = 0
+    errors_by_status: Counter[str] = field(default_factory=Counter)
+    lease_failures: int = 0
+    changes: dict[str, list[Change]] = field(default_factory=lambda: defaultdict(list))
+    reads: list[Read] = field(default_factory=list)
+
+    async def call(self, work: Awaitable[object]) -> object | None:
+        """The call's answer, or None with its status counted."""
+        self.calls += 1
+        try:
+            return await work
+        except NotFoundError:
+            raise
+        except RetrievalError as error:
+            self.errors_by_status[status_of(error)[0].name] += 1
+        return None
+
+
+async def write(record: LoadRecord, client: RetrievalClient, ids: list[str], version: str) -> None:
+    started = time.monotonic()
+    outcomes = await record.call(client.ingest([document(d, version) for d in ids], NAMESPACE))
+    ended = time.monotonic()
+    done = {o.document_id: o for o in outcomes or []}
+    for document_id in ids:
+        outcome = done.get(document_id)
+        failed = outcome is None or outcome.outcome == Outcome.FAILED
+        busy = str(DocumentBusyError.of(NAMESPACE, document_id))
+        record.lease_failures += outcome is not None and outcome.error == busy
+        record.changes[document_id].append(
+            Change(document_id, version, started, ended, acknowledged=not failed)
+        )
+
+
+async def delete(record: LoadRecord, client: RetrievalClient, document_id: str) -> None:
+    started = time.monotonic()
+    report = await record.call(client.delete(NAMESPACE, [document_id]))
+    busy = report is None or document_id in report.busy
+    record.lease_failures += report is not None and busy
+    change = Change(document_id, None, started, time.monotonic(), acknowledged=not busy)
+    record.changes[document_id].append(change)
+
+
+async def read(record: LoadRecord, client: RetrievalClient) -> None:
+    started = time.monotonic()
+    try:
+        result = await record.call(client.retrieve(QUESTION, top_k=10, namespace=NAMESPACE))
+    except NotFoundError:
+        record.reads.append(Read(started, {}))
+        return
+    if result is None:
+        return
+    shown: dict[str, set[str]] = defaultdict(set)
+    for match in result.matches:
+        for document_id, version in SHOWN.findall(match.content):
+            shown[document_id].add(version)
+    record.reads.append(Read(started, {d: frozenset(v) for d, v in shown.items()}))
+
+
+async def until(ends_at: float, step: Callable[[int], Awaitable[None]]) -> None:
+    n = 0
+    while time.monotonic() < ends_at:
+        await step(n)
+        n += 1
+
+
+async def run_load(
+    replicas: ReplicaSet,
+    workdir: Path,
+    seconds: float,
+    writers: int = 2,
+    readers: int = 2,
+    seed: int = 0,
+) -> dict[str, object]:
+    """Run the load for ``seconds`` and return the report: calls, errors by status, stale
+    reads, documents failed for a lease, audit mismatches."""
+    rng = random.Random(seed)
+    record = LoadRecord()
+    ends_at = time.monotonic() + seconds
+    tasks = []
+    for r, client in enumerate(replicas.clients):
+        for w in range(writers):
+            order = DOCUMENTS if (r + w) % 2 == 0 else DOCUMENTS[::-1]
+            writer = f"r{r}w{w}"
+            tasks.append(
+                until(
+                    ends_at, lambda n, c=client, o=order, v=writer: write(record, c, o, f"{v}n{n}")
+                )
+            )
+        tasks.extend(until(ends_at, lambda _, c=client: read(record, c)) for _ in range(readers))
+
+    async def deleter(_: int) -> None:
+        await asyncio.sleep(DELETE_EVERY_S * rng.uniform(0.5, 1.5))
+        await delete(record, rng.choice(replicas.clients), rng.choice(DOCUMENTS))
+
+    tasks.append(until(ends_at, deleter))
+    await asyncio.gather(*tasks)
+    await asyncio.sleep(replicas.bound_s)
+    for client in replicas.clients:
+        await read(record, client)
+    audit = await replicas.reconcile_report(workdir, NAMESPACE)
+    stale = [
+        seen for seen in record.reads if stale_documents(seen, record.changes, replicas.bound_s)
+    ]
+    return {
+        "replicas": len(replicas.clients),
+        "seconds": seconds,
+        "bound_s": replicas.bound_s,
+        "writers_per_replica": writers,
+        "readers_per_replica": readers,
+        "calls": record.calls,
+        "writes": sum(len(history) for history in record.changes.values()),
+        "reads": len(record.reads),
+        "errors_by_status": dict(record.errors_by_status),
+        "internal_errors": record.errors_by_status.get("INTERNAL", 0),
+        "stale_reads": len(stale),
+        "lease_failures": record.lease_failures,
+        "audit_mismatches": audit.documents_to_repair,
+    }

@@ -1,0 +1,92 @@
+"""Several ``retrieval serve`` replicas over one MongoDB-protocol server and the Pinecone
+stand-ins (dense, sparse and inference) made eventually consistent: what the platform runs,
+on one machine. Each replica has a data directory of its own; they share every store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrieval.grpc import RetrievalClient
+from retrieval.service.reconciliation import ReconcileReport
+from retrieval_testkit.pinecone_standin import PineconeStandIn
+from retrieval_testkit.served_process import CLI, ServedProcess, serve_environment, served_process
+
+CALL_TIMEOUT_S = 60.0
+"""Long enough for a write that waits its turn behind other writers on a loaded machine."""
+
+
+@dataclass(frozen=True)
+class ReplicaSet:
+    """The running replicas, a client of each, and how to reach their stores."""
+
+    processes: list[ServedProcess]
+    clients: list[RetrievalClient]
+    environment: dict[str, str]
+    """A replica's environment but its data directory and port: for a command run beside."""
+    bound_s: float
+    """The freshness the replicas promise: the index's lag plus a second."""
+
+    async def reconcile_report(self, workdir: Path, namespace: str) -> ReconcileReport:
+        """``retrieval reconcile --dry-run`` of ``namespace``, run beside the replicas."""
+        environment = self.environment | {"RETRIEVAL_DATA_DIR": str(workdir / "reconcile")}
+        process = await asyncio.create_subprocess_exec(
+            str(CLI),
+            "reconcile",
+            "--namespace",
+            namespace,
+            "--dry-run",
+            "--json",
+            cwd=workdir,
+            env=environment,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await process.communicate()
+        if not out.strip():
+            raise RuntimeError(f"reconcile printed no report: {err.decode()[-2000:]}")
+        return ReconcileReport.model_validate(json.loads(out))
+
+
+@asynccontextmanager
+async def replica_set(
+    workdir: Path, mongo_uri: str, replicas: int = 2, lag_s: float = 1.0
+) -> AsyncIterator[ReplicaSet]:
+    """``replicas`` served processes on fresh stores whose writes show ``lag_s`` late."""
+    bound_s = lag_s + 1.0
+    database = f"replicas_{uuid.uuid4().hex[:10]}"
+    async with AsyncExitStack() as stack:
+        dense = stack.enter_context(PineconeStandIn(dimension=1024, lag_seconds=lag_s))
+        sparse = stack.enter_context(
+            PineconeStandIn(vector_type="sparse", api_key=dense.api_key, lag_seconds=lag_s)
+        )
+        shared = {
+            "RETRIEVAL_INDEX_BACKEND": "pinecone",
+            "RETRIEVAL_EMBEDDER_BACKEND": "pinecone",
+            "RETRIEVAL_PINECONE_API_KEY": dense.api_key,
+            "RETRIEVAL_PINECONE_INDEX_HOST": dense.url,
+            "RETRIEVAL_PINECONE_CONTROL_HOST": dense.url,
+            "RETRIEVAL_PINECONE_SPARSE_INDEX_HOST": sparse.url,
+            "RETRIEVAL_MONGODB_URI": mongo_uri,
+            "RETRIEVAL_MONGODB_DATABASE": database,
+            "RETRIEVAL_INDEX_FRESHNESS_S": str(bound_s),
+        }
+        started = [
+            served_process(workdir, serve_environment(workdir / f"replica-{n}", **shared))
+            for n in range(replicas)
+        ]
+        processes = list(
+            await asyncio.gather(*(stack.enter_async_context(serving) for serving in started))
+        )
+        clients = [
+            await stack.enter_async_context(
+                RetrievalClient.connect(served.address, timeout=CALL_TIMEOUT_S)
+            )
+            for served in processes
+        ]
+        yield ReplicaSet(processes, clients, serve_environment(workdir, **shared), bound_s)
