@@ -22,6 +22,7 @@ from retrieval.domain.models import (
 )
 from retrieval.domain.neighbours import merged_text
 from retrieval.domain.vectors import VectorRecord
+from retrieval.service.current_versions import CurrentVersions
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import (
     Candidate,
@@ -31,7 +32,6 @@ from retrieval.service.pipeline import (
 )
 from retrieval.service.pipeline.compress import Compress
 from retrieval.service.pipeline.dense_scores import CompleteDenseScores
-from retrieval.service.current_versions import CurrentVersions
 from retrieval.service.pipeline.hydrate import Hydrate
 from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.pipeline.widen import Widen
