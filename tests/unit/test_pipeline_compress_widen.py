@@ -179,7 +179,9 @@ MONSOON = [piece("monsoon", p, f"Monsoon\n\nRain part {p}.") for p in range(3)]
 
 
 async def hydrated(chunks: InMemoryChunkRepository, plan: SearchPlan, *ids: str) -> PipelineState:
-    after = await Hydrate(chunks, CurrentVersions(InMemoryDocumentLedger(), chunks)).run(state(plan=plan, candidates=ranked(*ids)))
+    after = await Hydrate(chunks, CurrentVersions(InMemoryDocumentLedger(), chunks)).run(
+        state(plan=plan, candidates=ranked(*ids))
+    )
     chunks.get_many_calls = 0
     return after
 
