@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from retrieval.domain.models import RagDocument
 from retrieval.errors import DocumentBusyError, NotFoundError, RetrievalError
 from retrieval.grpc import RetrievalClient
@@ -30,6 +32,9 @@ DOCUMENTS = [f"doc-{n}" for n in range(5)]
 QUESTION = "how many hours is fresh tea leaf withered"
 SHOWN = re.compile(r"garden (doc-\d+) is withered for (\S+) hours")
 DELETE_EVERY_S = 2.0
+READ_PAUSE_S = 0.05
+"""A reader's pause between reads: readers are many callers, not a flood that leaves
+writers no core on a small machine."""
 
 
 def document(document_id: str, version: str) -> RagDocument:
@@ -46,6 +51,7 @@ class LoadRecord:
     """Every call's outcome, every change and every read, as they happen."""
 
     calls: int = 0
+    write_seconds: list[float] = field(default_factory=list)
     errors_by_status: Counter[str] = field(default_factory=Counter)
     lease_failures: int = 0
     changes: dict[str, list[Change]] = field(default_factory=lambda: defaultdict(list))
@@ -67,6 +73,7 @@ async def write(record: LoadRecord, client: RetrievalClient, ids: list[str], ver
     started = time.monotonic()
     outcomes = await record.call(client.ingest([document(d, version) for d in ids], NAMESPACE))
     ended = time.monotonic()
+    record.write_seconds.append(ended - started)
     done = {o.document_id: o for o in outcomes or []}
     for document_id in ids:
         outcome = done.get(document_id)
@@ -94,6 +101,7 @@ async def read(record: LoadRecord, client: RetrievalClient) -> None:
     except NotFoundError:
         record.reads.append(Read(started, {}))
         return
+    await asyncio.sleep(READ_PAUSE_S)
     if result is None:
         return
     shown: dict[str, set[str]] = defaultdict(set)
@@ -101,6 +109,10 @@ async def read(record: LoadRecord, client: RetrievalClient) -> None:
         for document_id, version in SHOWN.findall(match.content):
             shown[document_id].add(version)
     record.reads.append(Read(started, {d: frozenset(v) for d, v in shown.items()}))
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else 0.0
 
 
 async def until(ends_at: float, step: Callable[[int], Awaitable[None]]) -> None:
@@ -157,6 +169,8 @@ async def run_load(
         "calls": record.calls,
         "writes": sum(len(history) for history in record.changes.values()),
         "reads": len(record.reads),
+        "write_call_seconds_p50": round(percentile(record.write_seconds, 50), 3),
+        "write_call_seconds_p95": round(percentile(record.write_seconds, 95), 3),
         "errors_by_status": dict(record.errors_by_status),
         "internal_errors": record.errors_by_status.get("INTERNAL", 0),
         "stale_reads": len(stale),
