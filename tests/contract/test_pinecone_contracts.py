@@ -1,5 +1,6 @@
 """The Pinecone adapters honour the port contracts, through the real SDK over HTTP."""
 
+import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -8,6 +9,7 @@ from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval_testkit.contracts import EmbedderContract, VectorIndexContract
+from retrieval_testkit.needledb_server import NeedleDb, needledb_server
 from retrieval_testkit.pinecone_standin import PineconeStandIn
 
 
@@ -39,3 +41,20 @@ class TestPineconeInferenceEmbedder(EmbedderContract):
         embedder = PineconeInferenceEmbedder(standin.connection(), batch_size=2)
         yield embedder
         await embedder.close()
+
+
+@pytest.fixture(scope="module")
+def needledb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NeedleDb]:
+    with needledb_server(tmp_path_factory.mktemp("needledb")) as server:
+        yield server
+
+
+class TestPineconeVectorIndexOnNeedleDb(VectorIndexContract):
+    """The same adapter against an independent emulator of Pinecone's data plane."""
+
+    @pytest.fixture
+    async def index(self, needledb: NeedleDb) -> AsyncIterator[PineconeVectorIndex]:
+        host = needledb.create_index(f"contract-{uuid.uuid4().hex[:8]}", dimension=4)
+        index = PineconeVectorIndex(needledb.connection(host))
+        yield index
+        await index.close()

@@ -1,7 +1,8 @@
 """Two ``retrieval serve`` replicas over one MongoDB-protocol server and the Pinecone stand-in
 made eventually consistent (writes shown 1 s late): a write acknowledged by one replica is
 answered by both within the index's lag plus the promised second, and never undone by a
-cache afterwards; a deleted document is never served with its text past that bound."""
+cache afterwards; a deleted document is never served with its text past that bound. The same
+again with the independent emulator needledb as the dense index."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import asyncio
 import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from retrieval.errors import NotFoundError
 from retrieval.grpc import RetrievalClient
+from retrieval_testkit.needledb_server import needledb_server
 from retrieval_testkit.replica_set import replica_set
 from retrieval_testkit.versioned_document import OTHER, QUESTION, shows, version
 
@@ -23,11 +26,17 @@ LAG_S = 1.0
 BOUND_S = LAG_S + 1.0
 
 
-@pytest.fixture
-async def clients(tmp_path: Path, mongo_uri: str) -> AsyncIterator[list[RetrievalClient]]:
-    async with replica_set(tmp_path, mongo_uri, replicas=2, lag_s=LAG_S) as replicas:
-        assert replicas.bound_s == BOUND_S
-        yield replicas.clients
+@pytest.fixture(params=["stand-in", "needledb"])
+async def clients(
+    request: pytest.FixtureRequest, tmp_path: Path, mongo_uri: str
+) -> AsyncIterator[list[RetrievalClient]]:
+    with ExitStack() as stack:
+        needledb = None
+        if request.param == "needledb":
+            needledb = stack.enter_context(needledb_server(tmp_path / "needledb"))
+        async with replica_set(tmp_path, mongo_uri, 2, LAG_S, needledb) as replicas:
+            assert replicas.bound_s == BOUND_S
+            yield replicas.clients
 
 
 async def contents(client: RetrievalClient) -> list[str]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from retrieval.domain.ledger import Lease
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.provenance import Source
-from retrieval.errors import InvalidRequestError, MassDeleteError
+from retrieval.errors import InvalidRequestError, MassDeleteError, NotFoundError
 from retrieval.service.consistency import ChunkStores
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval.service.library import Deletion
@@ -236,6 +236,20 @@ async def test_documents_lists_title_source_chunks_and_time(stores: Stores) -> N
     ]
     assert all(d.updated_at is not None and not d.pending for d in listed)
     assert [d.document_id for d in await service.documents(NS, source_prefix="/kb")] == ["a"]
+
+
+async def test_document_gives_the_current_version_s_chunks_in_order(stores: Stores) -> None:
+    service = stores.service()
+    words = " ".join(f"word{i}" for i in range(150))
+    await service.ingest([from_file("/kb/a.md", "Old text.", title="Alpha")])
+    await service.ingest([from_file("/kb/a.md", words, title="Alpha")])
+    stored = await service.document("a", NS)
+    assert (stored.summary.title, stored.summary.chunks) == ("Alpha", len(stored.chunks))
+    assert [chunk.position for chunk in stored.chunks] == list(range(len(stored.chunks)))
+    assert len(stored.chunks) > 1
+    assert "Old text." not in " ".join(chunk.content for chunk in stored.chunks)
+    with pytest.raises(NotFoundError, match="'missing'"):
+        await service.document("missing", NS)
 
 
 async def test_sync_ingests_new_and_changed_and_deletes_what_is_gone(stores: Stores) -> None:

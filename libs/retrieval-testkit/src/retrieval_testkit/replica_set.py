@@ -14,9 +14,11 @@ from pathlib import Path
 
 from retrieval.grpc import RetrievalClient
 from retrieval.service.reconciliation import ReconcileReport
+from retrieval_testkit.needledb_server import NeedleDb
 from retrieval_testkit.pinecone_standin import PineconeStandIn
 from retrieval_testkit.served_process import CLI, ServedProcess, serve_environment, served_process
 
+DIMENSION = 1024
 CALL_TIMEOUT_S = 60.0
 """Long enough for a write that waits its turn behind other writers on a loaded machine."""
 
@@ -55,22 +57,36 @@ class ReplicaSet:
 
 @asynccontextmanager
 async def replica_set(
-    workdir: Path, mongo_uri: str, replicas: int = 2, lag_s: float = 1.0
+    workdir: Path,
+    mongo_uri: str,
+    replicas: int = 2,
+    lag_s: float = 1.0,
+    needledb: NeedleDb | None = None,
 ) -> AsyncIterator[ReplicaSet]:
-    """``replicas`` served processes on fresh stores whose writes show ``lag_s`` late."""
+    """``replicas`` served processes on fresh stores whose writes show ``lag_s`` late; with
+    ``needledb``, the dense index is a new index of that emulator (which shows writes at
+    once) and the stand-ins serve the sparse index and the embeddings."""
     bound_s = lag_s + 1.0
     database = f"replicas_{uuid.uuid4().hex[:10]}"
+    same_key = {} if needledb is None else {"api_key": needledb.api_key}
     async with AsyncExitStack() as stack:
-        dense = stack.enter_context(PineconeStandIn(dimension=1024, lag_seconds=lag_s))
+        inference = stack.enter_context(
+            PineconeStandIn(dimension=DIMENSION, lag_seconds=lag_s, **same_key)
+        )
         sparse = stack.enter_context(
-            PineconeStandIn(vector_type="sparse", api_key=dense.api_key, lag_seconds=lag_s)
+            PineconeStandIn(vector_type="sparse", api_key=inference.api_key, lag_seconds=lag_s)
+        )
+        dense_host = (
+            inference.url
+            if needledb is None
+            else needledb.create_index(f"replicas-{uuid.uuid4().hex[:8]}", DIMENSION)
         )
         shared = {
             "RETRIEVAL_INDEX_BACKEND": "pinecone",
             "RETRIEVAL_EMBEDDER_BACKEND": "pinecone",
-            "RETRIEVAL_PINECONE_API_KEY": dense.api_key,
-            "RETRIEVAL_PINECONE_INDEX_HOST": dense.url,
-            "RETRIEVAL_PINECONE_CONTROL_HOST": dense.url,
+            "RETRIEVAL_PINECONE_API_KEY": inference.api_key,
+            "RETRIEVAL_PINECONE_INDEX_HOST": dense_host,
+            "RETRIEVAL_PINECONE_CONTROL_HOST": inference.url,
             "RETRIEVAL_PINECONE_SPARSE_INDEX_HOST": sparse.url,
             "RETRIEVAL_MONGODB_URI": mongo_uri,
             "RETRIEVAL_MONGODB_DATABASE": database,

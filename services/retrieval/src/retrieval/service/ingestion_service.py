@@ -34,7 +34,13 @@ from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, Proven
 from retrieval.domain.metadata import model_signature
 from retrieval.domain.models import RagChunk, RagDocument, check_slug
 from retrieval.domain.provenance import is_under
-from retrieval.errors import DocumentBusyError, InvalidRequestError, MassDeleteError, RetrievalError
+from retrieval.errors import (
+    DocumentBusyError,
+    InvalidRequestError,
+    MassDeleteError,
+    NotFoundError,
+    RetrievalError,
+)
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
@@ -53,6 +59,7 @@ from retrieval.service.library import (
     Deletion,
     DocumentSummary,
     Removal,
+    StoredDocument,
     check_source_prefix,
     checked_source,
     doomed_by_sync,
@@ -571,6 +578,20 @@ class IngestionService:
         records = await stored_records(self._ledger, namespace)
         under = under_any([prefix] if prefix is not None else [])
         return [DocumentSummary.of(r) for r in records if prefix is None or under(r)]
+
+    async def document(self, document_id: str, namespace: str | None = None) -> StoredDocument:
+        """One document of the namespace with the texts of its current version, in order;
+        ``NotFoundError`` when the namespace holds no version of it."""
+        namespace = check_slug(namespace or self._default_namespace, "namespace")
+        document_id = check_slug(document_id, "document_id")
+        record = (await self._ledger.get_many(namespace, [document_id])).get(document_id)
+        if record is None:
+            raise NotFoundError(f"document {document_id!r} is not in namespace {namespace!r}")
+        texts = await self._chunks.get_many(record.chunk_ids, namespace)
+        return StoredDocument(
+            summary=DocumentSummary.of(record),
+            chunks=tuple(sorted(texts.values(), key=lambda chunk: chunk.position)),
+        )
 
     async def sync(
         self,

@@ -23,7 +23,7 @@ import structlog
 from pydantic import Field
 
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease
-from retrieval.domain.models import Frozen
+from retrieval.domain.models import Frozen, RagChunk
 from retrieval.domain.provenance import check_source, is_under
 from retrieval.errors import InvalidRequestError
 from retrieval.ports.document_ledger import DocumentLedger
@@ -59,6 +59,16 @@ class DocumentSummary(Frozen):
             updated_at=provenance.written_at if provenance is not None else None,
             pending=record.state is DocumentState.PENDING,
         )
+
+
+class StoredDocument(Frozen):
+    """One document of a namespace with the chunks of its current version."""
+
+    summary: DocumentSummary = Field(description="The document, as its ledger record says.")
+    chunks: tuple[RagChunk, ...] = Field(
+        description="Its chunks by position; one whose text is not stored yet (a write under "
+        "way) is absent."
+    )
 
 
 class Removal(Frozen):

@@ -1,0 +1,1 @@
+"""``retrieval console``: server-rendered pages over the services the CLI and gRPC call."""

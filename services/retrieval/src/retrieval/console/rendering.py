@@ -1,0 +1,103 @@
+"""Pages from the templates in ``templates/``, and the page of an error."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import structlog
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from rich.filesize import decimal
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.templating import Jinja2Templates
+
+from retrieval.cli.sources import shown
+from retrieval.console.report_files import ABSENT, is_number
+from retrieval.domain.provenance import page_span
+from retrieval.errors import (
+    BackendError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+)
+from retrieval.grpc.tenancy import CALLER
+
+log = structlog.get_logger("console")
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+"""Nothing but this console's own files; the bars' widths are inline styles."""
+
+
+def milliseconds(value: float) -> str:
+    return f"{value:.1f} ms" if value < 100 else f"{value:,.0f} ms"
+
+
+def count(value: int | None) -> str:
+    return ABSENT if value is None else f"{value:,}"
+
+
+def when(value: datetime | None) -> str:
+    return "" if value is None else value.strftime("%Y-%m-%d %H:%M")
+
+
+def size(value: int | None) -> str:
+    return "n/a" if value is None else decimal(value)
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("retrieval.console"), autoescape=True, undefined=StrictUndefined
+    )
+    env.filters.update(
+        ms=milliseconds, count=count, when=when, size=size, source=shown, pages=page_span
+    )
+    env.tests["number"] = is_number
+    return env
+
+
+def status_of(error: Exception) -> tuple[int, str]:
+    """The HTTP status of an error, and what the page says of it: a store's failure only in
+    the log, as the gRPC API does."""
+    match error:
+        case HTTPException():
+            return error.status_code, error.detail
+        case PermissionDeniedError():
+            return 403, str(error)
+        case InvalidRequestError():
+            return 400, str(error)
+        case NotFoundError():
+            return 404, str(error)
+        case BackendError():
+            log.error("console.backend_error", error=str(error))
+            return 503, "a store did not answer; the console's log tells why"
+    return 500, str(error)
+
+
+class Renderer:
+    """Renders every page with the caller, its navigation and the same headers."""
+
+    def __init__(self) -> None:
+        self._templates = Jinja2Templates(env=environment())
+
+    def page(
+        self, request: Request, template: str, context: dict[str, object], status_code: int = 200
+    ) -> Response:
+        grant = CALLER.get()
+        response = self._templates.TemplateResponse(
+            request,
+            template,
+            {"caller": grant.name if grant is not None else None, **context},
+            status_code=status_code,
+        )
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    async def error(self, request: Request, error: Exception) -> Response:
+        status, message = status_of(error)
+        return self.page(request, "error.html", {"status": status, "message": message}, status)

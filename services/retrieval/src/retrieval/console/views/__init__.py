@@ -1,0 +1,1 @@
+"""One class per page of the console, each over the services it reads."""

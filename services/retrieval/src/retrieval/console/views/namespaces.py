@@ -1,0 +1,47 @@
+"""The namespaces page: every namespace's size and health with the embedded stores' footprints
+(``retrieval stats``), and one namespace's audit with its documents (``retrieval documents``)."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from retrieval.console.access import check_read
+from retrieval.console.rendering import Renderer
+from retrieval.domain.collection_health import ORPHAN_LABELS
+from retrieval.errors import NotFoundError
+from retrieval.grpc.tenancy import visible_namespaces
+from retrieval.service.ingestion_service import IngestionService
+from retrieval.service.stats import StatsService
+
+
+class NamespacePages:
+    def __init__(self, stats: StatsService, ingestion: IngestionService, render: Renderer) -> None:
+        self._stats = stats
+        self._ingestion = ingestion
+        self._render = render
+
+    async def index(self, request: Request) -> Response:
+        report = await self._stats.collect(visible_namespaces())
+        return self._render.page(
+            request, "namespaces.html", {"report": report, "orphan_labels": ORPHAN_LABELS}
+        )
+
+    async def namespace(self, request: Request) -> Response:
+        name = request.path_params["namespace"]
+        check_read(name)
+        report = await self._stats.collect(lambda namespace: namespace == name)
+        found = next((health for health in report.namespaces if health.namespace == name), None)
+        if found is None:
+            raise NotFoundError(f"no namespace {name!r}")
+        documents = await self._ingestion.documents(name)
+        return self._render.page(
+            request,
+            "namespace.html",
+            {
+                "report": report,
+                "health": found,
+                "documents": documents,
+                "orphan_labels": ORPHAN_LABELS,
+            },
+        )

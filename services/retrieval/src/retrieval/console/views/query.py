@@ -1,0 +1,131 @@
+"""The query page: every option ``retrieval query`` takes, and each match with its scores by
+source and the time each stage of the retrieval took."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import Response
+
+from retrieval.cli.sources import as_source
+from retrieval.console.access import check_read
+from retrieval.console.rendering import Renderer
+from retrieval.domain.models import (
+    FusionMethod,
+    RetrievalOptions,
+    RetrievalQuery,
+    SearchMode,
+    StageTimings,
+    validated,
+)
+from retrieval.errors import InvalidRequestError
+from retrieval.service.retrieval_service import RetrievalService
+from retrieval.settings import Settings
+
+SWITCH = (("true", "on"), ("false", "off"))
+TEXT_FIELDS = ("query", "namespace", "top_k", "confidence_threshold", "source_prefix", "section")
+"""The fields of ``RetrievalQuery`` the form sends as they are, by the same names."""
+
+
+@dataclass(frozen=True)
+class OptionField:
+    """One of ``RetrievalOptions`` in the form: a choice (with ``choices``) or a number."""
+
+    name: str
+    label: str
+    default: str
+    help: str
+    choices: tuple[tuple[str, str], ...] = ()
+    step: str = "any"
+
+
+def option_fields(settings: Settings) -> list[OptionField]:
+    """Every option with the setting that applies when the form leaves it empty."""
+
+    def field(
+        name: str, label: str, choices: tuple[tuple[str, str], ...] = (), step: str = "any"
+    ) -> OptionField:
+        default = getattr(settings, f"search_{name}")
+        if isinstance(default, bool):
+            default = "on" if default else "off"
+        description = RetrievalOptions.model_fields[name].description or ""
+        return OptionField(name, label, str(default), description, choices, step)
+
+    def choices(values: type[StrEnum]) -> tuple[tuple[str, str], ...]:
+        return tuple((value.value, value.value) for value in values)
+
+    return [
+        field("mode", "Mode", choices=choices(SearchMode)),
+        field("fusion", "Fusion", choices=choices(FusionMethod)),
+        field("dense_weight", "Dense weight"),
+        field("keyword_weight", "Keyword weight"),
+        field("fetch_k", "Fetch k", step="1"),
+        field("mmr_lambda", "MMR λ"),
+        field("max_per_document", "Max per document", step="1"),
+        field("rerank", "Rerank", choices=SWITCH),
+        field("redundancy_threshold", "Redundancy"),
+        field("neighbours", "Neighbours", step="1"),
+        field("rewrite", "Rewrite", choices=SWITCH),
+        field("rewrite_threshold", "Rewrite threshold"),
+        field("llm_filter", "LLM filter", choices=SWITCH),
+    ]
+
+
+def retrieval_query(params: QueryParams) -> RetrievalQuery:
+    """The request the form describes; an empty field takes the service's default."""
+    given = {name: value for name, value in params.items() if value.strip()}
+    fields: dict[str, object] = {name: given[name] for name in TEXT_FIELDS if name in given}
+    if "source_prefix" in fields:
+        fields["source_prefix"] = as_source(given["source_prefix"])
+    options = {name: given[name] for name in RetrievalOptions.model_fields if name in given}
+    return validated(RetrievalQuery, **fields, domains=chosen_domains(params), options=options)
+
+
+def chosen_domains(params: QueryParams) -> tuple[str, ...]:
+    """The domains ticked, or typed with commas between them."""
+    names = (name.strip() for value in params.getlist("domain") for name in value.split(","))
+    return tuple(name for name in names if name)
+
+
+def stage_bars(timings: StageTimings) -> list[tuple[str, float, float]]:
+    """``(stage, milliseconds, percent of the longest of the call and its stages)``."""
+    scale = max([timings.total_ms, *timings.stages.values()]) or 1.0
+    return [(stage, ms, 100 * ms / scale) for stage, ms in timings.stages.items()]
+
+
+class QueryPage:
+    def __init__(self, retrieval: RetrievalService, settings: Settings, render: Renderer) -> None:
+        self._retrieval = retrieval
+        self._render = render
+        self._default_namespace = settings.default_namespace
+        self._domains = settings.allowed_domains
+        self._options = option_fields(settings)
+
+    async def query(self, request: Request) -> Response:
+        params = request.query_params
+        result, problem = None, None
+        if params.get("query", "").strip():
+            try:
+                query = retrieval_query(params)
+                check_read(query.namespace or self._default_namespace)
+                result = await self._retrieval.retrieve_query(query)
+            except InvalidRequestError as error:
+                problem = str(error)
+        return self._render.page(
+            request,
+            "query.html",
+            {
+                "form": params,
+                "chosen_domains": chosen_domains(params),
+                "domains": self._domains,
+                "default_namespace": self._default_namespace,
+                "options": self._options,
+                "options_set": any(params.get(option.name) for option in self._options),
+                "problem": problem,
+                "result": result,
+                "bars": stage_bars(result.timings) if result is not None else [],
+            },
+        )

