@@ -5,7 +5,7 @@ UV := .tools/bin/uv
 RUN := $(UV) run --frozen
 DATA ?= ../shared/data/beir/scifact
 
-.PHONY: setup demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-concurrency bench-report bench-all profile load crash fuzz serve proto clean
+.PHONY: setup browser demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-concurrency bench-replicas bench-cli bench-report bench-all profile load crash fuzz serve proto clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -17,7 +17,11 @@ setup: $(UV)
 demo: setup
 	$(RUN) retrieval demo
 
-test: setup lint
+# Debian's chromium, for the console's browser tests (Playwright drives it; it downloads none).
+browser:
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+
+test: setup lint browser
 	$(RUN) pytest
 
 lint: setup
@@ -37,7 +41,7 @@ contract: setup
 integration: setup
 	$(RUN) pytest tests/integration
 
-e2e: setup
+e2e: setup browser
 	$(RUN) pytest tests/e2e
 
 bench: setup
@@ -73,6 +77,14 @@ bench-scaling: setup
 
 bench-concurrency: setup
 	$(RUN) retrieval bench concurrency
+
+# How long the command line takes to answer: help, a refused request, a first query.
+bench-cli: setup
+	$(RUN) retrieval bench cli
+
+# Replicas over one MongoDB and the lagging Pinecone stand-ins, readers and writers on each.
+bench-replicas: setup
+	$(RUN) retrieval bench replicas
 
 # Where a retrieve() of the top 100 spends its time: stage timings and py-spy's hot functions.
 profile: setup

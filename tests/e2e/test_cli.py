@@ -71,7 +71,7 @@ def test_ingest_query_stats_across_processes(workspace: Path) -> None:
     assert "2 created" in ingested.stdout
 
     answered = run(
-        workspace, "query", "How do I protect bushes from frost?", "-n", "e2e", "-k", "1"
+        workspace, "-v", "query", "How do I protect bushes from frost?", "-n", "e2e", "-k", "1"
     )
     assert answered.returncode == 0, answered.stderr
     assert "frost-protection" in answered.stdout
@@ -83,6 +83,7 @@ def test_ingest_query_stats_across_processes(workspace: Path) -> None:
 
     filtered = run(workspace, "query", "frost on bushes", "-n", "e2e", "-d", "plant_diseases")
     assert filtered.returncode == 0, filtered.stderr
+    assert '"level": "info"' not in ingested.stderr + filtered.stderr, "info logs need -v"
     assert "red-rust" in filtered.stdout
     assert "frost-protection" not in filtered.stdout
 
@@ -125,26 +126,36 @@ def test_reingesting_reports_unchanged(workspace: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "code", "message"),
     [
-        (("query", "tea", "-d", "coffee"), "unknown domain"),
-        (("query", "tea", "-n", "never-written"), "does not exist"),
-        (("query", "tea", "-k", "0"), "top_k"),
-        (("query", "tea", "--mmr-lambda", "2"), "mmr_lambda"),
-        (("ingest", "missing.md"), "no such file"),
+        (("query", "tea", "-d", "coffee"), 2, "domain coffee is not in RETRIEVAL_ALLOWED_DOMAINS"),
+        (("query", "tea", "-n", "never-written"), 1, "does not exist"),
+        (("query", "tea", "-k", "0"), 2, "top_k"),
+        (("query", "tea", "--mmr-lambda", "2"), 2, "mmr_lambda"),
+        (("ingest", "missing.md"), 1, "no such file"),
     ],
 )
 def test_bad_input_is_a_clear_error_not_a_traceback(
-    workspace: Path, args: tuple[str, ...], message: str
+    workspace: Path, args: tuple[str, ...], code: int, message: str
 ) -> None:
-    result = run(workspace, *args)
-    assert result.returncode == 1
-    assert message in result.stdout
+    """Refused before anything starts (code 2, on stderr), or by the running service (1)."""
+    result = run(
+        workspace, *args, environment={"RETRIEVAL_ALLOWED_DOMAINS": '["weather_patterns"]'}
+    )
+    assert result.returncode == code
+    assert message in (result.stderr if code == 2 else result.stdout)
     assert "Traceback" not in result.stdout + result.stderr
 
 
 def test_the_demo_ingests_the_knowledge_base_and_answers(workspace: Path) -> None:
-    shown = run(workspace, "demo", "--namespace", "e2e-demo")
+    """Whatever domains the user allows: the demo allows its own too."""
+    shown = run(
+        workspace,
+        "demo",
+        "--namespace",
+        "e2e-demo",
+        environment={"RETRIEVAL_ALLOWED_DOMAINS": '["software_docs"]'},
+    )
     assert shown.returncode == 0, shown.stderr
     assert "6 documents" in shown.stdout
     assert "blister-blight-management" in shown.stdout

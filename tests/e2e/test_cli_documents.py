@@ -84,8 +84,9 @@ def test_a_folder_of_html_and_plain_markdown_is_ingested_and_answers(
 
 
 def test_bad_files_are_reported_one_by_one_and_fail_the_run(
-    workspace: Path, mongo_uri: str
+    workspace: Path, mongo_uri: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("RETRIEVAL_ALLOWED_DOMAINS", '["quality_standards"]')
     mixed = workspace / "mixed"
     mixed.mkdir()
     (mixed / "withering.md").write_text(WITHERING)
@@ -102,7 +103,7 @@ def test_bad_files_are_reported_one_by_one_and_fail_the_run(
     assert "5 files, 1 document, 1 chunk: 1 created" in out
     assert "no-domain.md: no domain" in out
     assert "pass --domain" in out
-    assert "document 'coffee': unknown domain 'coffee'" in out
+    assert "document 'coffee': domain coffee is not in RETRIEVAL_ALLOWED_DOMAINS" in out
     assert "broken.pdf: not a readable PDF file" in out
     assert "latin1.txt: not UTF-8 text" in out
     assert "skipped mixed/photo.png" in out

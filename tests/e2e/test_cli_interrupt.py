@@ -44,7 +44,7 @@ def write_documents(folder: Path) -> None:
 def ctrl_c_after_some_groups(root: Path, mongo_uri: str) -> subprocess.CompletedProcess[str]:
     """Runs ``retrieval ingest`` and sends it SIGINT once it has written some groups."""
     with subprocess.Popen(
-        [str(CLI), *INGEST],
+        [str(CLI), "-v", *INGEST],
         cwd=root,
         env=environment(root / "data", mongo_uri),
         stdout=subprocess.PIPE,

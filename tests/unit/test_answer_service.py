@@ -7,6 +7,7 @@ import re
 import pytest
 
 from retrieval.adapters.no_reranker import NoReranker
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.context import build_context
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, RetrievalQuery
 from retrieval.errors import (
@@ -86,6 +87,7 @@ async def retrieval() -> RetrievalService:
         RocchioRewriter(index),
         ScriptedLlm(),
         InMemoryDocumentLedger(),
+        RuleBasedEntityExtractor(),
     )
     return RetrievalService(
         stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached(), quiet_telemetry()

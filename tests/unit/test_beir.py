@@ -12,6 +12,7 @@ import pytest
 import pytrec_eval
 
 from retrieval.adapters.no_reranker import NoReranker
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.container import Application
 from retrieval.domain.models import DEFAULT_DOMAINS, RagChunk, SearchMode
 from retrieval.domain.vectors import VectorRecord
@@ -92,6 +93,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
             RocchioRewriter(index),
             ScriptedLlm(),
             ledger,
+            RuleBasedEntityExtractor(),
         ),
         DEFAULT_DOMAINS,
         "default",
@@ -101,7 +103,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
     )
     stats = StatsService(index, keywords, chunks, ledger, embedder, (), probe_timeout_s=1.0)
     return Application(
-        settings=Settings(_env_file=None),
+        settings=Settings(_env_file=None, allowed_domains=DEFAULT_DOMAINS),
         retrieval=retrieval,
         ingestion=IngestionService(
             embedder,

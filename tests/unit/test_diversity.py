@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.domain.ranking import cap_per_group, mmr
+from retrieval.domain.ranking.diversity import cap_per_group, mmr
 
 small_vectors = st.lists(st.integers(-3, 3), min_size=3, max_size=3)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from retrieval.adapters.no_reranker import NoReranker
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.cli.golden import model_answers
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, RetrievalMatch, RetrievalQuery
 from retrieval.errors import BackendUnavailableError, InvalidRequestError
@@ -142,6 +143,7 @@ def golden_services(
             RocchioRewriter(index),
             ScriptedLlm(),
             InMemoryDocumentLedger(),
+            RuleBasedEntityExtractor(),
         ),
         DEFAULT_DOMAINS,
         "default",
@@ -323,7 +325,7 @@ async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> 
     retrieval = RetrievalService(
         retrieval_stages(
             embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm(),
-            InMemoryDocumentLedger(),
+            InMemoryDocumentLedger(), RuleBasedEntityExtractor(),
         ), DEFAULT_DOMAINS,
         "tea", SearchPlan(), ResultCache(NamespaceFreshness(generations, 0)), quiet_telemetry(),
     )  # fmt: skip

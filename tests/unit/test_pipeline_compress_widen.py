@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retrieval.adapters.no_reranker import NoReranker
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.models import (
     DEFAULT_DOMAINS,
     RagChunk,
@@ -279,6 +280,7 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
         RocchioRewriter(index),
         ScriptedLlm(),
         InMemoryDocumentLedger(),
+        RuleBasedEntityExtractor(),
     )
     names = [stage.name for stage in stages]
     assert names.index("rerank") < names.index("compress") < names.index("diversify")

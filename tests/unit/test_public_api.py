@@ -3,10 +3,11 @@ from dataclasses import fields
 import retrieval
 
 PUBLIC = {
-    "Application", "CollectionStats", "DocumentOutcome", "HealthStatus", "IngestionService",
-    "KnowledgeDomain", "Outcome", "RagChunk", "RagDocument", "ReconcileReport",
-    "RetrievalMatch", "RetrievalQuery", "RetrievalResult", "RetrievalService", "Settings",
-    "StageTimings", "StatsService", "running",
+    "Answer", "Application", "CollectionStats", "DocumentOutcome", "HealthStatus",
+    "IngestReport", "IngestionService", "KnowledgeBase", "KnowledgeDomain", "Outcome",
+    "PathSync", "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch",
+    "RetrievalQuery", "RetrievalResult", "RetrievalService", "Settings", "StageTimings",
+    "StatsService", "connect", "running",
 }  # fmt: skip
 
 

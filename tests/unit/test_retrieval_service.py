@@ -10,6 +10,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from retrieval.adapters.no_reranker import NoReranker
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.models import (
     DEFAULT_DOMAINS,
     RagDocument,
@@ -107,6 +108,7 @@ class Stores:
             rewriter or RocchioRewriter(self.index),
             llm or ScriptedLlm(),
             InMemoryDocumentLedger(),
+            RuleBasedEntityExtractor(),
         )
         return RetrievalService(stages, allowed_domains, NS, plan, Uncached(), quiet_telemetry())
 
@@ -241,6 +243,7 @@ async def test_timings_cover_every_stage(stores: Stores) -> None:
         "keyword",
         "search",
         "fuse",
+        "second_hop",
         "vectors",
         "threshold",
         "rewrite",
@@ -300,6 +303,9 @@ async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> No
         "keyword": 3,
         "search": 3,
         "fuse": 3,
+        "second_hop": 3,
+        "second_hop_names": 0,
+        "second_hop_links": 0,
         "vectors": 3,
         "threshold": 2,
         "rewrite": 2,
@@ -525,6 +531,7 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
         RocchioRewriter(stores.index),
         ScriptedLlm(),
         InMemoryDocumentLedger(),
+        RuleBasedEntityExtractor(),
     )
     cache = ResultCache(NamespaceFreshness(generations, 0))
     service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())
@@ -693,7 +700,7 @@ async def test_the_llm_filter_drops_what_the_model_judges_irrelevant(stores: Sto
     assert {"monsoon", "withering"} <= {m.document_id for m in plain.matches}
     assert filtered.matches == tuple(m for m in plain.matches if m.document_id != "monsoon")
     assert filtered.degraded == ()
-    assert stores.chunks.get_many_calls == before + 1, "the fetch stage reuses the texts"
+    assert stores.chunks.get_many_calls == before + 2, "the fetch stage reuses the texts"
     [call] = llm.calls
     assert call.messages[-1].content.startswith("Query: tea leaves")
 
@@ -756,7 +763,7 @@ def test_an_error_names_at_most_ten_unknown_domains() -> None:
     assert len(message) < 300
     assert "unknown_0000, unknown_0001" in message
     assert "and 2990 more" in message
-    assert message.endswith("allowed: tea_cultivation")
+    assert message.endswith("not in RETRIEVAL_ALLOWED_DOMAINS (tea_cultivation)")
 
 
 @pytest.mark.parametrize("mode", list(SearchMode))

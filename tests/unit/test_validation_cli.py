@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from retrieval.cli.app import app
-from retrieval.cli.validate import validation_markdown
+from retrieval.cli.validation_report import validation_markdown
 from retrieval.domain.validation import (
     CaseSource,
     NamespaceSurvey,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from retrieval.container import Application, running
-from retrieval.domain.models import RagDocument
+from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.validation import CaseSource, ValidationRequest, parse_case_file
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError
 from retrieval.settings import Settings
@@ -92,7 +92,7 @@ class Stack:
 
 @pytest.fixture
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    settings = Settings(data_dir=tmp_path, result_cache_entries=0)
+    settings = Settings(data_dir=tmp_path, result_cache_entries=0, allowed_domains=DEFAULT_DOMAINS)
     index, chunks = InMemoryVectorIndex(), InMemoryChunkRepository()
     container = in_memory_container(
         settings,
@@ -285,4 +285,4 @@ async def test_a_case_with_an_unknown_domain_is_refused_naming_it(stack: Stack) 
     with pytest.raises(InvalidRequestError) as raised:
         await stack.app.validation.validate(ValidationRequest(namespace=NS, cases=suite.cases))
     assert raised.value.field == "cases.1.domains"
-    assert "unknown domain(s) coffee" in str(raised.value)
+    assert "domain coffee is not in RETRIEVAL_ALLOWED_DOMAINS" in str(raised.value)

@@ -1,36 +1,79 @@
 """Retrieval for agents: find the knowledge an answer rests on.
 
-In-process callers start the configured stores and call the services::
+In-process callers start the configured stores and ask the knowledge base (docs/python.md)::
 
-    async with running(Settings()) as app:
-        result = await app.retrieval.retrieve("what causes blister blight?", ["plant_diseases"])
+    async with retrieval.connect() as kb:
+        await kb.ingest(["docs/"], namespace="mine", domain="software_docs")
+        result = await kb.retrieve("how do I rotate an API key?", namespace="mine")
+
+The names below are imported on first use, so that importing a part of the package (the
+command line, the settings) does not load the stores and the model.
 """
 
-from retrieval.container import Application, running
-from retrieval.domain.collection_health import HealthStatus
-from retrieval.domain.models import (
-    KnowledgeDomain,
-    RagChunk,
-    RagDocument,
-    RetrievalMatch,
-    RetrievalQuery,
-    RetrievalResult,
-    StageTimings,
-)
-from retrieval.service.ingestion_service import DocumentOutcome, IngestionService, Outcome
-from retrieval.service.reconciliation import ReconcileReport
-from retrieval.service.retrieval_service import RetrievalService
-from retrieval.service.stats import CollectionStats, StatsService
-from retrieval.settings import Settings
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retrieval.api import KnowledgeBase, connect
+    from retrieval.container import Application, running
+    from retrieval.domain.answers import Answer
+    from retrieval.domain.collection_health import HealthStatus
+    from retrieval.domain.models import (
+        KnowledgeDomain,
+        RagChunk,
+        RagDocument,
+        RetrievalMatch,
+        RetrievalQuery,
+        RetrievalResult,
+        StageTimings,
+    )
+    from retrieval.service.file_intake import IngestReport, PathSync
+    from retrieval.service.ingestion_service import DocumentOutcome, IngestionService, Outcome
+    from retrieval.service.reconciliation import ReconcileReport
+    from retrieval.service.retrieval_service import RetrievalService
+    from retrieval.service.stats import CollectionStats, StatsService
+    from retrieval.settings import Settings
+
+MODULE_OF = {
+    "connect": "retrieval.api",
+    "KnowledgeBase": "retrieval.api",
+    "Answer": "retrieval.domain.answers",
+    "IngestReport": "retrieval.service.file_intake",
+    "PathSync": "retrieval.service.file_intake",
+    "Application": "retrieval.container",
+    "running": "retrieval.container",
+    "HealthStatus": "retrieval.domain.collection_health",
+    "KnowledgeDomain": "retrieval.domain.models",
+    "RagChunk": "retrieval.domain.models",
+    "RagDocument": "retrieval.domain.models",
+    "RetrievalMatch": "retrieval.domain.models",
+    "RetrievalQuery": "retrieval.domain.models",
+    "RetrievalResult": "retrieval.domain.models",
+    "StageTimings": "retrieval.domain.models",
+    "DocumentOutcome": "retrieval.service.ingestion_service",
+    "IngestionService": "retrieval.service.ingestion_service",
+    "Outcome": "retrieval.service.ingestion_service",
+    "ReconcileReport": "retrieval.service.reconciliation",
+    "RetrievalService": "retrieval.service.retrieval_service",
+    "CollectionStats": "retrieval.service.stats",
+    "StatsService": "retrieval.service.stats",
+    "Settings": "retrieval.settings",
+}
 
 __all__ = [
+    "Answer",
     "Application",
     "CollectionStats",
     "DocumentOutcome",
     "HealthStatus",
+    "IngestReport",
     "IngestionService",
+    "KnowledgeBase",
     "KnowledgeDomain",
     "Outcome",
+    "PathSync",
     "RagChunk",
     "RagDocument",
     "ReconcileReport",
@@ -41,5 +84,18 @@ __all__ = [
     "Settings",
     "StageTimings",
     "StatsService",
+    "connect",
     "running",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in MODULE_OF:
+        raise AttributeError(f"module 'retrieval' has no attribute {name!r}")
+    value = getattr(import_module(MODULE_OF[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

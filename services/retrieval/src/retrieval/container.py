@@ -36,6 +36,7 @@ from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbe
 from retrieval.adapters.pinecone_reranker import PineconeReranker
 from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.telemetry import Telemetry
 from retrieval.observability.tracing import tracer_from_environment
@@ -228,6 +229,7 @@ def search_plan(settings: Settings) -> SearchPlan:
         llm_filter=settings.search_llm_filter,
         llm_filter_batch=settings.llm_filter_batch,
         llm_filter_concurrency=settings.llm_filter_concurrency,
+        second_hop=settings.search_second_hop,
         rerank_depth=settings.search_rerank_depth,
         rrf_k=settings.search_rrf_k,
         query_max_words=settings.query_max_words,
@@ -380,6 +382,7 @@ class Container(containers.DeclarativeContainer):
         rocchio=providers.Singleton(RocchioRewriter, index=vector_index),
         llm=providers.Singleton(LlmRewriter, llm=llm),
     )
+    entity_extractor = providers.Singleton(RuleBasedEntityExtractor)
     retrieval_stages = providers.Singleton(
         retrieval_stages,
         embedder=query_embedder,
@@ -390,6 +393,7 @@ class Container(containers.DeclarativeContainer):
         reranker=reranker,
         llm=llm,
         ledger=document_ledger,
+        entities=entity_extractor,
     )
     search_plan = providers.Singleton(search_plan, settings=settings)
     retrieval_service = providers.Singleton(

@@ -1,4 +1,9 @@
-"""structlog set-up: JSON lines off a terminal, a console renderer on one."""
+"""structlog set-up: JSON lines off a terminal, a console renderer on one.
+
+An application (the command line, the server) calls ``configure_logging``. Until one
+configures structlog, the library logs warnings and errors on stderr only: structlog's own
+default would print every event, debug included, on stdout.
+"""
 
 from __future__ import annotations
 
@@ -9,27 +14,48 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import structlog
+from structlog.typing import EventDict, Processor
 
 from retrieval.settings import LogFormat
 
 
 def configure_logging(level: str = "INFO", log_format: LogFormat = LogFormat.AUTO) -> None:
-    console = log_format == LogFormat.CONSOLE or (
-        log_format == LogFormat.AUTO and sys.stderr.isatty()
-    )
-    renderer = structlog.dev.ConsoleRenderer() if console else structlog.processors.JSONRenderer()
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            renderer,
-        ],
+        processors=processors(log_format),
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+def processors(log_format: LogFormat) -> list[Processor]:
+    console = log_format == LogFormat.CONSOLE or (
+        log_format == LogFormat.AUTO and sys.stderr.isatty()
+    )
+    renderer = structlog.dev.ConsoleRenderer() if console else structlog.processors.JSONRenderer()
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.format_exc_info,
+        renderer,
+    ]
+
+
+def drop_below_warning(_: object, method_name: str, event_dict: EventDict) -> EventDict:
+    if structlog.processors.NAME_TO_LEVEL.get(method_name, logging.WARNING) < logging.WARNING:
+        raise structlog.DropEvent
+    return event_dict
+
+
+def quiet_unless_configured() -> None:
+    """Warnings and errors on stderr, until the application configures structlog. The level
+    is a processor, not the logger class, so that ``capture_logs`` still sees every event."""
+    if not structlog.is_configured():
+        structlog.configure(
+            processors=[drop_below_warning, *processors(LogFormat.AUTO)],
+            logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        )
 
 
 def new_correlation_id() -> str:
@@ -53,3 +79,6 @@ def correlation_scope(correlation_id: str | None = None) -> Iterator[str]:
     cid = correlation_id or new_correlation_id()
     with structlog.contextvars.bound_contextvars(correlation_id=cid):
         yield cid
+
+
+quiet_unless_configured()

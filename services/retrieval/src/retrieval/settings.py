@@ -11,9 +11,9 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from retrieval.domain.models import (
-    DEFAULT_DOMAINS,
     MAX_FETCH_K,
     MAX_TOP_K,
+    DomainName,
     FusionMethod,
     Namespace,
     SearchMode,
@@ -57,9 +57,10 @@ class Settings(BaseSettings):
         env_prefix="RETRIEVAL_", env_file=".env", extra="ignore", frozen=True
     )
 
-    allowed_domains: Annotated[tuple[str, ...], NoDecode] = Field(
-        default=DEFAULT_DOMAINS,
-        description="Knowledge domains documents and queries may name (a JSON list).",
+    allowed_domains: Annotated[tuple[DomainName, ...], NoDecode] = Field(
+        default=(),
+        description="The only knowledge domains documents and queries may name (a JSON list); "
+        "empty: any well-formed name.",
     )
     default_namespace: Namespace = Field(
         default="default", description="Namespace when none given."
@@ -269,6 +270,10 @@ class Settings(BaseSettings):
     )
     llm_filter_concurrency: int = Field(
         default=2, ge=1, le=8, description="Relevance filter calls in flight per retrieval."
+    )
+    search_second_hop: bool = Field(
+        default=True,
+        description="Follow the names the best candidates mention to the documents about them.",
     )
     rewrite_backend: RewriteBackend = Field(
         default=RewriteBackend.ROCCHIO,

@@ -2,6 +2,7 @@
 
 from retrieval_testkit.contracts.chunk_repository import ChunkRepositoryContract
 from retrieval_testkit.contracts.embedder import EmbedderContract
+from retrieval_testkit.contracts.entity_extractor import EntityExtractorContract
 from retrieval_testkit.contracts.keyword_index import KeywordIndexContract
 from retrieval_testkit.contracts.llm import LlmContract
 from retrieval_testkit.contracts.namespace_generations import NamespaceGenerationsContract
@@ -11,6 +12,7 @@ from retrieval_testkit.contracts.vector_index import VectorIndexContract
 __all__ = [
     "ChunkRepositoryContract",
     "EmbedderContract",
+    "EntityExtractorContract",
     "KeywordIndexContract",
     "LlmContract",
     "NamespaceGenerationsContract",

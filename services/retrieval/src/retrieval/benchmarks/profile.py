@@ -30,7 +30,13 @@ from pydantic import Field
 from retrieval.benchmarks.concurrency import cpu_seconds
 from retrieval.container import Container, running
 from retrieval.domain.models import MAX_TOP_K, Frozen, RetrievalQuery, StageTimings
-from retrieval.evaluation.beir import Progress, advance, stage_latencies, write_corpus
+from retrieval.evaluation.beir import (
+    Progress,
+    advance,
+    corpus_domain,
+    stage_latencies,
+    write_corpus,
+)
 from retrieval.evaluation.beir_data import BeirDataset
 from retrieval.evaluation.side_by_side import peer_settings
 from retrieval.ports.embedder import Matrix
@@ -159,7 +165,7 @@ async def profile_retrieval(
     processes: dict[str, ProcessProfile] = {}
     async with running(container.settings(), container) as app:
         namespace = f"profile-{uuid.uuid4().hex[:8]}"
-        domain = app.settings.allowed_domains[0]
+        domain = corpus_domain(app.settings.allowed_domains)
         requests = [
             RetrievalQuery(query=text, top_k=MAX_TOP_K, namespace=namespace) for text in queries
         ]

@@ -4,16 +4,25 @@ context, with its citations."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 
-from retrieval.cli.runtime import console, run_with_application
+from retrieval.cli.runtime import (
+    console,
+    load_settings,
+    refused_when_invalid,
+    run_here_or_served,
+)
 from retrieval.cli.sources import as_source, located
-from retrieval.container import Application
-from retrieval.domain.answers import Answer
+from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.models import RetrievalQuery, validated
 from retrieval.errors import RetrievalError
+
+if TYPE_CHECKING:
+    from retrieval.container import Application
+    from retrieval.domain.answers import Answer
 
 
 def citations_json(answer: Answer) -> dict:
@@ -55,18 +64,21 @@ def ask(
 ) -> None:
     """Answer a question from the knowledge base with the configured language model
     (RETRIEVAL_LLM_*), citing the chunks it used."""
+    with refused_when_invalid():
+        query = validated(
+            RetrievalQuery,
+            query=question,
+            domains=tuple(domain),
+            top_k=top_k,
+            namespace=namespace,
+            source_prefix=as_source(source_prefix) if source_prefix is not None else None,
+            section=section,
+        )
+        settings = load_settings()
+        check_domains(query.domains, settings.allowed_domains)
 
     async def work(app: Application) -> Answer:
         try:
-            query = validated(
-                RetrievalQuery,
-                query=question,
-                domains=tuple(domain),
-                top_k=top_k,
-                namespace=namespace,
-                source_prefix=as_source(source_prefix) if source_prefix is not None else None,
-                section=section,
-            )
             return await app.answers.answer(query)
         except RetrievalError as error:
             if not as_json:
@@ -74,7 +86,7 @@ def ask(
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(code=1) from error
 
-    answer = run_with_application(work)
+    answer = run_here_or_served(work, settings)
     if as_json:
         typer.echo(json.dumps(citations_json(answer)))
         return

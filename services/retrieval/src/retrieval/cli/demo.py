@@ -1,12 +1,18 @@
+"""``retrieval demo``: the bundled tea knowledge base ingested and asked."""
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import typer
 
 from retrieval.adapters.document_files import load_documents
-from retrieval.cli.runtime import console, run_with_application
+from retrieval.cli.runtime import VERBOSE, console, load_settings, run_with_application
 from retrieval.cli.tables import result_table
-from retrieval.container import Application
-from retrieval.demo import EXAMPLE_QUERIES, KNOWLEDGE_DIR, NAMESPACE
+from retrieval.demo import EXAMPLE_QUERIES, KNOWLEDGE_DIR, NAMESPACE, demo_settings
+
+if TYPE_CHECKING:
+    from retrieval.container import Application
 
 
 def demo(
@@ -27,6 +33,7 @@ def demo(
             scope += [
                 f"{name} {value}" for name, value in options.model_dump(exclude_none=True).items()
             ]
-            console.print(result_table(result, f"“{question}” ({'; '.join(scope)})"))
+            title = f"“{question}” ({'; '.join(scope)})"
+            console.print(result_table(result, title, every_stage=VERBOSE.get()))
 
-    run_with_application(work)
+    run_with_application(work, demo_settings(load_settings()))

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -23,14 +24,21 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from retrieval.adapters.document_files import LoadedDocuments, read_documents
-from retrieval.cli.runtime import console, load_settings, run_with_application
-from retrieval.container import Application
-from retrieval.domain.models import RagDocument, check_slug
-from retrieval.errors import InvalidRequestError, RetrievalError
-from retrieval.service.ingest_progress import IngestProgress
-from retrieval.service.outcomes import DocumentOutcome, Outcome
-from retrieval.service.retrieval_service import check_domains
+from retrieval.adapters.document_files import FileFailure, LoadedDocuments, read_documents
+from retrieval.cli.runtime import (
+    console,
+    load_settings,
+    refused_when_invalid,
+    run_here_or_served,
+)
+from retrieval.domain.allowed_domains import check_domains
+from retrieval.domain.models import check_slug
+from retrieval.errors import RetrievalError
+
+if TYPE_CHECKING:
+    from retrieval.container import Application
+    from retrieval.service.ingest_progress import IngestProgress
+    from retrieval.service.outcomes import DocumentOutcome
 
 
 def count(number: int, noun: str) -> str:
@@ -85,9 +93,10 @@ def bar(*columns: ProgressColumn) -> Progress:
     )
 
 
-def read_with_progress(paths: list[Path], domain: str | None, title: str | None) -> LoadedDocuments:
-    """The files' documents; a file over ``RETRIEVAL_INGEST_MAX_FILE_BYTES`` fails unread."""
-    max_file_bytes = load_settings().ingest_max_file_bytes
+def read_with_progress(
+    paths: list[Path], domain: str | None, title: str | None, max_file_bytes: int
+) -> LoadedDocuments:
+    """The files' documents; a file over ``max_file_bytes`` fails unread."""
     with bar(MofNCompleteColumn(), TextColumn("files")) as progress:
         task = progress.add_task("reading", total=None)
         return read_documents(
@@ -106,6 +115,8 @@ def ingest_progress(
     """Yields the ``on_progress`` of ``IngestionService.ingest``: a bar of the documents
     settled and the chunks embedded. ``settled`` collects the outcomes as groups settle.
     Each report stops the run if its task was cancelled (``stop_if_cancelled``)."""
+    from retrieval.service.ingest_progress import IngestProgress
+
     with bar(DocumentsColumn(), ChunksColumn(), EtaColumn()) as progress:
         task = progress.add_task("ingesting", total=None, documents=documents, settled=0)
         done = 0
@@ -143,25 +154,8 @@ class Ingested:
     """What a run wrote, filled in group by group, so that an interrupted run can tell."""
 
     outcomes: list[DocumentOutcome] = field(default_factory=list)
-    rejected: list[InvalidRequestError] = field(default_factory=list)
+    rejected: list[FileFailure] = field(default_factory=list)
     namespace: str | None = None
-
-
-def check_each(
-    app: Application, documents: Sequence[RagDocument], namespace: str
-) -> tuple[list[RagDocument], list[InvalidRequestError]]:
-    """The documents the service accepts, and the problem of each other one, so that one bad
-    document fails alone rather than the whole request."""
-    accepted: list[RagDocument] = []
-    rejected: list[InvalidRequestError] = []
-    for document in documents:
-        try:
-            app.ingestion.check(document, namespace)
-        except InvalidRequestError as error:
-            rejected.append(error)
-        else:
-            accepted.append(document)
-    return accepted, rejected
 
 
 def ingest(
@@ -184,21 +178,24 @@ def ingest(
     """Chunk, embed and store documents; unchanged documents are skipped. A file that cannot
     be read is reported and the rest go on; the exit code is 1 if any file or document failed,
     130 if interrupted (Ctrl-C)."""
+    settings = load_settings()
+    with refused_when_invalid():
+        target = check_slug(namespace or settings.default_namespace, "namespace")
+        check_domains([domain] if domain is not None else [], settings.allowed_domains)
     ingested = Ingested()
     with told_when_interrupted(ingested):
-        loaded = read_reporting_failures(paths, domain, title)
+        loaded = read_reporting_failures(paths, domain, title, settings.ingest_max_file_bytes)
 
         async def work(app: Application) -> None:
-            if domain is not None:
-                check_domains([domain], app.settings.allowed_domains)
-            target = check_slug(namespace or app.settings.default_namespace, "namespace")
+            from retrieval.service.file_intake import check_each
+
             ingested.namespace = target
-            accepted, ingested.rejected = check_each(app, loaded.documents, target)
+            accepted, ingested.rejected = check_each(app.ingestion, loaded.documents, target)
             with ingest_progress(len(accepted), ingested.outcomes) as progress:
                 await app.ingestion.ingest(accepted, target, on_progress=progress, replace=replace)
 
         if loaded.documents:
-            run_with_application(work)
+            run_here_or_served(work, settings)
     console.print(f"{count(loaded.files, 'file')}, {written(ingested.outcomes)}")
     report_failed(ingested)
     if loaded.failures or ingested.rejected or failed_outcomes(ingested.outcomes):
@@ -206,10 +203,10 @@ def ingest(
 
 
 def read_reporting_failures(
-    paths: list[Path], domain: str | None, title: str | None
+    paths: list[Path], domain: str | None, title: str | None, max_file_bytes: int
 ) -> LoadedDocuments:
     try:
-        loaded = read_with_progress(paths, domain, title)
+        loaded = read_with_progress(paths, domain, title, max_file_bytes)
     except RetrievalError as error:
         console.print(f"[red]error:[/red] {error}")
         raise typer.Exit(code=1) from error
@@ -239,6 +236,8 @@ def told_when_interrupted(ingested: Ingested) -> Iterator[None]:
 
 def written(outcomes: Sequence[DocumentOutcome]) -> str:
     """Documents and chunks, and how many documents had each outcome."""
+    from retrieval.service.outcomes import Outcome
+
     counts = Counter(outcome.outcome for outcome in outcomes)
     summary = ", ".join(f"{counts[kind]} {kind.value}" for kind in Outcome if counts[kind])
     chunks = sum(outcome.chunks for outcome in outcomes)
@@ -248,6 +247,8 @@ def written(outcomes: Sequence[DocumentOutcome]) -> str:
 
 
 def failed_outcomes(outcomes: Iterable[DocumentOutcome]) -> list[DocumentOutcome]:
+    from retrieval.service.outcomes import Outcome
+
     return [outcome for outcome in outcomes if outcome.outcome is Outcome.FAILED]
 
 

@@ -25,8 +25,6 @@ from retrieval.evaluation.reports import answer_rows, figure, write_golden_repor
 from retrieval.service.answer_service import AnswerService
 from retrieval.settings import Settings
 
-app = typer.Typer(no_args_is_help=True, help="Golden accuracy runs: a seeded suite, graded.")
-
 
 async def check_unused(application: Application, namespace: str) -> None:
     """A run deletes its namespace afterwards, so it must not start in one holding data."""
@@ -66,7 +64,6 @@ def summary_table(report: GoldenReport, min_hit_at_5: float) -> Table:
     return table
 
 
-@app.command("run")
 def run(
     suite: Path = typer.Option(
         Path("tests/golden/rag"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -14,23 +15,34 @@ from rich.table import Table
 from retrieval.adapters.sync_scope import sync_scope
 from retrieval.cli.documents import (
     Ingested,
-    check_each,
     count,
+    failed_outcomes,
     ingest_progress,
     read_with_progress,
     told_when_interrupted,
 )
-from retrieval.cli.runtime import console, run_with_application
+from retrieval.cli.runtime import (
+    console,
+    load_settings,
+    refused_when_invalid,
+    run_here_or_served,
+)
 from retrieval.cli.sources import as_source, shown
-from retrieval.container import Application
-from retrieval.service.library import DocumentSummary
-from retrieval.service.outcomes import DeleteReport, DocumentOutcome, Outcome, SyncReport
+from retrieval.domain.allowed_domains import check_domains
+from retrieval.domain.models import check_slug
+
+if TYPE_CHECKING:
+    from retrieval.container import Application
+    from retrieval.service.library import DocumentSummary
+    from retrieval.service.outcomes import DeleteReport, DocumentOutcome, SyncReport
 
 NAMESPACE = typer.Option(..., "--namespace", "-n", help="The namespace.")
 JSON = typer.Option(False, "--json", help="Print the report as JSON, and nothing else.")
 
 
 def outcome_lines(outcomes: Iterable[DocumentOutcome]) -> None:
+    from retrieval.service.outcomes import Outcome
+
     for outcome in outcomes:
         if outcome.outcome is Outcome.UNCHANGED:
             continue
@@ -44,6 +56,8 @@ def outcome_lines(outcomes: Iterable[DocumentOutcome]) -> None:
 
 
 def summary(outcomes: Iterable[DocumentOutcome]) -> str:
+    from retrieval.service.outcomes import Outcome
+
     counts = Counter(outcome.outcome for outcome in outcomes)
     return ", ".join(f"{counts[kind]} {kind.value}" for kind in Outcome)
 
@@ -68,19 +82,22 @@ def sync(
     """Ingest what is new or changed under PATHS and delete the documents ingested from under
     them whose files are gone. A file that cannot be read keeps its documents; the exit code
     is 1 if any file or document failed, 130 if interrupted (Ctrl-C)."""
-    loaded = read_with_progress(paths, domain, None)
+    settings = load_settings()
+    with refused_when_invalid():
+        check_slug(namespace, "namespace")
+        check_domains([domain] if domain is not None else [], settings.allowed_domains)
+    loaded = read_with_progress(paths, domain, None, settings.ingest_max_file_bytes)
     scope = sync_scope(paths, loaded.failures)
     roots = list(scope.roots)
     failures = [str(failure) for failure in loaded.failures]
     unreadable = set(scope.unreadable)
 
     async def work(app: Application) -> SyncReport:
-        accepted, rejected = check_each(app, loaded.documents, namespace)
+        from retrieval.service.file_intake import check_each, refused_sources
+
+        accepted, rejected = check_each(app.ingestion, loaded.documents, namespace)
         failures.extend(problem.reason for problem in rejected)
-        kept = {document.document_id for document in accepted}
-        unreadable.update(
-            d.source.uri for d in loaded.documents if d.document_id not in kept and d.source
-        )
+        unreadable.update(refused_sources(loaded.documents, accepted))
         with ingest_progress(len(accepted), ingested.outcomes) as on_group:
             return await app.ingestion.sync(
                 accepted,
@@ -95,7 +112,7 @@ def sync(
 
     ingested = Ingested(namespace=namespace)
     with told_when_interrupted(ingested):
-        report = run_with_application(work) if roots else None
+        report = run_here_or_served(work, settings) if roots else None
     for failure in failures:
         if as_json:
             typer.echo(f"failed: {failure}", err=True)
@@ -111,7 +128,7 @@ def sync(
             console.print(f"[red]     busy[/red] {escape(document_id)}: being written; run again")
         heading = f"{count(loaded.files, 'file')}: {summary(report.outcomes)}"
         console.print(heading + (" (dry run: nothing changed)" if dry_run else ""))
-    if failures or report.busy or report.count(Outcome.FAILED):
+    if failures or report.busy or failed_outcomes(report.outcomes):
         raise typer.Exit(code=1)
 
 
@@ -127,6 +144,11 @@ def delete(
     as_json: bool = JSON,
 ) -> None:
     """Delete documents (their chunks, vectors and keyword entries) by id or by source."""
+    settings = load_settings()
+    with refused_when_invalid():
+        check_slug(namespace, "namespace")
+        for document_id in document_ids or []:
+            check_slug(document_id, "document_ids")
     prefix = as_source(source_prefix) if source_prefix is not None else None
 
     async def work(app: Application) -> DeleteReport:
@@ -134,7 +156,7 @@ def delete(
             namespace, document_ids or [], source_prefix=prefix, dry_run=dry_run
         )
 
-    report = run_with_application(work)
+    report = run_here_or_served(work, settings)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
     else:
@@ -161,12 +183,15 @@ def documents(
     as_json: bool = JSON,
 ) -> None:
     """List a namespace's documents: id, title, source, chunks, when last written."""
+    settings = load_settings()
+    with refused_when_invalid():
+        check_slug(namespace, "namespace")
     prefix = as_source(source_prefix) if source_prefix is not None else None
 
     async def work(app: Application) -> list[DocumentSummary]:
         return await app.ingestion.documents(namespace, source_prefix=prefix)
 
-    listed = run_with_application(work)
+    listed = run_here_or_served(work, settings)
     if as_json:
         typer.echo("[" + ",".join(d.model_dump_json() for d in listed) + "]")
         return

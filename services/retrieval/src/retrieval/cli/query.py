@@ -1,13 +1,32 @@
+"""``retrieval query``: the best matches of one question, as a table or as JSON."""
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import typer
 
-from retrieval.cli.runtime import console, run_with_application
+from retrieval.cli.runtime import (
+    VERBOSE,
+    console,
+    load_settings,
+    refused_when_invalid,
+    run_here_or_served,
+)
 from retrieval.cli.sources import as_source
 from retrieval.cli.tables import result_table
-from retrieval.container import Application
-from retrieval.domain.models import FusionMethod, RetrievalOptions, SearchMode, validated
+from retrieval.domain.allowed_domains import check_domains
+from retrieval.domain.models import (
+    FusionMethod,
+    RetrievalOptions,
+    RetrievalQuery,
+    SearchMode,
+    validated,
+)
 from retrieval.errors import RetrievalError
+
+if TYPE_CHECKING:
+    from retrieval.container import Application
 
 
 def query(
@@ -55,15 +74,27 @@ def query(
         "--llm-filter/--no-llm-filter",
         help="Drop the candidates the language model judges irrelevant [settings].",
     ),
+    second_hop: bool | None = typer.Option(
+        None,
+        "--second-hop/--no-second-hop",
+        help="Follow the names the best matches mention to their documents [settings].",
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the RetrievalResult as JSON, and nothing else, on stdout."
     ),
 ) -> None:
     """Answer one question from the knowledge base."""
-
-    async def work(app: Application) -> None:
-        try:
-            options = validated(
+    with refused_when_invalid():
+        request = validated(
+            RetrievalQuery,
+            query=text,
+            domains=tuple(domain),
+            top_k=top_k,
+            confidence_threshold=threshold,
+            namespace=namespace or None,
+            source_prefix=as_source(source_prefix) if source_prefix is not None else None,
+            section=section,
+            options=validated(
                 RetrievalOptions,
                 mode=mode,
                 fusion=fusion,
@@ -78,17 +109,15 @@ def query(
                 rewrite=rewrite,
                 rewrite_threshold=rewrite_threshold,
                 llm_filter=llm_filter,
-            )
-            result = await app.retrieval.retrieve(
-                text,
-                domain,
-                top_k,
-                threshold,
-                namespace,
-                options,
-                source_prefix=as_source(source_prefix) if source_prefix is not None else None,
-                section=section,
-            )
+                second_hop=second_hop,
+            ),
+        )
+        settings = load_settings()
+        check_domains(request.domains, settings.allowed_domains)
+
+    async def work(app: Application) -> None:
+        try:
+            result = await app.retrieval.retrieve_query(request)
         except RetrievalError as error:
             if not as_json:
                 raise
@@ -97,6 +126,6 @@ def query(
         if as_json:
             typer.echo(result.model_dump_json())
         else:
-            console.print(result_table(result, f"“{text}”"))
+            console.print(result_table(result, f"“{text}”", every_stage=VERBOSE.get()))
 
-    run_with_application(work)
+    run_here_or_served(work, settings)

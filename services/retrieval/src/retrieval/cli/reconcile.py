@@ -1,11 +1,23 @@
+"""``retrieval reconcile``: find and repair what an interrupted write left behind."""
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from retrieval.cli.runtime import console, run_with_application
-from retrieval.container import Application
-from retrieval.service.reconciliation import ReconcileReport
+from retrieval.cli.runtime import (
+    console,
+    load_settings,
+    refused_when_invalid,
+    run_with_application,
+)
+from retrieval.domain.models import check_slug
+
+if TYPE_CHECKING:
+    from retrieval.container import Application
+    from retrieval.service.reconciliation import ReconcileReport
 
 
 def reconcile(
@@ -15,11 +27,14 @@ def reconcile(
 ) -> None:
     """Find and repair vectors or keyword entries without texts, texts without them, stale
     chunks and half-ingested documents; the exit code is 1 if anything is left to repair."""
+    settings = load_settings()
+    with refused_when_invalid():
+        check_slug(namespace, "namespace")
 
     async def work(app: Application) -> ReconcileReport:
         return await app.ingestion.reconcile(namespace, dry_run=dry_run)
 
-    report = run_with_application(work)
+    report = run_with_application(work, settings)
     if as_json:
         print(report.model_dump_json(indent=2))
     else:

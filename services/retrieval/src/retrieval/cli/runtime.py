@@ -1,36 +1,99 @@
-"""What every command shares: settings, logging, and a running application."""
+"""What every command shares: settings, logging, request checks, and a running application.
+
+Little is imported here: settings and logging load when a command starts, the stores and the
+model when it runs them, so that help and refused requests answer at once.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+import os
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from retrieval.container import Application, running
-from retrieval.errors import RetrievalError
-from retrieval.logging import configure_logging
-from retrieval.settings import Settings
+from retrieval.cli.environment import REFUSED, from_environment
+from retrieval.errors import InvalidRequestError, RetrievalError
+
+if TYPE_CHECKING:
+    from retrieval.container import Application
+    from retrieval.settings import Settings
 
 T = TypeVar("T")
 console = Console()
 
+VERBOSE: ContextVar[bool] = ContextVar("verbose", default=False)
+"""``retrieval -v``: set by the command line's callback, before the command runs."""
+QUIET_LEVELS = {"ERROR", "CRITICAL"}
+SERVED_CALL_S = 300.0
+"""How long a call sent to a running server may take: a batch of documents to embed."""
+
 
 def load_settings() -> Settings:
-    settings = Settings()
-    configure_logging(settings.log_level, settings.log_format)
+    """The settings; logging at WARNING on stderr, at RETRIEVAL_LOG_LEVEL with ``-v``."""
+    from retrieval.logging import configure_logging
+    from retrieval.settings import Settings
+
+    settings = from_environment(Settings)
+    quiet = not VERBOSE.get() and settings.log_level.upper() not in QUIET_LEVELS
+    configure_logging("WARNING" if quiet else settings.log_level, settings.log_format)
     return settings
 
 
-def run_with_application(work: Callable[[Application], Awaitable[T]]) -> T:
+@contextmanager
+def refused_when_invalid() -> Iterator[None]:
+    """A request the service would refuse ends the command before anything starts:
+    ``error: ...`` on stderr, exit code 2."""
+    try:
+        yield
+    except InvalidRequestError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=REFUSED) from error
+
+
+def run_with_application(
+    work: Callable[[Application], Awaitable[T]], settings: Settings | None = None
+) -> T:
     """Start the stores, run ``work``, stop them; a service error ends the command with code 1."""
+    from retrieval.container import running
 
     async def main() -> T:
-        async with running(load_settings()) as app:
+        async with running(settings or load_settings()) as app:
             return await work(app)
+
+    return run(main())
+
+
+def run_here_or_served(
+    work: Callable[[Application], Awaitable[T]], settings: Settings | None = None
+) -> T:
+    """``run_with_application``, unless a ``retrieval serve`` holds the data directory: then
+    ``work`` gets a ``ServedApplication`` that sends its calls to that server, with the
+    token in ``RETRIEVAL_TOKEN`` (or ``RETRIEVAL_GRPC_AUTH_TOKEN``) when it asks for one."""
+    from retrieval.grpc.serving_record import serving_record
+
+    settings = settings or load_settings()
+    record = serving_record(settings.data_dir)
+    if record is None or record.tls:
+        return run_with_application(work, settings)
+    from pydantic import SecretStr
+
+    from retrieval.cli.served import ServedApplication
+    from retrieval.grpc.client import RetrievalClient
+
+    token = os.environ.get("RETRIEVAL_TOKEN") or os.environ.get("RETRIEVAL_GRPC_AUTH_TOKEN")
+
+    async def main() -> T:
+        secret = SecretStr(token) if token else None
+        async with RetrievalClient.connect(
+            record.address, token=secret, timeout=SERVED_CALL_S
+        ) as client:
+            return await work(ServedApplication(client, settings))  # type: ignore[arg-type]
 
     return run(main())
 

@@ -8,15 +8,8 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import structlog
-
-from retrieval.cli.runtime import load_settings, run
-from retrieval.container import running
-from retrieval.grpc.server import serve as serve_grpc
-from retrieval.grpc.server import stop_on_signals
-from retrieval.grpc.settings import GrpcSettings
-
-log = structlog.get_logger("serve")
+from retrieval.cli.environment import from_environment
+from retrieval.cli.runtime import run
 
 WORKERS_WAIT_S = 1.0
 """How long the process waits, once the stores are closed, for worker threads still running."""
@@ -26,16 +19,28 @@ def serve() -> None:
     """Serve retrieval.v1.RetrievalService over gRPC (settings: RETRIEVAL_GRPC_*).
 
     On SIGTERM or SIGINT: refuse new calls, let in-flight ones finish within the grace period,
-    then close the stores and exit, without waiting for a model call cut short.
+    then close the stores and exit, without waiting for a model call cut short. Logs at
+    RETRIEVAL_LOG_LEVEL, as JSON lines off a terminal.
     """
-    settings = GrpcSettings()
+    from retrieval.logging import configure_logging
+    from retrieval.settings import Settings
+
+    settings = from_environment(Settings)
+    configure_logging(settings.log_level, settings.log_format)
+    # the server and the stores load once the settings are known to be good
+    from retrieval.container import running
+    from retrieval.grpc.server import serve as serve_grpc
+    from retrieval.grpc.server import stop_on_signals
+    from retrieval.grpc.settings import GrpcSettings
+
+    server_settings = from_environment(GrpcSettings)
 
     async def main() -> None:
         workers = ThreadPoolExecutor(thread_name_prefix="worker")
         asyncio.get_running_loop().set_default_executor(workers)
-        async with running(load_settings()) as app:
+        async with running(settings) as app:
             with stop_on_signals() as stop:
-                await serve_grpc(app, settings, stop)
+                await serve_grpc(app, server_settings, stop)
         await exit_past_abandoned_work(workers, WORKERS_WAIT_S)
 
     run(main())
@@ -49,6 +54,8 @@ async def exit_past_abandoned_work(workers: ThreadPoolExecutor, wait_s: float) -
     tens of seconds on a busy machine). Nobody waits for its result, so exiting now, as the
     SIGKILL at the end of Kubernetes' grace period would, loses nothing.
     """
+    import structlog
+
     loop = asyncio.get_running_loop()
     idle = loop.create_future()
 
@@ -60,7 +67,7 @@ async def exit_past_abandoned_work(workers: ThreadPoolExecutor, wait_s: float) -
     try:
         await asyncio.wait_for(idle, wait_s)
     except TimeoutError:
-        log.warning("serve.abandoned_work", waited_s=wait_s)
+        structlog.get_logger("serve").warning("serve.abandoned_work", waited_s=wait_s)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

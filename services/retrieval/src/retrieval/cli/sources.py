@@ -5,12 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from retrieval.adapters.local_sources import as_source as as_source
 from retrieval.domain.provenance import URL, location
-
-
-def as_source(path: str) -> str:
-    """A path as sources are stored (absolute); a URL as it is."""
-    return path if URL.match(path) else os.path.abspath(path)
 
 
 def located(source: str | None, fallback: str, section: str, pages: Sequence[int]) -> str:

@@ -1,24 +1,22 @@
+"""``retrieval stats``: what each namespace holds, and whether the stores agree."""
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import typer
 from rich.filesize import decimal
 from rich.markup import escape
 from rich.table import Table
 
-from retrieval.cli.runtime import console, run_with_application
-from retrieval.container import Application
-from retrieval.domain.collection_health import HealthStatus
-from retrieval.service.stats import CollectionStats
+from retrieval.cli.runtime import console, run_here_or_served
+from retrieval.domain.collection_health import ORPHAN_LABELS, HealthStatus, Orphans
+
+if TYPE_CHECKING:
+    from retrieval.container import Application
+    from retrieval.service.stats import CollectionStats
 
 UNKNOWN = "-"
-ORPHAN_COLUMNS = {
-    "texts_without_vectors": "texts w/o vectors",
-    "vectors_without_texts": "vectors w/o texts",
-    "texts_without_keywords": "keywords missing",
-    "keywords_without_texts": "keywords orphaned",
-    "stale_chunks": "stale",
-    "pending_documents": "pending docs",
-}
 
 
 def shown(value: int | None) -> str:
@@ -33,24 +31,33 @@ def coloured(status: HealthStatus) -> str:
     return f"[{status}]{status}[/{status}]"
 
 
+def out_of_place(orphans: Orphans | None) -> str:
+    """Each kind of orphan found, with its count; ``none``, or unknown when not audited."""
+    if orphans is None:
+        return UNKNOWN
+    found = [
+        f"{count} {label}"
+        for kind, label in ORPHAN_LABELS.items()
+        if (count := getattr(orphans, kind))
+    ]
+    return ", ".join(found) or "none"
+
+
 def namespace_table(report: CollectionStats) -> Table:
     title = f"model {report.embedding_model}, dimension {shown(report.dimension)}"
     table = Table(title=escape(title), title_justify="left")
-    table.add_column("namespace", justify="left")
-    table.add_column("status", justify="left")
-    for column in ("vectors", "chunks", *ORPHAN_COLUMNS.values()):
-        table.add_column(column, justify="right")
+    table.add_column("namespace", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("vectors", justify="right", no_wrap=True)
+    table.add_column("chunks", justify="right", no_wrap=True)
+    table.add_column("orphans")
     for namespace in report.namespaces:
-        orphans = namespace.orphans
         table.add_row(
             escape(namespace.namespace),
             coloured(namespace.status),
             str(namespace.vector_count),
             shown(namespace.chunk_count),
-            *(
-                UNKNOWN if orphans is None else str(getattr(orphans, kind))
-                for kind in ORPHAN_COLUMNS
-            ),
+            out_of_place(namespace.orphans),
         )
     table.caption = (
         f"total: {shown(report.total_vector_count)} vectors, "
@@ -78,7 +85,7 @@ def stats(
     async def work(app: Application) -> CollectionStats:
         return await app.stats.collect()
 
-    report = run_with_application(work)
+    report = run_here_or_served(work)
     if as_json:
         print(report.model_dump_json(indent=2))
     else:

@@ -1,13 +1,19 @@
+"""A retrieval result as a person reads it: a table that fits the terminal, 80 columns
+included, and one line of timings."""
+
 from __future__ import annotations
+
+from operator import itemgetter
 
 from rich.table import Table
 from rich.text import Text
 
 from retrieval.cli.sources import shown
-from retrieval.domain.models import DENSE, RetrievalMatch, RetrievalResult
+from retrieval.domain.models import DENSE, RetrievalMatch, RetrievalResult, StageTimings
 from retrieval.domain.provenance import location
 
 SNIPPET_CHARS = 90
+SLOWEST_SHOWN = 3
 
 
 def snippet(text: str) -> str:
@@ -23,13 +29,23 @@ def provenance(match: RetrievalMatch) -> Text:
     return cell
 
 
-def result_table(result: RetrievalResult, title: str) -> Table:
-    table = Table(title=title, title_justify="left")
+def timing(timings: StageTimings, every_stage: bool) -> str:
+    """The whole call and its slowest stages, or every stage in the order they ran."""
+    stages = list(timings.stages.items())
+    if not every_stage:
+        slowest = sorted(stages, key=itemgetter(1), reverse=True)[:SLOWEST_SHOWN]
+        stages = [(stage, ms) for stage, ms in slowest if round(ms, 1)]
+    spent = ", ".join(f"{stage} {ms:.1f} ms" for stage, ms in stages)
+    return f"{timings.total_ms:.1f} ms" + (f" ({spent})" if spent else "")
+
+
+def result_table(result: RetrievalResult, title: str, *, every_stage: bool = False) -> Table:
+    table = Table(title=title, title_justify="left", caption_justify="left")
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
     table.add_column("cosine", justify="right", no_wrap=True)
-    table.add_column("document", overflow="fold", ratio=2)
-    table.add_column("snippet", overflow="fold", ratio=3)
+    table.add_column("document", overflow="fold")
+    table.add_column("snippet", overflow="fold")
     for rank, match in enumerate(result.matches, start=1):
         cosine = match.scores.get(DENSE)
         table.add_row(
@@ -39,9 +55,7 @@ def result_table(result: RetrievalResult, title: str) -> Table:
             provenance(match),
             snippet(match.content),
         )
-    timings = result.timings
-    notes = [f"{stage} {ms:.1f} ms" for stage, ms in timings.stages.items()]
-    notes.append(f"total {timings.total_ms:.1f} ms")
+    notes = [timing(result.timings, every_stage)]
     if result.query_truncated:
         notes.append("query cut to the model's window")
     if result.degraded:

@@ -1,9 +1,15 @@
 """A small bundled knowledge base on tea growing, used by ``retrieval demo``."""
 
+from __future__ import annotations
+
 from importlib.resources import files
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from retrieval.domain.models import RetrievalOptions
+from retrieval.domain.models import DEFAULT_DOMAINS, RetrievalOptions
+
+if TYPE_CHECKING:
+    from retrieval.settings import Settings
 
 KNOWLEDGE_DIR = Path(str(files(__name__) / "knowledge"))
 NAMESPACE = "demo"
@@ -22,3 +28,12 @@ EXAMPLE_QUERIES: tuple[tuple[str, tuple[str, ...], RetrievalOptions], ...] = (
     ("monsoon rainfall and disease outbreaks", ("weather_patterns",), DEFAULTS),
 )
 """Questions, their domains, and the switches they are asked with."""
+
+
+def demo_settings(settings: Settings) -> Settings:
+    """``settings`` with the knowledge base's domains added to a set allow-list, so that no
+    ``RETRIEVAL_ALLOWED_DOMAINS`` refuses the demo."""
+    if not settings.allowed_domains:
+        return settings
+    allowed = tuple(dict.fromkeys((*settings.allowed_domains, *DEFAULT_DOMAINS)))
+    return settings.model_copy(update={"allowed_domains": allowed})

@@ -232,6 +232,11 @@ class RetrievalOptions(Frozen):
         description="Ask the language model which of the best candidates help answer the "
         "query and drop the others.",
     )
+    second_hop: bool | None = Field(
+        default=None,
+        description="Follow the names the best candidates mention to the documents titled by "
+        "them, and rank those right after the candidate that names them (multi-hop questions).",
+    )
 
 
 class RetrievalQuery(Frozen):

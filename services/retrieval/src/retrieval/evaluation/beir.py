@@ -11,7 +11,8 @@ re-embedded with the configured model and must match (cosine >= 0.999).
 Every judged query then goes through ``RetrievalService.retrieve_query`` under each
 ablation variant (``retrieval.evaluation.ablation``: the default settings, then one stage
 switched at a time) and each run is scored with nDCG@10 and Recall@100 as pytrec_eval
-scores it. The namespace is removed at the end, whatever happens.
+scores it, and with both@5 and both@10 (every relevant document in the first k), overall and
+for the queries of each type. The namespace is removed at the end, whatever happens.
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ from retrieval.evaluation.ablation import (
     latency,
 )
 from retrieval.evaluation.beir_data import BeirDataset, BeirDocument
+from retrieval.evaluation.beir_figures import RankingFigures, figures_by_type, ranking_figures
 from retrieval.evaluation.metrics import (
     Run,
+    all_relevant_at,
     hit_at,
     mean_over_queries,
     ndcg_at,
@@ -59,6 +62,8 @@ MIN_COSINE = 0.999
 MIN_CHECKED = 16
 EMBED_BATCH = 64
 WRITE_BATCH = 2000
+CORPUS_DOMAIN = "benchmark"
+"""The domain of a benchmark corpus's documents when every domain is allowed."""
 Progress = Callable[[str, int, int], None]
 """Called with a stage ("check", "embed", "write" or "ask"), items done and the stage's total."""
 
@@ -80,6 +85,11 @@ class BeirReport(Frozen):
     check: EmbeddingCheck | None
     ndcg_at_10: float = Field(description="With the default settings.")
     recall_at_100: float
+    both_at_5: float = Field(description="Share of queries with every relevant document in 5.")
+    both_at_10: float
+    by_type: dict[str, RankingFigures] = Field(
+        description="The default settings' figures on the queries of each type (metadata.type)."
+    )
     write_ms: float = Field(description="Writing chunk texts, vectors and keyword entries.")
     latency_ms: dict[str, dict[str, float]] = Field(
         description="p50/p95/max of each stage with the default settings, and in total."
@@ -159,6 +169,11 @@ async def embed_corpus(
     return np.concatenate(batches) if batches else np.zeros((0, embedder.dimension), np.float32)
 
 
+def corpus_domain(allowed_domains: Sequence[str]) -> str:
+    """The domain a benchmark corpus is written under: the first of a set allow-list."""
+    return allowed_domains[0] if allowed_domains else CORPUS_DOMAIN
+
+
 def as_document(document: BeirDocument, domain: str) -> RagDocument:
     """The whole passage as one document, stored as one chunk (as its vector was made)."""
     return RagDocument(
@@ -215,7 +230,7 @@ async def run_beir(
     ]
     try:
         started = time.perf_counter()
-        domain = app.settings.allowed_domains[0]
+        domain = corpus_domain(app.settings.allowed_domains)
         await write_corpus(app.ingestion, dataset.corpus, vectors, namespace, domain, progress)
         write_ms = (time.perf_counter() - started) * 1e3
         answers = await ask_every_variant(
@@ -231,6 +246,7 @@ async def run_beir(
         name: variant_figures(variants[name], runs[name], qrels, answers[name]) for name in answers
     }
     default = ablation[DEFAULT_VARIANT]
+    overall = ranking_figures(runs[DEFAULT_VARIANT], qrels)
     return BeirReport(
         name=name,
         model=app.ingestion.model,
@@ -241,6 +257,9 @@ async def run_beir(
         check=check,
         ndcg_at_10=default.ndcg_at_10,
         recall_at_100=default.recall_at_100,
+        both_at_5=overall.both_at_5,
+        both_at_10=overall.both_at_10,
+        by_type=figures_by_type(runs[DEFAULT_VARIANT], qrels, dataset.types),
         write_ms=write_ms,
         latency_ms=stage_latencies([result.timings for result in answers[DEFAULT_VARIANT]]),
         ablation=ablation,
@@ -281,6 +300,7 @@ def variant_figures(
         ndcg_at_10=measure(lambda ranking, judged: ndcg_at(ranking, judged, 10)),
         recall_at_100=measure(lambda ranking, judged: recall_at(ranking, judged, 100)),
         hit_at_5=measure(lambda ranking, judged: hit_at(ranking, judged, 5)),
+        both_at_10=measure(lambda ranking, judged: all_relevant_at(ranking, judged, 10)),
         mrr=measure(reciprocal_rank),
         p50_ms=spread["p50"],
         p95_ms=spread["p95"],

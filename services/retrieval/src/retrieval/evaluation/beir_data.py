@@ -1,9 +1,10 @@
 """A BEIR dataset on disk: corpus, queries, graded judgements, and optionally embeddings.
 
 Formats (as BEIR publishes them): ``corpus.jsonl`` lines ``{"_id", "title", "text"}``;
-``queries.jsonl`` lines ``{"_id", "text"}``; ``qrels/<split>.tsv`` with a header line, then
-``query-id<TAB>corpus-id<TAB>score``. An embeddings file is a float32 ``.npy`` matrix with
-one row per corpus document, in corpus order.
+``queries.jsonl`` lines ``{"_id", "text"}``, optionally ``"metadata": {"type": ...}`` (a
+multi-hop dataset's question types: bridge, comparison); ``qrels/<split>.tsv`` with a header
+line, then ``query-id<TAB>corpus-id<TAB>score``. An embeddings file is a float32 ``.npy``
+matrix with one row per corpus document, in corpus order.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,8 @@ class BeirDataset:
     corpus: list[BeirDocument]
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
+    types: dict[str, str] = field(default_factory=dict)
+    """The type of each query that has one, by query id."""
 
     @property
     def judged_queries(self) -> dict[str, str]:
@@ -83,6 +86,15 @@ def load_queries(path: Path) -> dict[str, str]:
     return {str(row["_id"]): row["text"] for row in json_lines(path)}
 
 
+def load_query_types(path: Path) -> dict[str, str]:
+    """``metadata.type`` of each query whose metadata names a type."""
+    return {
+        str(row["_id"]): kind
+        for row in json_lines(path)
+        if isinstance(kind := (row.get("metadata") or {}).get("type"), str)
+    }
+
+
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
     """Judgements by query, then document; a first line that is not a judgement is a header."""
     if not path.is_file():
@@ -100,7 +112,15 @@ def load_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 
 def load_dataset(corpus: Path, queries: Path, qrels: Path) -> BeirDataset:
-    return BeirDataset(load_corpus(corpus), load_queries(queries), load_qrels(qrels))
+    return BeirDataset(
+        load_corpus(corpus), load_queries(queries), load_qrels(qrels), load_query_types(queries)
+    )
+
+
+def default_dataset_name(directory: Path) -> str:
+    """A dataset's name from its folder: lower case, every other character than a letter,
+    digit or ``_`` made ``_``."""
+    return re.sub(r"[^a-z0-9_]", "_", directory.resolve().name.lower())
 
 
 def load_embeddings(path: Path) -> Matrix:
@@ -114,7 +134,10 @@ def load_embeddings(path: Path) -> Matrix:
 
 def reference_figures(readme: str) -> list[ReferenceFigure]:
     """nDCG@10 / Recall@100 pairs a dataset's README reports: table rows ``| system | a | b |``
-    and phrases ``system a / b``."""
+    and phrases ``system a / b``; none from a README that never names Recall@100 (its pairs
+    are other figures)."""
+    if "Recall@100" not in readme:
+        return []
     return [
         ReferenceFigure(system=system, ndcg_at_10=float(ndcg), recall_at_100=float(recall))
         for system, ndcg, recall in [*PUBLISHED_ROW.findall(readme), *MEASURED.findall(readme)]

@@ -21,6 +21,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints, ValidationError
 
 from retrieval.adapters.document_files import load_documents
+from retrieval.domain.allowed_domains import refusal, refused_domains
 from retrieval.domain.models import DomainName, Frozen, RagDocument, Slug
 from retrieval.errors import InvalidRequestError
 
@@ -89,12 +90,13 @@ def load_suite(directory: Path, allowed_domains: Collection[str]) -> GoldenSuite
 
 
 def check_suite(suite: GoldenSuite, allowed_domains: Collection[str]) -> None:
-    """Every sample can be answered: its documents exist and lie inside its domain filter."""
+    """Every sample can be answered: its documents exist and lie inside its domain filter;
+    every domain is in ``allowed_domains`` unless that allow-list is empty."""
     domains = suite.document_domains
     problems = [
-        f"document {doc.document_id}: unknown domain {doc.domain!r}"
+        f"document {doc.document_id}: {refusal(refused, allowed_domains)}"
         for doc in suite.documents
-        if doc.domain not in allowed_domains
+        if (refused := refused_domains([doc.domain], allowed_domains))
     ]
     seen: set[str] = set()
     for sample in suite.samples:
@@ -102,11 +104,9 @@ def check_suite(suite: GoldenSuite, allowed_domains: Collection[str]) -> None:
         if sample.id in seen:
             problems.append(f"{where}: id used twice")
         seen.add(sample.id)
-        problems += [
-            f"{where}: unknown domain {name!r}"
-            for name in sample.domains
-            if name not in allowed_domains
-        ]
+        refused = refused_domains(sample.domains, allowed_domains)
+        if refused:
+            problems.append(f"{where}: {refusal(refused, allowed_domains)}")
         problems += [
             f"{where}: relevant document {doc!r} is not a seed document"
             for doc in sample.relevant

@@ -5,6 +5,8 @@ document id to a graded judgement, and a grade above zero means relevant. The
 definitions are trec_eval's (and so pytrec_eval's and BEIR's):
 
 - hit@k: 1 when a relevant document is among the first k, else 0.
+- all@k: 1 when every relevant document is among the first k, else 0 (both@k for a question
+  that needs two documents, as multi-hop benchmarks report it; not a trec_eval measure).
 - recall@k: relevant documents among the first k / relevant documents judged.
 - precision@k: relevant documents among the first k / k (a shorter ranking is not excused).
 - reciprocal rank: 1 / rank of the first relevant document, 0 when none was retrieved.
@@ -48,6 +50,11 @@ def relevant_in_top(ranking: Ranking, qrels: Qrels, k: int) -> int:
 
 def hit_at(ranking: Ranking, qrels: Qrels, k: int) -> float:
     return 1.0 if relevant_in_top(ranking, qrels, k) else 0.0
+
+
+def all_relevant_at(ranking: Ranking, qrels: Qrels, k: int) -> float:
+    relevant = relevant_ids(qrels)
+    return 1.0 if relevant and relevant <= set(ranking[:k]) else 0.0
 
 
 def recall_at(ranking: Ranking, qrels: Qrels, k: int) -> float:

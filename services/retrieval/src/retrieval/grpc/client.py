@@ -23,12 +23,11 @@ from typing import Self, TypeVar
 import grpc
 import structlog
 from google.protobuf.message import Message
-from pydantic import Field, SecretStr
+from pydantic import SecretStr
 
-from retrieval.adapters.document_files import FileFailure, read_documents
+from retrieval.adapters.document_files import read_documents
 from retrieval.adapters.sync_scope import sync_scope
 from retrieval.domain.answers import Answer, ContextResult
-from retrieval.domain.frozen import Frozen
 from retrieval.domain.models import (
     RagDocument,
     RetrievalOptions,
@@ -62,6 +61,7 @@ from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
 from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
 from retrieval.grpc.stats_conversions import stats_from_proto
 from retrieval.retries import RetryPolicy, retrying
+from retrieval.service.file_intake import PathSync
 from retrieval.service.library import DocumentSummary
 from retrieval.service.outcomes import DeleteReport, DocumentOutcome, SyncReport
 from retrieval.service.stats import CollectionStats
@@ -79,15 +79,6 @@ class TlsOptions:
     root_certificates: bytes | None = None
     certificate_chain: bytes | None = None
     private_key: bytes | None = None
-
-
-class PathSync(Frozen):
-    """What ``RetrievalClient.sync_paths`` did."""
-
-    report: SyncReport = Field(description="The service's report of the sync.")
-    failures: tuple[FileFailure, ...] = Field(
-        description="Files or entries that could not be read: their documents were kept."
-    )
 
 
 def unavailable(error: RetrievalError) -> bool:

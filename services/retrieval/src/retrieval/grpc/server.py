@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from retrieval.grpc.draining import CallsInFlight
 from retrieval.grpc.health import HealthMonitor, Publish
 from retrieval.grpc.interceptors import CorrelationIdInterceptor, TelemetryInterceptor
 from retrieval.grpc.servicer import RetrievalServicer
+from retrieval.grpc.serving_record import ServingRecord, local_address, recorded
 from retrieval.grpc.settings import GrpcSettings, message_size_options
 from retrieval.grpc.tenancy import TokenInterceptor
 from retrieval.grpc.write_repair import WriteRepair
@@ -170,17 +172,24 @@ async def serve(application: Application, settings: GrpcSettings, stop: asyncio.
     calls = CallsInFlight()
     with metrics_served(application) as metrics_port:
         server, port = await create_server(application, settings.address, settings, calls)
-        log.info(
-            "grpc.serving",
-            host=settings.host,
-            port=port,
+        record = ServingRecord(
+            address=local_address(settings.host, port),
+            pid=os.getpid(),
             tls=settings.tls_cert_file is not None,
-            mutual_tls=settings.tls_client_ca_file is not None,
             auth=settings.authenticates,
-            metrics_port=metrics_port,
         )
         try:
-            await stop.wait()
+            with recorded(application.settings.data_dir, record):
+                log.info(
+                    "grpc.serving",
+                    host=settings.host,
+                    port=port,
+                    tls=record.tls,
+                    mutual_tls=settings.tls_client_ca_file is not None,
+                    auth=record.auth,
+                    metrics_port=metrics_port,
+                )
+                await stop.wait()
         finally:
             log.info("grpc.draining", grace_seconds=settings.grace_seconds)
             await server.stop(settings.grace_seconds)

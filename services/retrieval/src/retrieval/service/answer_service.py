@@ -10,7 +10,7 @@ from retrieval.domain.context import (
     citation_coverage,
     parse_citations,
 )
-from retrieval.domain.models import RetrievalQuery, RetrievalResult
+from retrieval.domain.models import RetrievalQuery, RetrievalResult, validated
 from retrieval.domain.query_text import normalise
 from retrieval.errors import InvalidRequestError
 from retrieval.logging import correlation_scope
@@ -67,14 +67,16 @@ class AnswerService:
         context = build_context(result.matches, budget_tokens=self._budget_tokens)
         return ContextResult(retrieval=result, context=context)
 
-    async def answer(self, query: RetrievalQuery) -> Answer:
-        """The model's answer to the query from the retrieved context, with the passages
-        it cites. Without context (no matches, or none fits the budget) the model is not
-        asked and the answer has ``answered=False``.
+    async def answer(self, query: RetrievalQuery | str) -> Answer:
+        """The model's answer to the query (a question alone: asked with the query's defaults)
+        from the retrieved context, with the passages it cites. Without context (no matches,
+        or none fits the budget) the model is not asked and the answer has ``answered=False``.
 
         Raises what ``RetrievalService.retrieve_query`` raises, and what the model raises:
         ``BackendNotConfiguredError`` without model settings, ``BackendError`` when it fails.
         """
+        if isinstance(query, str):
+            query = validated(RetrievalQuery, query=query)
         with correlation_scope():
             found = await self.build_context(query)
             if not found.context.citations:

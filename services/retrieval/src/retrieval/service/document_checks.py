@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from retrieval.domain.allowed_domains import refusal, refused_domains
 from retrieval.domain.chunk_identity import RESERVED_METADATA, vector_metadata
 from retrieval.domain.metadata import MAX_METADATA_BYTES, MODEL_FIELD, json_size
 from retrieval.domain.models import RagChunk, RagDocument
@@ -21,7 +22,8 @@ def check_request(
     allowed_domains: Collection[str],
     signature: str,
 ) -> None:
-    """Raise ``InvalidRequestError`` naming the first bad document and its field."""
+    """Raise ``InvalidRequestError`` naming the first bad document and its field; a domain
+    is bad only outside a non-empty ``allowed_domains``."""
     seen: set[str] = set()
     for document, pieces in zip(documents, chunks, strict=True):
         if document.document_id in seen:
@@ -37,12 +39,9 @@ def check_document(
     allowed_domains: Collection[str],
     signature: str,
 ) -> None:
-    if document.domain not in allowed_domains:
-        raise problem(
-            document,
-            f"unknown domain {document.domain!r}; allowed: {', '.join(sorted(allowed_domains))}",
-            "domain",
-        )
+    refused = refused_domains([document.domain], allowed_domains)
+    if refused:
+        raise problem(document, refusal(refused, allowed_domains), "domain")
     clash = (RESERVED_METADATA | {MODEL_FIELD}) & document.metadata.keys()
     if clash:
         raise problem(document, f"metadata keys {sorted(clash)} are reserved", "metadata")

@@ -587,7 +587,7 @@ class IngestionService:
         record = (await self._ledger.get_many(namespace, [document_id])).get(document_id)
         if record is None:
             raise NotFoundError(f"document {document_id!r} is not in namespace {namespace!r}")
-        texts = await self._chunks.get_many(record.chunk_ids, namespace)
+        texts = await self._chunks.get_many(record.committed, namespace)
         return StoredDocument(
             summary=DocumentSummary.of(record),
             chunks=tuple(sorted(texts.values(), key=lambda chunk: chunk.position)),

@@ -4,6 +4,7 @@ from collections.abc import Collection, Sequence
 
 import structlog
 
+from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.models import (
     MatchStatistics,
     RetrievalOptions,
@@ -12,7 +13,7 @@ from retrieval.domain.models import (
     StageTimings,
     validated,
 )
-from retrieval.errors import BackendNotConfiguredError, InvalidRequestError
+from retrieval.errors import BackendNotConfiguredError
 from retrieval.logging import correlation_scope
 from retrieval.observability.telemetry import Telemetry
 from retrieval.service.pipeline import Pipeline, PipelineState, SearchPlan, Stage
@@ -20,27 +21,6 @@ from retrieval.service.result_cache import ResultCacheProtocol
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("retrieval")
-
-
-NAMES_SHOWN = 10
-"""Most names an error lists: a request naming thousands must not get them all echoed."""
-
-
-def some_of(names: Collection[str]) -> str:
-    """The first ``NAMES_SHOWN`` names in order, and how many more there are."""
-    ordered = sorted(names)
-    shown = ", ".join(ordered[:NAMES_SHOWN])
-    more = len(ordered) - NAMES_SHOWN
-    return f"{shown} and {more} more" if more > 0 else shown
-
-
-def check_domains(domains: Sequence[str], allowed: Collection[str]) -> None:
-    unknown = set(domains) - set(allowed)
-    if unknown:
-        raise InvalidRequestError(
-            f"unknown domain(s) {some_of(unknown)}; allowed: {some_of(allowed)}",
-            field="domains",
-        )
 
 
 class RetrievalService:
@@ -93,12 +73,14 @@ class RetrievalService:
         return await self.retrieve_query(request)
 
     async def retrieve_query(self, request: RetrievalQuery) -> RetrievalResult:
-        """Search the query's domains in its namespace (the service's default when it names
-        none) by meaning and by keywords, fuse, diversify, return texts best first.
+        """Search the query's domains (every domain when it names none) in its namespace (the
+        service's default when it names none) by meaning and by keywords, fuse, diversify,
+        return texts best first.
 
-        Raises ``InvalidRequestError`` for bad input, ``NotFoundError`` for a missing index or
-        namespace, ``BackendError`` when a store fails. A blank query, or a backend without
-        settings, gives an empty result.
+        Raises ``InvalidRequestError`` for bad input (a domain outside ``allowed_domains``
+        when that allow-list is set), ``NotFoundError`` for a missing index or namespace,
+        ``BackendError`` when a store fails. A blank query, or a backend without settings,
+        gives an empty result.
         """
         with correlation_scope(), self._telemetry.operation("retrieve") as span:
             check_domains(request.domains, self._allowed_domains)

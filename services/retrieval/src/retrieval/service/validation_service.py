@@ -6,6 +6,7 @@ from collections.abc import Collection, Sequence
 
 import structlog
 
+from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.models import DENSE, RetrievalQuery
 from retrieval.domain.validation import (
     CaseSource,
@@ -22,7 +23,7 @@ from retrieval.domain.validation import (
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError, RetrievalError
 from retrieval.ports import ChunkRepository
 from retrieval.service.pipeline import SearchPlan
-from retrieval.service.retrieval_service import RetrievalService, check_domains
+from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 
 log = structlog.get_logger("retrieval")
@@ -55,8 +56,9 @@ class ValidationService:
         whose retrieval raises fails with the error as its reason.
 
         Raises ``NamespaceNotFoundError`` when the namespace holds neither vectors nor chunk
-        texts, ``InvalidRequestError`` for a case naming an unknown domain
-        (``cases.<i>.domains``) or a namespace written by another embedding model.
+        texts, ``InvalidRequestError`` for a case naming a domain outside a set
+        ``allowed_domains`` (``cases.<i>.domains``) or a namespace written by another
+        embedding model.
         """
         self._check_domains(request.cases)
         namespace = request.namespace

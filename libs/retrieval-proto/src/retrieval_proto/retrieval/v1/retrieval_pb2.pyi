@@ -140,7 +140,7 @@ class RetrieveRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ..., options: _Optional[_Union[RetrievalOptions, _Mapping]] = ..., source_prefix: _Optional[str] = ..., section: _Optional[str] = ...) -> None: ...
 
 class RetrievalOptions(_message.Message):
-    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document", "rerank", "redundancy_threshold", "neighbours", "rewrite", "rewrite_threshold", "llm_filter")
+    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document", "rerank", "redundancy_threshold", "neighbours", "rewrite", "rewrite_threshold", "llm_filter", "second_hop")
     MODE_FIELD_NUMBER: _ClassVar[int]
     FUSION_FIELD_NUMBER: _ClassVar[int]
     DENSE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -154,6 +154,7 @@ class RetrievalOptions(_message.Message):
     REWRITE_FIELD_NUMBER: _ClassVar[int]
     REWRITE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     LLM_FILTER_FIELD_NUMBER: _ClassVar[int]
+    SECOND_HOP_FIELD_NUMBER: _ClassVar[int]
     mode: str
     fusion: str
     dense_weight: float
@@ -167,7 +168,8 @@ class RetrievalOptions(_message.Message):
     rewrite: bool
     rewrite_threshold: float
     llm_filter: bool
-    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ..., redundancy_threshold: _Optional[float] = ..., neighbours: _Optional[int] = ..., rewrite: _Optional[bool] = ..., rewrite_threshold: _Optional[float] = ..., llm_filter: _Optional[bool] = ...) -> None: ...
+    second_hop: bool
+    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ..., redundancy_threshold: _Optional[float] = ..., neighbours: _Optional[int] = ..., rewrite: _Optional[bool] = ..., rewrite_threshold: _Optional[float] = ..., llm_filter: _Optional[bool] = ..., second_hop: _Optional[bool] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
     __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded", "cached", "statistics", "rewrites", "query_used")

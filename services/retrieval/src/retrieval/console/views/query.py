@@ -71,6 +71,7 @@ def option_fields(settings: Settings) -> list[OptionField]:
         field("rewrite", "Rewrite", choices=SWITCH),
         field("rewrite_threshold", "Rewrite threshold"),
         field("llm_filter", "LLM filter", choices=SWITCH),
+        field("second_hop", "Second hop", choices=SWITCH),
     ]
 
 

@@ -1,7 +1,7 @@
-"""Pure ranking math: fusion of several sources' rankings and diversification."""
+"""Pure ranking math: fusion of several sources' rankings (diversification, which needs
+numpy, is ``retrieval.domain.ranking.diversity``)."""
 
 from retrieval.domain.ranking.candidate import Candidate
-from retrieval.domain.ranking.diversity import cap_per_group, mmr
 from retrieval.domain.ranking.fusion import (
     FusionMethod,
     Ranked,
@@ -14,9 +14,7 @@ __all__ = [
     "Candidate",
     "FusionMethod",
     "Ranked",
-    "cap_per_group",
     "first_occurrences",
     "fuse",
     "min_max_scaled",
-    "mmr",
 ]

@@ -2,6 +2,7 @@
 
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
+from retrieval.ports.entity_extractor import EntityExtractor
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
 from retrieval.service.current_versions import CurrentVersions
@@ -16,6 +17,7 @@ from retrieval.service.pipeline.query import FitQuery
 from retrieval.service.pipeline.rerank import Rerank
 from retrieval.service.pipeline.rewrite import Rewriter, RewriteWeakQuery
 from retrieval.service.pipeline.search import Search
+from retrieval.service.pipeline.second_hop import SecondHop
 from retrieval.service.pipeline.stage import Candidate, Pipeline, PipelineState, Stage
 from retrieval.service.pipeline.threshold import ScoreThreshold
 from retrieval.service.pipeline.widen import Widen
@@ -30,13 +32,15 @@ def retrieval_stages(
     rewriter: Rewriter,
     llm: Llm,
     ledger: DocumentLedger,
+    entities: EntityExtractor,
 ) -> tuple[Stage, ...]:
-    """Fit the query to the model, search (dense and keyword at once), fuse, complete the
-    dense scores, apply the threshold, rewrite a weak query and do those four again, rerank,
+    """Fit the query to the model, search (dense and keyword at once), fuse, follow the names
+    the best candidates mention to the documents about them (the second hop), complete the
+    dense scores, apply the threshold, rewrite a weak query and do those five again, rerank,
     drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
     texts (a chunk of a version just replaced shows the current one), widen them to their
     neighbouring chunks."""
-    search = (Search(embedder, index, keywords), Fuse())
+    search = (Search(embedder, index, keywords), Fuse(), SecondHop(entities, keywords, chunks))
     scoring = (CompleteDenseScores(embedder, index), ScoreThreshold())
     return (
         FitQuery(),

@@ -29,6 +29,7 @@ class SearchPlan:
     llm_filter: bool = False
     llm_filter_batch: int = 8
     llm_filter_concurrency: int = 2
+    second_hop: bool = True
 
     def resolve(self, options: RetrievalOptions) -> SearchPlan:
         """These defaults with every switch the request sets; ``InvalidRequestError`` when a

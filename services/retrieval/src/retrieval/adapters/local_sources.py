@@ -1,0 +1,12 @@
+"""Local paths as sources are stored: absolute, whatever the working directory."""
+
+from __future__ import annotations
+
+import os
+
+from retrieval.domain.provenance import URL
+
+
+def as_source(path: str) -> str:
+    """A path as sources are stored (absolute); a URL as it is."""
+    return path if URL.match(path) else os.path.abspath(path)
