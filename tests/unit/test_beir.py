@@ -11,8 +11,6 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from retrieval.adapters.no_reranker import NoReranker
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.container import Application
 from retrieval.domain.models import DEFAULT_DOMAINS, RagChunk, SearchMode
 from retrieval.domain.vectors import VectorRecord
@@ -29,8 +27,7 @@ from retrieval.evaluation.beir_data import (
 )
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan, retrieval_stages
-from retrieval.service.pipeline.rewrite import RocchioRewriter
+from retrieval.service.pipeline import SearchPlan
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
@@ -45,6 +42,7 @@ from retrieval_testkit import (
     ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.stages import offline_stages
 from retrieval_testkit.telemetry import quiet_telemetry
 
 TOPICS = [
@@ -84,17 +82,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
     ledger = InMemoryDocumentLedger()
     telemetry = quiet_telemetry()
     retrieval = RetrievalService(
-        retrieval_stages(
-            embedder,
-            index,
-            keywords,
-            chunks,
-            NoReranker(),
-            RocchioRewriter(index),
-            ScriptedLlm(),
-            ledger,
-            RuleBasedEntityExtractor(),
-        ),
+        offline_stages(embedder, index, keywords, chunks, ledger=ledger),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),

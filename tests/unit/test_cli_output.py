@@ -3,7 +3,6 @@ refuses a bad request or setting in one line on stderr, before any store starts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
 
@@ -116,14 +115,6 @@ def test_the_stats_table_keeps_whole_headers_at_80_columns() -> None:
         "namespace", "status", "vectors", "chunks", "orphans",
     ]  # fmt: skip
     assert "stale chunks" in " ".join(lines)
-
-
-@pytest.fixture
-def logging_kept() -> Iterator[None]:
-    """A command configures logging for its process; the tests after this one keep theirs."""
-    kept = structlog.get_config()
-    yield
-    structlog.configure(**kept)
 
 
 @pytest.mark.usefixtures("logging_kept")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
 from typer.testing import CliRunner
 
 from retrieval.adapters.document_files import MAX_FILE_BYTES, FileFailure, read_documents
@@ -61,14 +59,6 @@ def test_a_file_at_the_limit_is_read(tmp_path: Path) -> None:
 
 def test_the_limit_is_ten_megabytes_unless_set() -> None:
     assert MAX_FILE_BYTES == Settings().ingest_max_file_bytes == 10_000_000
-
-
-@pytest.fixture
-def logging_kept() -> Iterator[None]:
-    """The command points logging at the runner's output, which is closed once it returns."""
-    kept = structlog.get_config()
-    yield
-    structlog.configure(**kept)
 
 
 @pytest.mark.usefixtures("logging_kept")

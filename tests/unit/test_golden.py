@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.adapters.no_reranker import NoReranker
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.cli.golden import model_answers
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, RetrievalMatch, RetrievalQuery
 from retrieval.errors import BackendUnavailableError, InvalidRequestError
@@ -35,8 +33,7 @@ from retrieval.evaluation.reports import golden_markdown
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.freshness import NamespaceFreshness
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan, retrieval_stages
-from retrieval.service.pipeline.rewrite import RocchioRewriter
+from retrieval.service.pipeline import SearchPlan
 from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
@@ -50,6 +47,7 @@ from retrieval_testkit import (
     ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.stages import offline_stages
 from retrieval_testkit.telemetry import quiet_telemetry
 
 DOCUMENTS = [
@@ -134,17 +132,7 @@ def golden_services(
     """Retrieval and ingestion over the in-memory doubles, writing to ``index`` and ``chunks``."""
     embedder, keywords = HashEmbedder(), InMemoryKeywordIndex()
     retrieval = RetrievalService(
-        retrieval_stages(
-            embedder,
-            index,
-            keywords,
-            chunks,
-            NoReranker(),
-            RocchioRewriter(index),
-            ScriptedLlm(),
-            InMemoryDocumentLedger(),
-            RuleBasedEntityExtractor(),
-        ),
+        offline_stages(embedder, index, keywords, chunks),
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
@@ -323,10 +311,7 @@ async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> 
          for d, domain, text in DOCUMENTS], "tea",
     )  # fmt: skip
     retrieval = RetrievalService(
-        retrieval_stages(
-            embedder, index, keywords, chunks, NoReranker(), RocchioRewriter(index), ScriptedLlm(),
-            InMemoryDocumentLedger(), RuleBasedEntityExtractor(),
-        ), DEFAULT_DOMAINS,
+        offline_stages(embedder, index, keywords, chunks), DEFAULT_DOMAINS,
         "tea", SearchPlan(), ResultCache(NamespaceFreshness(generations, 0)), quiet_telemetry(),
     )  # fmt: skip
     variants = ablation_variants(Settings(_env_file=None))

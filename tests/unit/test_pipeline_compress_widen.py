@@ -11,8 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.adapters.no_reranker import NoReranker
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.models import (
     DEFAULT_DOMAINS,
     RagChunk,
@@ -29,12 +27,10 @@ from retrieval.service.pipeline import (
     Candidate,
     PipelineState,
     SearchPlan,
-    retrieval_stages,
 )
 from retrieval.service.pipeline.compress import Compress
 from retrieval.service.pipeline.dense_scores import CompleteDenseScores
 from retrieval.service.pipeline.hydrate import Hydrate
-from retrieval.service.pipeline.rewrite import RocchioRewriter
 from retrieval.service.pipeline.widen import Widen
 from retrieval.service.result_cache import Uncached
 from retrieval.service.retrieval_service import RetrievalService
@@ -44,9 +40,9 @@ from retrieval_testkit import (
     InMemoryDocumentLedger,
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
-    ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.stages import offline_stages
 from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "stages"
@@ -271,17 +267,7 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
         ],
         NS,
     )
-    stages = retrieval_stages(
-        embedder,
-        index,
-        keywords,
-        chunks,
-        NoReranker(),
-        RocchioRewriter(index),
-        ScriptedLlm(),
-        InMemoryDocumentLedger(),
-        RuleBasedEntityExtractor(),
-    )
+    stages = offline_stages(embedder, index, keywords, chunks)
     names = [stage.name for stage in stages]
     assert names.index("rerank") < names.index("compress") < names.index("diversify")
     assert names[-2:] == ["fetch", "widen"]

@@ -9,8 +9,6 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from retrieval.adapters.no_reranker import NoReranker
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.models import (
     DEFAULT_DOMAINS,
     RagDocument,
@@ -29,8 +27,8 @@ from retrieval.errors import (
 )
 from retrieval.service.freshness import NamespaceFreshness
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan, retrieval_stages
-from retrieval.service.pipeline.rewrite import LlmRewriter, RocchioRewriter
+from retrieval.service.pipeline import SearchPlan
+from retrieval.service.pipeline.rewrite import LlmRewriter
 from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService, check_domains
 from retrieval_testkit import (
@@ -45,6 +43,7 @@ from retrieval_testkit import (
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.scripted_llm import Reply
+from retrieval_testkit.stages import offline_stages
 from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "unit"
@@ -99,16 +98,14 @@ class Stores:
         rewriter=None,
         llm=None,
     ) -> RetrievalService:
-        stages = retrieval_stages(
+        stages = offline_stages(
             embedder or self.embedder,
             self.index,
             self.keywords,
             self.chunks,
-            reranker or NoReranker(),
-            rewriter or RocchioRewriter(self.index),
-            llm or ScriptedLlm(),
-            InMemoryDocumentLedger(),
-            RuleBasedEntityExtractor(),
+            reranker=reranker,
+            rewriter=rewriter,
+            llm=llm,
         )
         return RetrievalService(stages, allowed_domains, NS, plan, Uncached(), quiet_telemetry())
 
@@ -522,17 +519,7 @@ async def test_the_reranker_sees_only_the_first_rerank_depth_candidates(stores: 
 async def test_a_cached_result_is_served_until_a_write_to_its_namespace_completes() -> None:
     stores = Stores()
     generations = InMemoryNamespaceGenerations()
-    stages = retrieval_stages(
-        stores.embedder,
-        stores.index,
-        stores.keywords,
-        stores.chunks,
-        NoReranker(),
-        RocchioRewriter(stores.index),
-        ScriptedLlm(),
-        InMemoryDocumentLedger(),
-        RuleBasedEntityExtractor(),
-    )
+    stages = offline_stages(stores.embedder, stores.index, stores.keywords, stores.chunks)
     cache = ResultCache(NamespaceFreshness(generations, 0))
     service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())
     ingestion = IngestionService(

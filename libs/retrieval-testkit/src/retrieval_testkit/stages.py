@@ -1,0 +1,40 @@
+"""The retrieval stages over the stores a test gives, with offline collaborators for the
+rest: no reranker, Rocchio rewriting, a scripted language model, the rule-based entity
+extractor and an empty ledger, unless the test gives its own."""
+
+from __future__ import annotations
+
+from retrieval.adapters.no_reranker import NoReranker
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
+from retrieval.ports.document_ledger import DocumentLedger
+from retrieval.ports.llm import Llm
+from retrieval.ports.reranker import Reranker
+from retrieval.service.pipeline import Stage, retrieval_stages
+from retrieval.service.pipeline.rewrite import Rewriter, RocchioRewriter
+from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
+from retrieval_testkit.scripted_llm import ScriptedLlm
+
+
+def offline_stages(
+    embedder: Embedder,
+    index: VectorIndex,
+    keywords: KeywordIndex,
+    chunks: ChunkRepository,
+    *,
+    ledger: DocumentLedger | None = None,
+    reranker: Reranker | None = None,
+    rewriter: Rewriter | None = None,
+    llm: Llm | None = None,
+) -> tuple[Stage, ...]:
+    return retrieval_stages(
+        embedder,
+        index,
+        keywords,
+        chunks,
+        reranker or NoReranker(),
+        rewriter or RocchioRewriter(index),
+        llm or ScriptedLlm(),
+        ledger or InMemoryDocumentLedger(),
+        RuleBasedEntityExtractor(),
+    )
