@@ -17,9 +17,9 @@ HEAVY = ("dependency_injector", "pymongo", "numpy", "secantus", "bm25s", "grpc",
 LOADED_AFTER = """
 import json, sys
 loaded = {}
-for module in ("retrieval", "retrieval.cli.app"):
+for module in sys.argv[1].split(","):
     __import__(module)
-    loaded[module] = sorted({name.split(".")[0] for name in sys.modules} & set(sys.argv[1:]))
+    loaded[module] = sorted({name.split(".")[0] for name in sys.modules} & set(sys.argv[2:]))
 print(json.dumps(loaded))
 """
 
@@ -40,12 +40,27 @@ def retrieval(tmp_path: Path, *args: str, **settings: str) -> subprocess.Complet
     )
 
 
-def test_importing_the_package_or_the_command_line_loads_no_store_nor_model() -> None:
+def loaded_after(modules: tuple[str, ...], heavy: tuple[str, ...]) -> dict[str, list[str]]:
+    """Which of ``heavy`` are loaded after importing each of ``modules`` in turn."""
     shown = subprocess.run(
-        [sys.executable, "-c", LOADED_AFTER, *HEAVY], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", LOADED_AFTER, ",".join(modules), *heavy],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout) == {"retrieval": [], "retrieval.cli.app": []}
+    return json.loads(shown.stdout)
+
+
+def test_importing_the_package_or_the_command_line_loads_no_store_nor_model() -> None:
+    modules = ("retrieval", "retrieval.cli.app")
+    assert loaded_after(modules, HEAVY) == {module: [] for module in modules}
+
+
+def test_a_command_sent_to_a_running_server_loads_no_store_nor_model() -> None:
+    modules = ("retrieval.grpc.client", "retrieval.cli.served")
+    stores = ("dependency_injector", "pymongo", "secantus", "bm25s", "faiss")
+    assert loaded_after(modules, stores) == {module: [] for module in modules}
 
 
 @pytest.mark.parametrize(

@@ -14,12 +14,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from retrieval.errors import InvalidRequestError
-from retrieval.service.ingest_progress import IngestProgress, Progress
 from retrieval.service.outcomes import DocumentOutcome, Outcome
 
 if TYPE_CHECKING:
     from retrieval.domain.models import RagDocument
     from retrieval.grpc.client import RetrievalClient
+    from retrieval.service.ingest_progress import Progress
     from retrieval.service.library import DocumentSummary
     from retrieval.service.outcomes import SyncReport
     from retrieval.settings import Settings
@@ -97,6 +97,8 @@ class ServedIngestion:
         *,
         replace: bool = False,
     ) -> list[DocumentOutcome]:
+        from retrieval.service.ingest_progress import IngestProgress
+
         progress = IngestProgress.of(on_progress)
         outcomes: list[DocumentOutcome] = []
         for start in range(0, len(documents), DOCUMENTS_PER_CALL):
@@ -133,6 +135,8 @@ class ServedIngestion:
                 replace=replace,
                 allow_mass_delete=allow_mass_delete,
             )
+
+        from retrieval.service.ingest_progress import IngestProgress
 
         report, refused = await without_refused(send, documents)
         IngestProgress.of(on_progress).settled(report.outcomes)

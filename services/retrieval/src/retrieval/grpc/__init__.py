@@ -1,14 +1,35 @@
 """The gRPC entrypoint: contract ``retrieval.v1.RetrievalService`` (package ``retrieval-proto``).
 
 ``create_server`` serves a running ``Application``; ``RetrievalClient`` calls it and returns the
-same Pydantic models as the in-process services.
+same Pydantic models as the in-process services. The names are imported on first use, so that
+a client does not load the server's stores and model.
 """
 
-from retrieval.domain.collection_health import HealthStatus
-from retrieval.grpc.client import PathSync, RetrievalClient, RetryPolicy, TlsOptions
-from retrieval.grpc.server import create_server, serve, stop_on_signals
-from retrieval.grpc.settings import GrpcSettings
-from retrieval.service.stats import CollectionStats, NamespaceHealth
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retrieval.domain.collection_health import HealthStatus
+    from retrieval.grpc.client import PathSync, RetrievalClient, RetryPolicy, TlsOptions
+    from retrieval.grpc.server import create_server, serve, stop_on_signals
+    from retrieval.grpc.settings import GrpcSettings
+    from retrieval.service.stats import CollectionStats, NamespaceHealth
+
+MODULE_OF = {
+    "CollectionStats": "retrieval.service.stats",
+    "GrpcSettings": "retrieval.grpc.settings",
+    "HealthStatus": "retrieval.domain.collection_health",
+    "NamespaceHealth": "retrieval.service.stats",
+    "PathSync": "retrieval.grpc.client",
+    "RetrievalClient": "retrieval.grpc.client",
+    "RetryPolicy": "retrieval.grpc.client",
+    "TlsOptions": "retrieval.grpc.client",
+    "create_server": "retrieval.grpc.server",
+    "serve": "retrieval.grpc.server",
+    "stop_on_signals": "retrieval.grpc.server",
+}
 
 __all__ = [
     "CollectionStats",
@@ -23,3 +44,15 @@ __all__ = [
     "serve",
     "stop_on_signals",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in MODULE_OF:
+        raise AttributeError(f"module 'retrieval.grpc' has no attribute {name!r}")
+    value = getattr(import_module(MODULE_OF[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
