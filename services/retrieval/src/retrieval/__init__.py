@@ -12,8 +12,9 @@ command line, the settings) does not load the stores and the model.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from retrieval.lazy_names import importer
 
 if TYPE_CHECKING:
     from retrieval.api import KnowledgeBase, connect
@@ -89,12 +90,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in MODULE_OF:
-        raise AttributeError(f"module 'retrieval' has no attribute {name!r}")
-    value = getattr(import_module(MODULE_OF[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = importer("retrieval", MODULE_OF, globals())
 
 
 def __dir__() -> list[str]:

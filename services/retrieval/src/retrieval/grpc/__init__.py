@@ -7,8 +7,9 @@ a client does not load the server's stores and model.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from retrieval.lazy_names import importer
 
 if TYPE_CHECKING:
     from retrieval.domain.collection_health import HealthStatus
@@ -46,12 +47,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in MODULE_OF:
-        raise AttributeError(f"module 'retrieval.grpc' has no attribute {name!r}")
-    value = getattr(import_module(MODULE_OF[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = importer("retrieval.grpc", MODULE_OF, globals())
 
 
 def __dir__() -> list[str]:
