@@ -14,13 +14,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from retrieval.errors import InvalidRequestError
-from retrieval.service.outcomes import DocumentOutcome, Outcome
+from retrieval.service.outcomes import DocumentOutcome, failed
 
 if TYPE_CHECKING:
     from retrieval.domain.models import RagDocument
     from retrieval.grpc.client import RetrievalClient
     from retrieval.service.ingest_progress import Progress
-    from retrieval.service.library import DocumentSummary
     from retrieval.service.outcomes import SyncReport
     from retrieval.settings import Settings
 
@@ -60,15 +59,7 @@ async def without_refused(
                 raise
             document = pending.pop(place)
             source = document.source.uri if document.source is not None else None
-            refused.append(
-                DocumentOutcome(
-                    document_id=document.document_id,
-                    outcome=Outcome.FAILED,
-                    chunks=0,
-                    error=str(error),
-                    source=source,
-                )
-            )
+            refused.append(failed(document.document_id, error, source))
 
 
 class ServedCalls:
@@ -85,6 +76,7 @@ class ServedIngestion:
     def __init__(self, client: RetrievalClient) -> None:
         self._client = client
         self.delete = client.delete
+        self.documents = client.documents
 
     def check(self, document: RagDocument, namespace: str) -> None:
         """Nothing: the server checks every call (see ``without_refused``)."""
@@ -124,28 +116,23 @@ class ServedIngestion:
         allow_mass_delete: bool,
         on_progress: Progress | None = None,
     ) -> SyncReport:
+        from retrieval.service.file_intake import refused_sources
+        from retrieval.service.ingest_progress import IngestProgress
+
         async def send(pending: list[RagDocument]) -> SyncReport:
-            kept = {d.source.uri for d in documents if d not in pending and d.source is not None}
             return await self._client.sync(
                 pending,
                 roots,
                 namespace,
-                unreadable=unreadable | kept,
+                unreadable=unreadable | refused_sources(documents, pending),
                 dry_run=dry_run,
                 replace=replace,
                 allow_mass_delete=allow_mass_delete,
             )
 
-        from retrieval.service.ingest_progress import IngestProgress
-
         report, refused = await without_refused(send, documents)
         IngestProgress.of(on_progress).settled(report.outcomes)
         return report.model_copy(update={"outcomes": (*refused, *report.outcomes)})
-
-    async def documents(
-        self, namespace: str, *, source_prefix: str | None = None
-    ) -> list[DocumentSummary]:
-        return await self._client.documents(namespace, source_prefix=source_prefix)
 
 
 class ServedApplication:

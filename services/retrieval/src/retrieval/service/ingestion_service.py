@@ -72,6 +72,7 @@ from retrieval.service.outcomes import (
     Outcome,
     SyncReport,
     deleted_outcome,
+    failed,
 )
 from retrieval.service.reconciliation import ReconcileReport, Reconciliation
 from retrieval.service.timing import StageClock
@@ -689,12 +690,6 @@ class IngestionService:
 def done(item: Prepared, outcome: Outcome) -> DocumentOutcome:
     return DocumentOutcome(
         document_id=item.document_id, outcome=outcome, chunks=len(item.chunks), source=item.source
-    )
-
-
-def failed(document_id: str, error: Exception, source: str | None = None) -> DocumentOutcome:
-    return DocumentOutcome(
-        document_id=document_id, outcome=Outcome.FAILED, chunks=0, error=str(error), source=source
     )
 
 

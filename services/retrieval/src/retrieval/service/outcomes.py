@@ -53,6 +53,12 @@ class SyncReport(Frozen):
         return sum(o.outcome is outcome for o in self.outcomes)
 
 
+def failed(document_id: str, error: Exception, source: str | None = None) -> DocumentOutcome:
+    return DocumentOutcome(
+        document_id=document_id, outcome=Outcome.FAILED, chunks=0, error=str(error), source=source
+    )
+
+
 def deleted_outcome(summary: DocumentSummary) -> DocumentOutcome:
     return DocumentOutcome(
         document_id=summary.document_id,
