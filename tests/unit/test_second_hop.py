@@ -185,6 +185,7 @@ async def test_names_the_query_asks_about_are_not_followed() -> None:
     assert [c.chunk_id for c in after.candidates] == [
         KISS.chunk_id, ARCHER.chunk_id, TEA.chunk_id,
     ]  # fmt: skip
+    assert keywords.queries
     assert not {"Shirley Temple", "Corliss Archer", "Kiss and Tell"} & set(keywords.queries)
 
 
@@ -207,6 +208,7 @@ async def test_a_linked_candidate_ranked_lower_moves_up_and_keeps_its_scores() -
 
 async def test_the_search_keeps_to_the_query_s_filter() -> None:
     after = await hop(first_ranking(domains=("plant_diseases",)))
+    assert after.counts[NAMES_SEARCHED] >= 1
     assert TEMPLE.chunk_id not in [c.chunk_id for c in after.candidates]
 
 

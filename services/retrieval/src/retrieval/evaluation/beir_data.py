@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,14 +83,22 @@ def load_corpus(path: Path) -> list[BeirDocument]:
 
 
 def load_queries(path: Path) -> dict[str, str]:
-    return {str(row["_id"]): row["text"] for row in json_lines(path)}
+    return query_texts(json_lines(path))
+
+
+def query_texts(rows: Iterable[dict]) -> dict[str, str]:
+    return {str(row["_id"]): row["text"] for row in rows}
 
 
 def load_query_types(path: Path) -> dict[str, str]:
+    return query_types(json_lines(path))
+
+
+def query_types(rows: Iterable[dict]) -> dict[str, str]:
     """``metadata.type`` of each query whose metadata names a type."""
     return {
         str(row["_id"]): kind
-        for row in json_lines(path)
+        for row in rows
         if isinstance(kind := (row.get("metadata") or {}).get("type"), str)
     }
 
@@ -112,9 +120,9 @@ def load_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 
 def load_dataset(corpus: Path, queries: Path, qrels: Path) -> BeirDataset:
-    return BeirDataset(
-        load_corpus(corpus), load_queries(queries), load_qrels(qrels), load_query_types(queries)
-    )
+    documents = load_corpus(corpus)
+    rows = list(json_lines(queries))  # read once for the texts and the types
+    return BeirDataset(documents, query_texts(rows), load_qrels(qrels), query_types(rows))
 
 
 def default_dataset_name(directory: Path) -> str:
