@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.adapters.document_files import LoadedDocuments, read_documents
-from retrieval.adapters.local_sources import as_source
+from retrieval.adapters.local_sources import source_or_none
 from retrieval.adapters.sync_scope import sync_scope
 from retrieval.container import Application, running
 from retrieval.domain.allowed_domains import check_domains
@@ -40,10 +40,6 @@ from retrieval.service.stats import CollectionStats
 from retrieval.settings import Settings
 
 LocalPath = str | os.PathLike[str]
-
-
-def source_or_none(path: str | None) -> str | None:
-    return as_source(path) if path is not None else None
 
 
 class KnowledgeBase:

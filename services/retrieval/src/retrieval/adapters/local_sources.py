@@ -10,3 +10,8 @@ from retrieval.domain.provenance import URL
 def as_source(path: str) -> str:
     """A path as sources are stored (absolute); a URL as it is."""
     return path if URL.match(path) else os.path.abspath(path)
+
+
+def source_or_none(path: str | None) -> str | None:
+    """``as_source(path)``, None when no path is given."""
+    return as_source(path) if path is not None else None

@@ -9,16 +9,9 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from retrieval.cli.runtime import (
-    console,
-    load_settings,
-    refused_when_invalid,
-    run_here_or_served,
-)
-from retrieval.cli.sources import as_source, located
-from retrieval.domain.allowed_domains import check_domains
-from retrieval.domain.models import RetrievalQuery, validated
-from retrieval.errors import RetrievalError
+from retrieval.adapters.local_sources import source_or_none
+from retrieval.cli.runtime import checked_query, console, json_errors, run_here_or_served
+from retrieval.cli.sources import located
 
 if TYPE_CHECKING:
     from retrieval.container import Application
@@ -64,27 +57,18 @@ def ask(
 ) -> None:
     """Answer a question from the knowledge base with the configured language model
     (RETRIEVAL_LLM_*), citing the chunks it used."""
-    with refused_when_invalid():
-        query = validated(
-            RetrievalQuery,
-            query=question,
-            domains=tuple(domain),
-            top_k=top_k,
-            namespace=namespace,
-            source_prefix=as_source(source_prefix) if source_prefix is not None else None,
-            section=section,
-        )
-        settings = load_settings()
-        check_domains(query.domains, settings.allowed_domains)
+    query, settings = checked_query(
+        query=question,
+        domains=tuple(domain),
+        top_k=top_k,
+        namespace=namespace,
+        source_prefix=source_or_none(source_prefix),
+        section=section,
+    )
 
     async def work(app: Application) -> Answer:
-        try:
+        with json_errors(as_json):
             return await app.answers.answer(query)
-        except RetrievalError as error:
-            if not as_json:
-                raise
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(code=1) from error
 
     answer = run_here_or_served(work, settings)
     if as_json:

@@ -39,6 +39,8 @@ ANSWERED_AT_ONCE = {
 }
 """Commands that start nothing, with the exit code each must end with."""
 FIRST_QUERY = ("query", "How is fresh leaf withered?", "-n", NAMESPACE, "-k", "1")
+RETRIEVAL = str(Path(sys.executable).with_name("retrieval"))
+"""The ``retrieval`` command installed beside this Python."""
 
 
 def isolated(directory: Path) -> dict[str, str]:
@@ -60,7 +62,7 @@ def run_once(
 ) -> tuple[float, float]:
     """Wall and CPU seconds of ``retrieval ARGUMENTS``, which must end with ``expected``; the
     CPU time tells a slow command from a busy machine."""
-    command = [str(Path(sys.executable).with_name("retrieval")), *arguments]
+    command = [RETRIEVAL, *arguments]
     cpu_before = children_cpu_s()
     started = time.perf_counter()
     done = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)
@@ -142,7 +144,7 @@ def serving(environment: Mapping[str, str], data_dir: Path) -> Iterator[None]:
     listens until it is stopped."""
     from retrieval.grpc.serving_record import serving_record
 
-    command = [str(Path(sys.executable).with_name("retrieval")), "serve"]
+    command = [RETRIEVAL, "serve"]
     server = subprocess.Popen(
         command, env={**environment, "RETRIEVAL_GRPC_PORT": "0"}, stderr=subprocess.DEVNULL
     )

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from retrieval.adapters.local_sources import source_or_none
 from retrieval.adapters.sync_scope import sync_scope
 from retrieval.cli.documents import (
     Ingested,
@@ -27,7 +28,7 @@ from retrieval.cli.runtime import (
     refused_when_invalid,
     run_here_or_served,
 )
-from retrieval.cli.sources import as_source, shown
+from retrieval.cli.sources import shown
 from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.models import check_slug
 
@@ -149,7 +150,7 @@ def delete(
         check_slug(namespace, "namespace")
         for document_id in document_ids or []:
             check_slug(document_id, "document_ids")
-    prefix = as_source(source_prefix) if source_prefix is not None else None
+    prefix = source_or_none(source_prefix)
 
     async def work(app: Application) -> DeleteReport:
         return await app.ingestion.delete(
@@ -186,7 +187,7 @@ def documents(
     settings = load_settings()
     with refused_when_invalid():
         check_slug(namespace, "namespace")
-    prefix = as_source(source_prefix) if source_prefix is not None else None
+    prefix = source_or_none(source_prefix)
 
     async def work(app: Application) -> list[DocumentSummary]:
         return await app.ingestion.documents(namespace, source_prefix=prefix)

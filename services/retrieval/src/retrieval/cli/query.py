@@ -6,24 +6,22 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from retrieval.adapters.local_sources import source_or_none
 from retrieval.cli.runtime import (
     VERBOSE,
+    checked_query,
     console,
-    load_settings,
+    json_errors,
     refused_when_invalid,
     run_here_or_served,
 )
-from retrieval.cli.sources import as_source
 from retrieval.cli.tables import result_table
-from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.models import (
     FusionMethod,
     RetrievalOptions,
-    RetrievalQuery,
     SearchMode,
     validated,
 )
-from retrieval.errors import RetrievalError
 
 if TYPE_CHECKING:
     from retrieval.container import Application
@@ -85,44 +83,37 @@ def query(
 ) -> None:
     """Answer one question from the knowledge base."""
     with refused_when_invalid():
-        request = validated(
-            RetrievalQuery,
-            query=text,
-            domains=tuple(domain),
-            top_k=top_k,
-            confidence_threshold=threshold,
-            namespace=namespace or None,
-            source_prefix=as_source(source_prefix) if source_prefix is not None else None,
-            section=section,
-            options=validated(
-                RetrievalOptions,
-                mode=mode,
-                fusion=fusion,
-                dense_weight=dense_weight,
-                keyword_weight=keyword_weight,
-                fetch_k=fetch_k,
-                mmr_lambda=mmr_lambda,
-                max_per_document=max_per_document,
-                rerank=rerank,
-                redundancy_threshold=redundancy_threshold,
-                neighbours=neighbours,
-                rewrite=rewrite,
-                rewrite_threshold=rewrite_threshold,
-                llm_filter=llm_filter,
-                second_hop=second_hop,
-            ),
+        options = validated(
+            RetrievalOptions,
+            mode=mode,
+            fusion=fusion,
+            dense_weight=dense_weight,
+            keyword_weight=keyword_weight,
+            fetch_k=fetch_k,
+            mmr_lambda=mmr_lambda,
+            max_per_document=max_per_document,
+            rerank=rerank,
+            redundancy_threshold=redundancy_threshold,
+            neighbours=neighbours,
+            rewrite=rewrite,
+            rewrite_threshold=rewrite_threshold,
+            llm_filter=llm_filter,
+            second_hop=second_hop,
         )
-        settings = load_settings()
-        check_domains(request.domains, settings.allowed_domains)
+    request, settings = checked_query(
+        query=text,
+        domains=tuple(domain),
+        top_k=top_k,
+        confidence_threshold=threshold,
+        namespace=namespace or None,
+        source_prefix=source_or_none(source_prefix),
+        section=section,
+        options=options,
+    )
 
     async def work(app: Application) -> None:
-        try:
+        with json_errors(as_json):
             result = await app.retrieval.retrieve_query(request)
-        except RetrievalError as error:
-            if not as_json:
-                raise
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(code=1) from error
         if as_json:
             typer.echo(result.model_dump_json())
         else:

@@ -22,6 +22,7 @@ from retrieval.errors import InvalidRequestError, RetrievalError
 
 if TYPE_CHECKING:
     from retrieval.container import Application
+    from retrieval.domain.models import RetrievalQuery
     from retrieval.settings import Settings
 
 T = TypeVar("T")
@@ -54,6 +55,33 @@ def refused_when_invalid() -> Iterator[None]:
     except InvalidRequestError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=REFUSED) from error
+
+
+def checked_query(**fields: Any) -> tuple[RetrievalQuery, Settings]:
+    """The ``RetrievalQuery`` of ``fields`` and the settings, refused as
+    ``refused_when_invalid`` refuses when the request is invalid or names a domain outside
+    ``RETRIEVAL_ALLOWED_DOMAINS``."""
+    from retrieval.domain.allowed_domains import check_domains
+    from retrieval.domain.models import RetrievalQuery, validated
+
+    with refused_when_invalid():
+        request = validated(RetrievalQuery, **fields)
+        settings = load_settings()
+        check_domains(request.domains, settings.allowed_domains)
+    return request, settings
+
+
+@contextmanager
+def json_errors(as_json: bool) -> Iterator[None]:
+    """With ``--json``, a service error is ``error: ...`` on stderr, stdout left empty, code 1;
+    without, it goes on to ``run``."""
+    try:
+        yield
+    except RetrievalError as error:
+        if not as_json:
+            raise
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=1) from error
 
 
 def run_with_application(
