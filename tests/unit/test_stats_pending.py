@@ -11,8 +11,9 @@ from retrieval.domain.collection_health import HealthStatus
 from retrieval.domain.ledger import DocumentRecord, Lease
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
-from retrieval.ports.embedder import Matrix
+from retrieval.ports.embedder import Embedder, Matrix
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.leases import writer_lease
 from retrieval.service.stats import StatsService
 from retrieval_testkit import (
     HashEmbedder,
@@ -60,9 +61,9 @@ class Stack:
             self.index, self.keywords, self.chunks, self.ledger, HashEmbedder(), [], 1.0
         )
 
-    async def ingest_dying_while_embedding(self, namespace: str) -> None:
-        ingestion = IngestionService(
-            KillsWhileEmbedding(self.ledger),
+    def ingestion(self, embedder: Embedder, namespace: str = NS) -> IngestionService:
+        return IngestionService(
+            embedder,
             self.index,
             self.keywords,
             self.chunks,
@@ -72,11 +73,17 @@ class Stack:
             namespace,
             ChunkingPolicy(),
         )
-        document = RagDocument(
-            document_id="big", title="Big", domain="tea_cultivation", content="Frost. " * 50
-        )
+
+    async def ingest_dying_while_embedding(self, namespace: str) -> None:
+        ingestion = self.ingestion(KillsWhileEmbedding(self.ledger), namespace)
         with pytest.raises(Killed):
-            await ingestion.ingest([document], namespace)
+            await ingestion.ingest([document("big")], namespace)
+
+
+def document(document_id: str) -> RagDocument:
+    return RagDocument(
+        document_id=document_id, title="Big", domain="tea_cultivation", content="Frost. " * 50
+    )
 
 
 async def test_a_namespace_whose_first_write_was_cut_short_is_yellow() -> None:
@@ -91,6 +98,30 @@ async def test_a_namespace_whose_first_write_was_cut_short_is_yellow() -> None:
     assert (namespace.namespace, namespace.vector_count, namespace.chunk_count) == (NS, 0, 0)
     assert namespace.orphans is not None
     assert namespace.orphans.pending_documents == 1
+
+
+async def test_the_next_start_rolls_back_a_write_whose_process_is_gone() -> None:
+    stack = Stack()
+    await stack.ingest_dying_while_embedding(NS)
+    stack.ledger.killed = False
+    restarted = stack.ingestion(HashEmbedder())
+
+    assert await restarted.recover() == 1
+
+    report = await stack.stats.collect()
+    assert (report.status, report.namespaces) == (HealthStatus.GREEN, ())
+    assert await restarted.ingest([document("big")]) != []
+
+
+async def test_a_write_still_running_is_not_recovered() -> None:
+    stack = Stack()
+    ingestion = stack.ingestion(HashEmbedder())
+    with writer_lease() as lease:
+        await stack.ledger.claim(NS, ["big"], lease)
+
+        assert await ingestion.recover() == 0
+
+        assert [held for _, held in await stack.ledger.unsettled(lease.host)] == [lease]
 
 
 async def test_a_caller_limited_to_other_namespaces_is_not_told_of_it() -> None:

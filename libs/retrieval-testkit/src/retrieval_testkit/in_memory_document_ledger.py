@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 
-from retrieval.domain.ledger import WAITER_S, DocumentRecord, Lease
+from retrieval.domain.ledger import WAITER_S, DocumentRecord, DocumentState, Lease
 from retrieval.errors import DocumentBusyError
 from retrieval.ports.document_ledger import Claim
 
@@ -80,6 +80,18 @@ class InMemoryDocumentLedger:
     ) -> dict[str, DocumentRecord]:
         found = (self._records.get((namespace, document_id)) for document_id in document_ids)
         return {r.document_id: r for r in found if r is not None and r.state is not None}
+
+    async def unsettled(self, host: str) -> list[tuple[DocumentRecord, Lease | None]]:
+        now = self._clock()
+        found: list[tuple[DocumentRecord, Lease | None]] = []
+        for key in sorted(self._records.keys() | self._leases.keys()):
+            record = self._records.get(key, DocumentRecord(namespace=key[0], document_id=key[1]))
+            lease, until = self._leases.get(key, (None, now))
+            if lease is not None and lease.host == host:
+                found.append((record, lease))
+            elif record.state is DocumentState.PENDING and until <= now:
+                found.append((record, None))
+        return found
 
     async def list_records(self, namespace: str) -> AsyncIterator[list[DocumentRecord]]:
         found = sorted(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import structlog
 from dependency_injector import containers, providers
 from prometheus_client import CollectorRegistry
 from pymongo import AsyncMongoClient
@@ -37,6 +38,7 @@ from retrieval.adapters.pinecone_reranker import PineconeReranker
 from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.errors import RetrievalError
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.telemetry import Telemetry
 from retrieval.observability.tracing import tracer_from_environment
@@ -479,6 +481,15 @@ async def resolve(provider: providers.Provider) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+async def recover_left_writes(ingestion: IngestionService) -> None:
+    """Repair the writes this host's stopped processes left; a store that does not answer
+    yet leaves them to the next write of each document, or to ``reconcile``."""
+    try:
+        await ingestion.recover()
+    except RetrievalError as error:
+        structlog.get_logger("retrieval").warning("reconcile.recover_failed", error=str(error))
+
+
 @asynccontextmanager
 async def running(
     settings: Settings, container: Container | None = None
@@ -505,6 +516,7 @@ async def running(
             validation=await resolve(container.validation_service),
             telemetry=await resolve(container.telemetry),
         )
+        await recover_left_writes(application.ingestion)
         if settings.gc_freeze:
             gc.freeze()
         yield application

@@ -31,6 +31,13 @@ def committed(document_id: str, *chunks: str, namespace: str = NS) -> DocumentRe
     )
 
 
+def pending(document_id: str) -> DocumentRecord:
+    written = datetime(2026, 11, 26, 8, 30, tzinfo=UTC)
+    return DocumentRecord(namespace=NS, document_id=document_id).begin(
+        [f"{document_id}#0"], f"fp-{document_id}", Provenance(title="P", written_at=written)
+    )
+
+
 async def all_records(ledger: DocumentLedger, namespace: str = NS) -> list[DocumentRecord]:
     return [record async for page in ledger.list_records(namespace) for record in page]
 
@@ -58,13 +65,13 @@ class DocumentLedgerContract:
         source = Source(
             uri="/kb/a.pdf", root="/kb", file_type="pdf", size=1234, modified_at=written
         )
-        pending = committed("a", "a#1").begin(
+        begun = committed("a", "a#1").begin(
             ["a#2"], "fp-2", Provenance(title="Alpha", source=source, written_at=written)
         )
-        await ledger.save([pending], MINE)
-        assert await ledger.get_many(NS, ["a"]) == {"a": pending}
-        await ledger.save([pending.commit()], MINE)
-        assert await ledger.get_many(NS, ["a"]) == {"a": pending.commit()}
+        await ledger.save([begun], MINE)
+        assert await ledger.get_many(NS, ["a"]) == {"a": begun}
+        await ledger.save([begun.commit()], MINE)
+        assert await ledger.get_many(NS, ["a"]) == {"a": begun.commit()}
 
     async def test_a_record_that_never_held_a_version_is_not_read_back(self, ledger) -> None:
         await ledger.claim(NS, ["a"], MINE)
@@ -159,6 +166,30 @@ class DocumentLedgerContract:
         await ledger.claim(NS, ["a"], THEIRS)
         await ledger.release(NS, ["a"], MINE)
         assert (await ledger.claim(NS, ["a"], MINE)).held == {"a": THEIRS}
+
+    async def test_unsettled_are_pending_records_no_lease_holds_and_the_hosts_leases(
+        self, make_ledger
+    ) -> None:
+        ledger = make_ledger(0.2)
+        for owner, document_ids in ((MINE, ["b", "a"]), (THEIRS, ["p", "q", "r"])):
+            await ledger.claim(NS, document_ids, owner)
+        await ledger.save([committed("b", "b#0")], MINE)
+        await ledger.save([pending(i) for i in ("p", "q", "r")], THEIRS)
+        await ledger.release(NS, ["p"], THEIRS)
+        assert await ledger.unsettled(MINE.host) == [
+            (DocumentRecord(namespace=NS, document_id="a"), MINE),
+            (committed("b", "b#0"), MINE),
+            (pending("p"), None),
+        ]
+        await asyncio.sleep(0.3)
+        await ledger.claim(NS, ["r"], THEIRS)
+        await ledger.release(NS, ["a", "b"], MINE)
+        assert await ledger.unsettled(MINE.host) == [(pending("p"), None), (pending("q"), None)]
+        assert await ledger.unsettled(THEIRS.host) == [
+            (pending("p"), None),
+            (pending("q"), THEIRS),
+            (pending("r"), THEIRS),
+        ]
 
     async def test_records_are_listed_in_pages_by_namespace(self, ledger) -> None:
         ids = [f"doc-{n:04d}" for n in range(1100)]

@@ -17,7 +17,7 @@ from pymongo import ASCENDING, InsertOne, UpdateOne
 from pymongo.errors import BulkWriteError
 
 from retrieval.adapters.mongo_chunk_repository import mongo_errors
-from retrieval.domain.ledger import RELEASED, WAITER_S, DocumentRecord, Lease
+from retrieval.domain.ledger import RELEASED, WAITER_S, DocumentRecord, DocumentState, Lease
 from retrieval.errors import DocumentBusyError
 from retrieval.ports.document_ledger import Claim
 
@@ -87,6 +87,10 @@ class MongoDocumentLedger:
                 unique=True,
                 name="namespace_document_id",
             )
+            await self._collection.create_index(
+                [("lease.host", ASCENDING)], sparse=True, name="lease_host"
+            )
+            await self._collection.create_index([("state", ASCENDING)], name="state")
 
     def _lease_document(self, lease: Lease) -> dict[str, Any]:
         until = datetime.now(UTC) + timedelta(seconds=self._lease_s)
@@ -230,6 +234,21 @@ class MongoDocumentLedger:
             for document_id, document in found.items()
             if document.get("state") is not None
         }
+
+    async def unsettled(self, host: str) -> list[tuple[DocumentRecord, Lease | None]]:
+        now = datetime.now(UTC)
+        with mongo_errors("find"):
+            leased = await self._collection.find({"lease.host": host}).to_list(None)
+            pending = await self._collection.find(
+                {
+                    "state": DocumentState.PENDING.value,
+                    "lease.host": {"$ne": host},
+                    "$or": [{"lease": None}, {"lease.until": {"$lt": now}}],
+                }
+            ).to_list(None)
+        found = [(to_record(d), to_lease(d["lease"])) for d in leased]
+        found += [(to_record(d), None) for d in pending]
+        return sorted(found, key=lambda item: (item[0].namespace, item[0].document_id))
 
     async def list_records(self, namespace: str) -> AsyncIterator[list[DocumentRecord]]:
         after = ""

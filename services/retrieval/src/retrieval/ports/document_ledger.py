@@ -58,6 +58,12 @@ class DocumentLedger(Protocol):
         held a version (``state=None``), are absent."""
         ...
 
+    async def unsettled(self, host: str) -> list[tuple[DocumentRecord, Lease | None]]:
+        """Records a writer may have left behind, by namespace and document id, each with its
+        lease (None when none is in force): PENDING records no lease holds, and every record
+        leased to a writer of ``host``, expired or not."""
+        ...
+
     def list_records(self, namespace: str) -> AsyncIterator[list[DocumentRecord]]:
         """Every record of a namespace in pages, by document id."""
         ...

@@ -665,6 +665,14 @@ class IngestionService:
             if not dry_run:
                 await self._advance(namespace)
 
+    async def recover(self) -> int:
+        """Repair what this host's writers left when they ended without releasing their
+        documents (``Reconciliation.recover``); returns how many documents."""
+        repaired = await self._reconciliation.recover()
+        for namespace in repaired:
+            await self._advance(namespace)
+        return sum(repaired.values())
+
     async def delete_namespace(self, namespace: str) -> int:
         """Remove every record, vector, keyword entry, then every text; returns the text count.
 

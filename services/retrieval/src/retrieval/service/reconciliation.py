@@ -14,6 +14,11 @@ Per document, under its lease:
 
 from __future__ import annotations
 
+import socket
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
 import structlog
 from pydantic import Field
 
@@ -23,7 +28,7 @@ from retrieval.domain.models import Frozen
 from retrieval.ports import Embedder
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
-from retrieval.service.leases import claim_documents, writer_lease
+from retrieval.service.leases import claim_documents, holder_is_dead, writer_lease
 
 log = structlog.get_logger("reconcile")
 
@@ -75,6 +80,13 @@ def found_in(namespace: str, result: NamespaceAudit, dry_run: bool) -> Reconcile
     )
 
 
+@dataclass
+class Repairs:
+    repaired: int = 0
+    busy: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)
+
+
 class Reconciliation:
     def __init__(
         self,
@@ -93,32 +105,56 @@ class Reconciliation:
         report = found_in(namespace, result, dry_run)
         if dry_run or result.is_consistent:
             return report
-        todo = sorted(result.documents_to_repair)
-        busy: list[str] = []
-        incomplete: list[str] = []
-        repaired = 0
-        for start in range(0, len(todo), DOCUMENTS_PER_CLAIM):
-            group = todo[start : start + DOCUMENTS_PER_CLAIM]
+        repairs = await self._repair_all(
+            namespace, sorted(result.documents_to_repair), self._lease_wait_s
+        )
+        log.info(
+            "reconcile.done",
+            namespace=namespace,
+            repaired=repairs.repaired,
+            busy=len(repairs.busy),
+        )
+        return report.model_copy(
+            update={
+                "repaired_documents": repairs.repaired,
+                "busy_documents": tuple(repairs.busy),
+                "incomplete_documents": tuple(repairs.incomplete),
+            }
+        )
+
+    async def recover(self) -> dict[str, int]:
+        """Repair what writers left when they ended without settling their documents (a
+        process killed, or stopped before it could undo a write it cut short): PENDING records
+        no lease holds, and documents leased to writers of this host that no longer run.
+        Returns how many documents per namespace; the service runs this as it starts."""
+        left: dict[str, list[str]] = defaultdict(list)
+        for record, lease in await self._ledger.unsettled(socket.gethostname()):
+            if lease is None or holder_is_dead(lease):
+                left[record.namespace].append(record.document_id)
+        repaired: dict[str, int] = {}
+        for namespace, document_ids in sorted(left.items()):
+            repairs = await self._repair_all(namespace, document_ids, wait_s=0.0)
+            repaired[namespace] = repairs.repaired
+            log.info("reconcile.recovered", namespace=namespace, repaired=repairs.repaired)
+        return repaired
+
+    async def _repair_all(
+        self, namespace: str, document_ids: Sequence[str], wait_s: float
+    ) -> Repairs:
+        repairs = Repairs()
+        for start in range(0, len(document_ids), DOCUMENTS_PER_CLAIM):
+            group = document_ids[start : start + DOCUMENTS_PER_CLAIM]
             with writer_lease() as lease:
-                claim = await claim_documents(
-                    self._ledger, namespace, group, lease, self._lease_wait_s
-                )
-                busy.extend(claim.held)
+                claim = await claim_documents(self._ledger, namespace, group, lease, wait_s)
+                repairs.busy.extend(claim.held)
                 try:
                     for record in claim.records.values():
                         if not await self._repair(record, lease):
-                            incomplete.append(record.document_id)
-                        repaired += 1
+                            repairs.incomplete.append(record.document_id)
+                        repairs.repaired += 1
                 finally:
                     await self._ledger.release(namespace, list(claim.records), lease)
-        log.info("reconcile.done", namespace=namespace, repaired=repaired, busy=len(busy))
-        return report.model_copy(
-            update={
-                "repaired_documents": repaired,
-                "busy_documents": tuple(busy),
-                "incomplete_documents": tuple(incomplete),
-            }
-        )
+        return repairs
 
     async def _repair(self, record: DocumentRecord, lease: Lease) -> bool:
         """Make one document consistent; False when it lost texts and must be ingested again."""
