@@ -29,6 +29,7 @@ from retrieval_testkit import (
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
     InMemoryEmbeddingCache,
+    InMemoryGraphStore,
     InMemoryVectorIndex,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
@@ -72,6 +73,7 @@ async def served(tmp_path: Path, embedder: HeldEmbedder) -> AsyncIterator[tuple[
         document_ledger=providers.Object(InMemoryDocumentLedger()),
         vector_index=providers.Object(InMemoryVectorIndex()),
         mongo_uri=providers.Object(None),
+        graph_store=providers.Object(InMemoryGraphStore()),
         mongo_client=providers.Object(None),
         namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
         chunk_repository=providers.Object(InMemoryChunkRepository()),

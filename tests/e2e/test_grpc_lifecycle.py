@@ -41,6 +41,7 @@ from retrieval_testkit import (
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
     InMemoryEmbeddingCache,
+    InMemoryGraphStore,
     InMemoryVectorIndex,
 )
 from retrieval_testkit.embedded_mongo import (
@@ -151,6 +152,7 @@ async def application(
         document_ledger=providers.Object(InMemoryDocumentLedger()),
         vector_index=providers.Object(index or InMemoryVectorIndex()),
         mongo_uri=providers.Object(None),
+        graph_store=providers.Object(InMemoryGraphStore()),
         mongo_client=providers.Object(None),
         namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
         chunk_repository=providers.Object(chunks or InMemoryChunkRepository()),

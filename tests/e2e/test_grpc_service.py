@@ -60,7 +60,7 @@ from retrieval.service.ingestion_service import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
-from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache, ScriptedLlm
+from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache, InMemoryGraphStore, ScriptedLlm
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.telemetry import tracer_into
 
@@ -132,6 +132,7 @@ async def application(
         embedding_cache=providers.Object(InMemoryEmbeddingCache()),
         document_ledger=providers.Object(mongo_ledger),
         mongo_uri=providers.Object(None),
+        graph_store=providers.Object(InMemoryGraphStore()),
         mongo_client=providers.Object(None),
         namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
         chunk_repository=providers.Object(mongo_repository),

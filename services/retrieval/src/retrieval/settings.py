@@ -110,6 +110,9 @@ class Settings(BaseSettings):
     embedding_cache_collection: str = Field(
         default="embedding_cache", description="Collection of cached passage vectors."
     )
+    graph_collection: str = Field(
+        default="graph", description="Collection of the knowledge graph: entities per chunk."
+    )
     embedding_cache_ttl_days: int = Field(
         default=30, ge=1, description="Days a cached vector nobody uses is kept (TTL index)."
     )
@@ -274,6 +277,16 @@ class Settings(BaseSettings):
     search_second_hop: bool = Field(
         default=True,
         description="Follow the names the best candidates mention to the documents about them.",
+    )
+    search_graph: bool = Field(
+        default=False,
+        description="Search the knowledge graph beside the dense and keyword searches.",
+    )
+    search_graph_hops: int = Field(
+        default=2, ge=1, le=2, description="Hops of the graph search: 1 or 2."
+    )
+    search_graph_weight: float = Field(
+        default=1.0, ge=0, le=10, description="Weight of the graph search in fusion."
     )
     rewrite_backend: RewriteBackend = Field(
         default=RewriteBackend.ROCCHIO,

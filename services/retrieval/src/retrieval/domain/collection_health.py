@@ -41,6 +41,12 @@ class Orphans(Frozen):
     keywords_without_texts: int = Field(
         ge=0, description="Keyword entries whose chunk text is missing."
     )
+    texts_without_graph: int = Field(
+        default=0, ge=0, description="Chunk texts whose graph record is missing."
+    )
+    graph_without_texts: int = Field(
+        default=0, ge=0, description="Graph records whose chunk text is missing."
+    )
     stale_chunks: int = Field(ge=0, description="Stored chunks of no current version.")
     pending_documents: int = Field(ge=0, description="Documents whose write is not committed.")
 
@@ -50,6 +56,8 @@ ORPHAN_LABELS = {
     "vectors_without_texts": "vectors without texts",
     "texts_without_keywords": "texts without keyword entries",
     "keywords_without_texts": "keyword entries without texts",
+    "texts_without_graph": "texts without graph records",
+    "graph_without_texts": "graph records without texts",
     "stale_chunks": "stale chunks",
     "pending_documents": "pending documents",
 }

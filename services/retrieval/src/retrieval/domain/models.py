@@ -129,6 +129,9 @@ DENSE = "dense"
 """Source name of the vector search; its score is the cosine similarity."""
 KEYWORD = "keyword"
 """Source name of the keyword search; its score is BM25 (or the sparse index's dot product)."""
+GRAPH = "graph"
+"""Source name of the graph search; its score sums the question's entities a chunk is about
+or mentions, weighted by their rarity (``retrieval.service.pipeline.graph_search``)."""
 FUSED = "fused"
 """Score name of the fusion of both sources."""
 RERANK = "rerank"
@@ -236,6 +239,21 @@ class RetrievalOptions(Frozen):
         default=None,
         description="Follow the names the best candidates mention to the documents titled by "
         "them, and rank those right after the candidate that names them (multi-hop questions).",
+    )
+    graph: bool | None = Field(
+        default=None,
+        description="Search the knowledge graph beside the dense and keyword searches: the "
+        "chunks about or mentioning the entities the query names, fused with the others.",
+    )
+    graph_hops: int | None = Field(
+        default=None,
+        ge=1,
+        le=2,
+        description="1: the chunks linked to the query's entities; 2: also the chunks about "
+        "the entities those mention.",
+    )
+    graph_weight: float | None = Field(
+        default=None, ge=0, le=10, description="Weight of the graph search in fusion."
     )
 
 

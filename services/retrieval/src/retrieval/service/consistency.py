@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 from retrieval.domain.chunk_identity import document_of, keyword_record, vector_record
@@ -10,24 +10,29 @@ from retrieval.domain.ledger import DocumentRecord, DocumentState
 from retrieval.domain.models import RagChunk
 from retrieval.ports import ChunkRepository, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
+from retrieval.service.chunk_graph import ChunkGraph
 
 
 @dataclass(frozen=True)
 class ChunkStores:
-    """The three stores every chunk lives in, under its chunk id."""
+    """The stores every chunk lives in, under its chunk id: texts, vectors, keyword entries
+    and, unless ``graph`` is None, graph records."""
 
     index: VectorIndex
     keywords: KeywordIndex
     texts: ChunkRepository
+    graph: ChunkGraph | None = None
 
     async def remove(self, chunk_ids: Sequence[str], namespace: str) -> int:
-        """Vectors and keyword entries first, then texts, so no search ever finds a chunk
-        without its text; returns how many texts existed."""
+        """Vectors, keyword entries and graph records first, then texts, so no search ever
+        finds a chunk without its text; returns how many texts existed."""
         if not chunk_ids:
             return 0
         ids = list(chunk_ids)
         await self.index.delete(namespace=namespace, ids=ids)
         await self.keywords.delete(namespace=namespace, ids=ids)
+        if self.graph is not None:
+            await self.graph.store.delete(namespace=namespace, ids=ids)
         return await self.texts.delete_chunks(ids, namespace)
 
     async def add_searchable(
@@ -38,10 +43,23 @@ class ChunkStores:
             [vector_record(chunk, v) for chunk, v in zip(chunks, vectors, strict=True)], namespace
         )
         await self.add_keywords(chunks, namespace)
+        await self.add_graph(chunks, namespace)
 
     async def add_keywords(self, chunks: Sequence[RagChunk], namespace: str) -> None:
         if chunks:
             await self.keywords.upsert([keyword_record(chunk) for chunk in chunks], namespace)
+
+    async def add_graph(self, chunks: Sequence[RagChunk], namespace: str) -> None:
+        if self.graph is not None:
+            await self.graph.add(chunks, namespace)
+
+    async def graph_ids(
+        self, namespace: str, prefix: str | None = None
+    ) -> AsyncIterator[list[str]]:
+        """The ids of the graph's records (none when no graph is kept)."""
+        if self.graph is not None:
+            async for page in self.graph.store.list_ids(namespace, prefix=prefix):
+                yield page
 
 
 @dataclass
@@ -52,6 +70,8 @@ class NamespaceAudit:
     keywords: set[str] = field(default_factory=set)
     texts: dict[str, str] = field(default_factory=dict)
     records: dict[str, DocumentRecord] = field(default_factory=dict)
+    graph: set[str] | None = None
+    """Graph record ids; None when no graph is kept."""
 
     @property
     def texts_without_vectors(self) -> set[str]:
@@ -70,8 +90,16 @@ class NamespaceAudit:
         return self.keywords - set(self.texts)
 
     @property
+    def texts_without_graph(self) -> set[str]:
+        return set() if self.graph is None else set(self.texts) - self.graph
+
+    @property
+    def graph_without_texts(self) -> set[str]:
+        return set() if self.graph is None else self.graph - set(self.texts)
+
+    @property
     def stored(self) -> set[str]:
-        return self.vectors | self.keywords | set(self.texts)
+        return self.vectors | self.keywords | set(self.texts) | (self.graph or set())
 
     @property
     def current(self) -> set[str]:
@@ -111,6 +139,8 @@ class NamespaceAudit:
             | self.vectors_without_texts
             | self.texts_without_keywords
             | self.keywords_without_texts
+            | self.texts_without_graph
+            | self.graph_without_texts
             | self.stale
             | self.broken
         )
@@ -129,6 +159,8 @@ async def audit(stores: ChunkStores, ledger: DocumentLedger, namespace: str) -> 
         result.vectors.update(page)
     async for keyword_page in stores.keywords.list_ids(namespace):
         result.keywords.update(keyword_page)
+    if stores.graph is not None:
+        result.graph = {i async for page in stores.graph_ids(namespace) for i in page}
     async for text_page in stores.texts.list_chunks(namespace):
         result.texts.update(text_page)
     async for record_page in ledger.list_records(namespace):

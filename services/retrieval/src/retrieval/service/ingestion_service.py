@@ -45,6 +45,7 @@ from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
 from retrieval.ports.namespace_generations import NamespaceGenerations
+from retrieval.service.chunk_graph import ChunkGraph
 from retrieval.service.consistency import ChunkStores
 from retrieval.service.document_checks import check_document, check_request
 from retrieval.service.ingest_progress import (
@@ -155,9 +156,10 @@ class IngestionService:
         lease_wait_s: float = 30.0,
         max_delete_share: float = 0.5,
         lease_renew_s: float = 30.0,
+        graph: ChunkGraph | None = None,
     ) -> None:
         self._embedder = embedder
-        self._stores = ChunkStores(index, keywords, chunks)
+        self._stores = ChunkStores(index, keywords, chunks, graph)
         self._chunks = chunks
         self._ledger = ledger
         self._generations = generations
@@ -674,7 +676,8 @@ class IngestionService:
         return sum(repaired.values())
 
     async def delete_namespace(self, namespace: str) -> int:
-        """Remove every record, vector, keyword entry, then every text; returns the text count.
+        """Remove every record, vector, keyword entry and graph record, then every text; returns
+        the text count.
 
         Texts outlive the rest if this is interrupted, and a re-run finishes it."""
         namespace = check_slug(namespace, "namespace")
@@ -682,6 +685,8 @@ class IngestionService:
             await self._ledger.delete_namespace(namespace)
             await self._stores.index.delete(namespace=namespace, delete_all=True)
             await self._stores.keywords.delete(namespace=namespace, delete_all=True)
+            if self._stores.graph is not None:
+                await self._stores.graph.store.delete(namespace=namespace, delete_all=True)
             return await self._chunks.delete_namespace(namespace)
         finally:
             await self._advance(namespace)

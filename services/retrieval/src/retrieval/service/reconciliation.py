@@ -4,7 +4,7 @@ Per document, under its lease:
 - a PENDING write whose chunks are all whole is committed (rolled forward), otherwise the
   chunks it added are removed and the previous version restored (rolled back);
 - a committed chunk whose text lacks a vector is embedded again from its stored text, one
-  that lacks a keyword entry is indexed again from it;
+  that lacks a keyword entry or a graph record is indexed again from it;
 - a committed chunk whose text is gone loses its vector and keyword entry too, and the
   record's fingerprint
   is cleared so the next ingest of that document writes it whole again;
@@ -49,6 +49,12 @@ class ReconcileReport(Frozen):
     texts_without_keywords: int = Field(
         default=0, ge=0, description="Chunk texts whose keyword entry is missing."
     )
+    texts_without_graph: int = Field(
+        default=0, ge=0, description="Chunk texts whose graph record is missing."
+    )
+    graph_without_texts: int = Field(
+        default=0, ge=0, description="Graph records whose chunk text is missing."
+    )
     stale_chunks: int = Field(ge=0, description="Stored chunks of no current version.")
     pending_documents: int = Field(ge=0, description="Documents left half-ingested.")
     documents_to_repair: int = Field(ge=0, description="Documents with any of the above.")
@@ -74,6 +80,8 @@ def found_in(namespace: str, result: NamespaceAudit, dry_run: bool) -> Reconcile
         texts_without_vectors=len(result.texts_without_vectors),
         keywords_without_texts=len(result.keywords_without_texts),
         texts_without_keywords=len(result.texts_without_keywords),
+        texts_without_graph=len(result.texts_without_graph),
+        graph_without_texts=len(result.graph_without_texts),
         stale_chunks=len(result.stale),
         pending_documents=len(result.pending),
         documents_to_repair=len(result.documents_to_repair),
@@ -168,33 +176,45 @@ class Reconciliation:
         keywords = {
             c async for page in stores.keywords.list_ids(namespace, prefix=prefix) for c in page
         }
+        graph = {c async for page in stores.graph_ids(namespace, prefix=prefix) for c in page}
+        if stores.graph is None:
+            graph = set(texts)
         if record.state is DocumentState.PENDING:
-            if set(record.chunk_ids) <= texts & vectors & keywords:
+            if set(record.chunk_ids) <= texts & vectors & keywords & graph:
                 record = record.commit()
             else:
-                fresh = list(record.fresh)
-                await stores.remove(fresh, namespace)
-                texts -= set(fresh)
-                vectors -= set(fresh)
-                keywords -= set(fresh)
+                fresh = set(record.fresh)
+                await stores.remove(sorted(fresh), namespace)
+                texts, vectors, keywords, graph = (
+                    texts - fresh,
+                    vectors - fresh,
+                    keywords - fresh,
+                    graph - fresh,
+                )
                 record = record.abandon()
         keep = set(record.chunk_ids) if record.state is DocumentState.COMMITTED else set()
-        await self._index_again(keep & texts, vectors, keywords, namespace)
+        await self._index_again(keep & texts, vectors, keywords, graph, namespace)
         lost = keep - texts
         if lost:
             record = record.model_copy(
                 update={"chunk_ids": tuple(sorted(keep - lost)), "fingerprint": None}
             )
             keep -= lost
-        await stores.remove(sorted((texts | vectors | keywords) - keep), namespace)
+        await stores.remove(sorted((texts | vectors | keywords | graph) - keep), namespace)
         await self._ledger.save([record.cleaned()], lease)
         return not lost
 
     async def _index_again(
-        self, whole: set[str], vectors: set[str], keywords: set[str], namespace: str
+        self,
+        whole: set[str],
+        vectors: set[str],
+        keywords: set[str],
+        graph: set[str],
+        namespace: str,
     ) -> None:
-        """Vectors (embedded again) and keyword entries for stored texts that lack them."""
-        missing = sorted(whole - (vectors & keywords))
+        """Vectors (embedded again), keyword entries and graph records for stored texts that
+        lack them."""
+        missing = sorted(whole - (vectors & keywords & graph))
         if not missing:
             return
         stored = await self._stores.texts.get_many(missing, namespace)
@@ -207,4 +227,7 @@ class Reconciliation:
             )
         await self._stores.add_keywords(
             [stored[c] for c in missing if c in stored and c not in keywords], namespace
+        )
+        await self._stores.add_graph(
+            [stored[c] for c in missing if c in stored and c not in graph], namespace
         )

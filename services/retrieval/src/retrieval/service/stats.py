@@ -29,6 +29,7 @@ from retrieval.errors import BackendError
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.store_footprint import StoreFootprint
+from retrieval.service.chunk_graph import ChunkGraph
 from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
 
 
@@ -52,6 +53,12 @@ class NamespaceHealth(Frozen):
     )
     orphans: Orphans | None = Field(
         description="What the audit found out of place; None when it failed."
+    )
+    entity_count: int | None = Field(
+        default=None,
+        ge=0,
+        description="Distinct entities its graph links; None when no graph is kept or the "
+        "audit failed.",
     )
 
 
@@ -85,6 +92,8 @@ def orphans_of(result: NamespaceAudit) -> Orphans:
         vectors_without_texts=len(result.vectors_without_texts),
         texts_without_keywords=len(result.texts_without_keywords),
         keywords_without_texts=len(result.keywords_without_texts),
+        texts_without_graph=len(result.texts_without_graph),
+        graph_without_texts=len(result.graph_without_texts),
         stale_chunks=len(result.stale),
         pending_documents=len(result.pending),
     )
@@ -102,8 +111,9 @@ class StatsService:
         embedder: Embedder,
         footprints: Sequence[StoreFootprint],
         probe_timeout_s: float,
+        graph: ChunkGraph | None = None,
     ) -> None:
-        self._stores = ChunkStores(index, keywords, chunks)
+        self._stores = ChunkStores(index, keywords, chunks, graph)
         self._ledger = ledger
         self._embedder = embedder
         self._footprints = tuple(footprints)
@@ -195,8 +205,12 @@ class StatsService:
         return held
 
     async def _audited(self, namespace: str, vector_count: int) -> NamespaceHealth:
+        graph = self._stores.graph
+        entity_count = None
         try:
             result = await audit(self._stores, self._ledger, namespace)
+            if graph is not None:
+                entity_count = await graph.store.entity_count(namespace)
         except BackendError as error:
             verdict = unreachable(f"namespace {namespace}", str(error))
             chunk_count, orphans = None, None
@@ -210,6 +224,7 @@ class StatsService:
             vector_count=vector_count,
             chunk_count=chunk_count,
             orphans=orphans,
+            entity_count=entity_count,
         )
 
     async def _sizes(self) -> tuple[IndexStats, int]:

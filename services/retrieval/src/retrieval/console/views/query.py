@@ -72,6 +72,9 @@ def option_fields(settings: Settings) -> list[OptionField]:
         field("rewrite_threshold", "Rewrite threshold"),
         field("llm_filter", "LLM filter", choices=SWITCH),
         field("second_hop", "Second hop", choices=SWITCH),
+        field("graph", "Graph search", choices=SWITCH),
+        field("graph_hops", "Graph hops", step="1"),
+        field("graph_weight", "Graph weight"),
     ]
 
 

@@ -5,11 +5,13 @@ from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.entity_extractor import EntityExtractor
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
+from retrieval.service.chunk_graph import ChunkGraph
 from retrieval.service.current_versions import CurrentVersions
 from retrieval.service.pipeline.compress import Compress
 from retrieval.service.pipeline.dense_scores import CompleteDenseScores
 from retrieval.service.pipeline.diversify import Diversify
 from retrieval.service.pipeline.fuse import Fuse
+from retrieval.service.pipeline.graph_search import GraphSearch
 from retrieval.service.pipeline.hydrate import Hydrate
 from retrieval.service.pipeline.llm_filter import LlmFilter
 from retrieval.service.pipeline.options import SearchPlan
@@ -33,14 +35,19 @@ def retrieval_stages(
     llm: Llm,
     ledger: DocumentLedger,
     entities: EntityExtractor,
+    graph: ChunkGraph,
 ) -> tuple[Stage, ...]:
-    """Fit the query to the model, search (dense and keyword at once), fuse, follow the names
+    """Fit the query to the model, search (dense, keyword and graph at once), fuse, follow the names
     the best candidates mention to the documents about them (the second hop), complete the
     dense scores, apply the threshold, rewrite a weak query and do those five again, rerank,
     drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
     texts (a chunk of a version just replaced shows the current one), widen them to their
     neighbouring chunks."""
-    search = (Search(embedder, index, keywords), Fuse(), SecondHop(entities, keywords, chunks))
+    search = (
+        Search(embedder, index, keywords, GraphSearch(graph)),
+        Fuse(),
+        SecondHop(entities, keywords, chunks),
+    )
     scoring = (CompleteDenseScores(embedder, index), ScoreThreshold())
     return (
         FitQuery(),

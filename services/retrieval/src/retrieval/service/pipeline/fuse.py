@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from retrieval.domain.models import DENSE, FUSE_STAGE, FUSED, KEYWORD
+from retrieval.domain.models import DENSE, FUSE_STAGE, FUSED, GRAPH, KEYWORD
 from retrieval.domain.ranking.fusion import Ranked, fuse
 from retrieval.service.pipeline.stage import Candidate, PipelineState
 
 
 class Fuse:
-    """One ranking from the searches that answered: fused when both did, else the one list
+    """One ranking from the searches that answered: fused when several did, else the one list
     as it came (its own score: cosine for dense, BM25 for keyword)."""
 
     name = FUSE_STAGE
@@ -20,7 +20,11 @@ class Fuse:
         fused = fuse(
             state.sources,
             plan.fusion,
-            weights={DENSE: plan.dense_weight, KEYWORD: plan.keyword_weight},
+            weights={
+                DENSE: plan.dense_weight,
+                KEYWORD: plan.keyword_weight,
+                GRAPH: plan.graph_weight,
+            },
             rrf_k=plan.rrf_k,
             label=FUSED,
         )

@@ -30,6 +30,9 @@ class SearchPlan:
     llm_filter_batch: int = 8
     llm_filter_concurrency: int = 2
     second_hop: bool = True
+    graph: bool = False
+    graph_hops: int = 2
+    graph_weight: float = 1.0
 
     def resolve(self, options: RetrievalOptions) -> SearchPlan:
         """These defaults with every switch the request sets; ``InvalidRequestError`` when a
@@ -54,6 +57,10 @@ class SearchPlan:
     @property
     def uses_keyword(self) -> bool:
         return self.mode is not SearchMode.DENSE
+
+    @property
+    def uses_graph(self) -> bool:
+        return self.graph and self.mode is SearchMode.HYBRID
 
     @property
     def diversifies(self) -> bool:

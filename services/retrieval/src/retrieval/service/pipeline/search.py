@@ -1,4 +1,4 @@
-"""The dense and the keyword search, run concurrently; when one fails the other answers."""
+"""The dense, keyword and graph searches, run concurrently; when one fails the others answer."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ import numpy as np
 import structlog
 
 from retrieval.domain.chunk_identity import query_filter
-from retrieval.domain.models import DENSE, EMBED_STAGE, KEYWORD, SEARCH_STAGE
+from retrieval.domain.models import DENSE, EMBED_STAGE, GRAPH, KEYWORD, SEARCH_STAGE
 from retrieval.domain.ranking.fusion import Ranked
 from retrieval.errors import BackendError, BackendNotConfiguredError, NamespaceNotFoundError
 from retrieval.ports import Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.embedder import Vector
+from retrieval.service.pipeline.graph_search import GraphSearch
 from retrieval.service.pipeline.stage import PipelineState
 
 log = structlog.get_logger("retrieval")
@@ -42,10 +43,17 @@ class Search:
 
     name = SEARCH_STAGE
 
-    def __init__(self, embedder: Embedder, index: VectorIndex, keywords: KeywordIndex) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        index: VectorIndex,
+        keywords: KeywordIndex,
+        graph: GraphSearch | None = None,
+    ) -> None:
         self._embedder = embedder
         self._index = index
         self._keywords = keywords
+        self._graph = graph
 
     async def run(self, state: PipelineState) -> PipelineState:
         searches: dict[str, Awaitable[Found]] = {}
@@ -53,6 +61,8 @@ class Search:
             searches[DENSE] = self._dense(state)
         if state.plan.uses_keyword:
             searches[KEYWORD] = self._keyword(state)
+        if state.plan.uses_graph and self._graph is not None:
+            searches[GRAPH] = self._graph_search(state, self._graph)
         outcomes = await asyncio.gather(*searches.values(), return_exceptions=True)
         found: dict[str, Found] = {}
         failed: dict[str, BaseException] = {}
@@ -109,6 +119,11 @@ class Search:
                 if m.values is not None
             },
         )
+
+    async def _graph_search(self, state: PipelineState, graph: GraphSearch) -> Found:
+        begun = time.perf_counter()
+        ranked = await graph.ranked(state, state.plan.depth(state.query.top_k))
+        return Found(matches=ranked, timings={GRAPH: elapsed_ms(begun)})
 
     async def _keyword(self, state: PipelineState) -> Found:
         """The keyword matches; in keyword mode, a namespace holding no entries is not found,

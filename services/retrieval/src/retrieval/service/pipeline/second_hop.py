@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import structlog
 
 from retrieval.domain.chunk_identity import query_filter
+from retrieval.domain.graph import without_title
 from retrieval.domain.keywords import KeywordMatch
 from retrieval.domain.models import RagChunk
 from retrieval.domain.names import name_key, names_in
@@ -134,10 +135,3 @@ class SecondHop:
             and name_key(texts[match.id].title) == name_key(name)
         )
         return list(linked)[: self._links_per_source]
-
-
-def without_title(chunk: RagChunk) -> str:
-    """A chunk's text without the title heading it (the title names the chunk itself)."""
-    if chunk.title and chunk.content.startswith(chunk.title):
-        return chunk.content[len(chunk.title) :]
-    return chunk.content

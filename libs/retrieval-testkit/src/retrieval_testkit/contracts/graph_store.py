@@ -1,0 +1,119 @@
+"""What every GraphStore must do. Subclass and provide a ``store`` fixture (empty)."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrieval.domain.graph import GraphRecord
+from retrieval.errors import InvalidFilterError, InvalidRequestError
+from retrieval.ports.graph_store import GraphStore
+from retrieval.ports.vector_index import LIST_PAGE_SIZE
+
+NS = "contract"
+
+
+def record(
+    record_id: str, about: str = "", *mentions: str, domain: str = "history", year: int = 1945
+) -> GraphRecord:
+    return GraphRecord(
+        id=record_id,
+        about=(about,) if about else (),
+        mentions=mentions,
+        metadata={"domain": domain, "year": year},
+    )
+
+
+KISS = record("kiss#0", "kiss and tell", "shirley temple", "corliss archer")
+TEMPLE = record("temple#0", "shirley temple", "united states", domain="politics", year=1928)
+ARCHER = record("archer#0", "corliss archer", "kiss and tell", "shirley temple")
+ARCHER_2 = record("archer#1", "corliss archer", "janet waldo")
+
+
+def ids(found: dict[str, list[GraphRecord]]) -> dict[str, list[str]]:
+    return {entity: [r.id for r in records] for entity, records in found.items()}
+
+
+async def listed(store: GraphStore, namespace: str = NS, prefix: str | None = None) -> list:
+    return [page async for page in store.list_ids(namespace, prefix=prefix)]
+
+
+class GraphStoreContract:
+    @pytest.fixture
+    async def filled(self, store: GraphStore) -> GraphStore:
+        await store.upsert([KISS, TEMPLE, ARCHER, ARCHER_2], NS)
+        return store
+
+    async def test_an_entitys_records_come_about_it_first_then_by_id(self, filled) -> None:
+        found = await filled.linked(
+            ["shirley temple", "corliss archer", "nobody"], namespace=NS, per_entity=10
+        )
+        assert ids(found) == {
+            "shirley temple": ["temple#0", "archer#0", "kiss#0"],
+            "corliss archer": ["archer#0", "archer#1", "kiss#0"],
+            "nobody": [],
+        }
+        assert found["shirley temple"][0] == TEMPLE
+
+    async def test_at_most_per_entity_records_each(self, filled) -> None:
+        found = await filled.linked(["shirley temple", "kiss and tell"], namespace=NS, per_entity=2)
+        assert ids(found) == {
+            "shirley temple": ["temple#0", "archer#0"],
+            "kiss and tell": ["kiss#0", "archer#0"],
+        }
+        with pytest.raises(InvalidRequestError):
+            await filled.linked(["kiss and tell"], namespace=NS, per_entity=0)
+
+    async def test_filters_apply_before_the_limit(self, filled) -> None:
+        by_domain = await filled.linked(
+            ["shirley temple"],
+            namespace=NS,
+            per_entity=1,
+            filter={"domain": {"$in": ["history"]}},
+        )
+        assert ids(by_domain) == {"shirley temple": ["archer#0"]}
+        either = {"$or": [{"year": {"$lt": 1930}}, {"domain": {"$eq": "nothing"}}]}
+        by_year = await filled.linked(["shirley temple"], namespace=NS, per_entity=5, filter=either)
+        assert ids(by_year) == {"shirley temple": ["temple#0"]}
+        with pytest.raises(InvalidFilterError):
+            await filled.linked(["x"], namespace=NS, per_entity=1, filter={"year": {"$gt": "a"}})
+
+    async def test_namespaces_are_apart(self, filled) -> None:
+        await filled.upsert([record("other#0", "shirley temple")], "other")
+        found = await filled.linked(["shirley temple"], namespace="other", per_entity=5)
+        assert ids(found) == {"shirley temple": ["other#0"]}
+        assert await filled.get_many(["temple#0"], "other") == {}
+
+    async def test_get_many_and_overwrite(self, filled) -> None:
+        assert await filled.get_many(["kiss#0", "missing", "archer#1"], NS) == {
+            "kiss#0": KISS,
+            "archer#1": ARCHER_2,
+        }
+        rewritten = record("kiss#0", "kiss and tell", "janet waldo")
+        assert await filled.upsert([rewritten], NS) == 1
+        assert await filled.get_many(["kiss#0"], NS) == {"kiss#0": rewritten}
+        found = await filled.linked(["shirley temple"], namespace=NS, per_entity=5)
+        assert ids(found) == {"shirley temple": ["temple#0", "archer#0"]}
+
+    async def test_delete_by_ids_or_all(self, filled) -> None:
+        await filled.delete(namespace=NS, ids=["kiss#0", "missing"])
+        assert await filled.count(NS) == 3
+        found = await filled.linked(["kiss and tell"], namespace=NS, per_entity=5)
+        assert ids(found) == {"kiss and tell": ["archer#0"]}
+        with pytest.raises(InvalidRequestError):
+            await filled.delete(namespace=NS)
+        await filled.delete(namespace=NS, delete_all=True)
+        assert (await filled.count(NS), await listed(filled)) == (0, [])
+
+    async def test_ids_are_listed_in_pages_by_prefix(self, store) -> None:
+        many = [record(f"doc#{n:04d}", f"entity {n}") for n in range(LIST_PAGE_SIZE + 5)]
+        await store.upsert([*many, record("dog#0", "rex")], NS)
+        pages = await listed(store, prefix="doc#")
+        assert [len(page) for page in pages] == [LIST_PAGE_SIZE, 5]
+        assert [i for page in pages for i in page] == [r.id for r in many]
+        assert await listed(store, prefix="dog") == [["dog#0"]]
+        assert await listed(store, "empty") == []
+
+    async def test_counts(self, filled) -> None:
+        assert await filled.count(NS) == 4
+        assert await filled.entity_count(NS) == 5
+        assert (await filled.count("empty"), await filled.entity_count("empty")) == (0, 0)

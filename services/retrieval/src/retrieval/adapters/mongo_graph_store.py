@@ -1,0 +1,191 @@
+"""The knowledge graph in MongoDB: one document per chunk, its entities in two array fields.
+
+``{namespace, chunk_id, about: [entity], mentions: [entity], metadata}``, with multikey indexes
+on ``(namespace, about)`` and ``(namespace, mentions)``: an entity's chunks are one index
+range, a chunk's entities one ``_id`` lookup. Production's MongoDB holds it beside the chunk
+texts, so every replica reads the same graph (docs/graph.md says why not a graph database).
+Filters are translated to MongoDB's query language on ``metadata`` (same operators).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from pymongo import ASCENDING, DeleteMany, ReplaceOne
+
+from retrieval.adapters.mongo_chunk_repository import mongo_errors
+from retrieval.batching import slices
+from retrieval.domain.filters import (
+    AllOf,
+    AnyOf,
+    Expression,
+    parse_delete_selector,
+    parse_filter,
+)
+from retrieval.domain.graph import GraphRecord
+from retrieval.errors import InvalidRequestError
+from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
+
+WRITE_BATCH = 500
+
+
+def key(namespace: str, chunk_id: str) -> str:
+    return f"{namespace}/{chunk_id}"
+
+
+def to_document(record: GraphRecord, namespace: str) -> dict[str, Any]:
+    return {
+        "_id": key(namespace, record.id),
+        "namespace": namespace,
+        "chunk_id": record.id,
+        "about": list(record.about),
+        "mentions": list(record.mentions),
+        "metadata": record.metadata,
+    }
+
+
+def to_record(document: dict[str, Any]) -> GraphRecord:
+    return GraphRecord(
+        id=document["chunk_id"],
+        about=tuple(document["about"]),
+        mentions=tuple(document["mentions"]),
+        metadata=document["metadata"],
+    )
+
+
+def mongo_filter(expression: Expression | None) -> dict[str, Any]:
+    """A parsed filter as a MongoDB query on the ``metadata`` sub-document."""
+    if expression is None:
+        return {}
+    if isinstance(expression, AllOf):
+        return {"$and": [mongo_filter(clause) for clause in expression.clauses]}
+    if isinstance(expression, AnyOf):
+        return {"$or": [mongo_filter(clause) for clause in expression.clauses]}
+    return {f"metadata.{expression.field}": {expression.operator: expression.operand}}
+
+
+class MongoGraphStore:
+    def __init__(self, collection: Any) -> None:
+        self._collection = collection
+
+    async def ensure_indexes(self) -> None:
+        with mongo_errors("create_index"):
+            await self._collection.create_index(
+                [("namespace", ASCENDING), ("chunk_id", ASCENDING)],
+                unique=True,
+                name="namespace_chunk_id",
+            )
+            for field in ("about", "mentions"):
+                await self._collection.create_index(
+                    [("namespace", ASCENDING), (field, ASCENDING)], name=f"namespace_{field}"
+                )
+
+    async def upsert(self, records: Sequence[GraphRecord], namespace: str) -> int:
+        for batch in slices(records, WRITE_BATCH):
+            operations = [
+                ReplaceOne({"_id": key(namespace, r.id)}, to_document(r, namespace), upsert=True)
+                for r in batch
+            ]
+            with mongo_errors("upsert"):
+                await self._collection.bulk_write(operations, ordered=False)
+        return len(records)
+
+    async def linked(
+        self,
+        entities: Sequence[str],
+        *,
+        namespace: str,
+        per_entity: int,
+        filter: MetadataFilter | None = None,
+    ) -> dict[str, list[GraphRecord]]:
+        if per_entity < 1:
+            raise InvalidRequestError(f"per_entity must be at least 1, got {per_entity}")
+        conditions = mongo_filter(parse_filter(filter))
+        wanted = list(dict.fromkeys(entities))
+        found = await asyncio.gather(
+            *(self._linked(entity, namespace, per_entity, conditions) for entity in wanted)
+        )
+        return dict(zip(wanted, found, strict=True))
+
+    async def _linked(
+        self, entity: str, namespace: str, limit: int, conditions: dict[str, Any]
+    ) -> list[GraphRecord]:
+        about = {"namespace": namespace, "about": entity, **conditions}
+        mentioning = {
+            "namespace": namespace,
+            "mentions": entity,
+            "about": {"$ne": entity},
+            **conditions,
+        }
+        records: list[GraphRecord] = []
+        with mongo_errors("find"):
+            for query in (about, mentioning):
+                if len(records) == limit:
+                    break
+                cursor = self._collection.find(query).sort("chunk_id", ASCENDING)
+                found = await cursor.limit(limit - len(records)).to_list(None)
+                records.extend(to_record(document) for document in found)
+        return records
+
+    async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
+        keys = [key(namespace, record_id) for record_id in dict.fromkeys(ids)]
+        with mongo_errors("find"):
+            found = await self._collection.find({"_id": {"$in": keys}}).to_list(None)
+        return {document["chunk_id"]: to_record(document) for document in found}
+
+    async def delete(
+        self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False
+    ) -> None:
+        parse_delete_selector(ids, None, delete_all)
+        if delete_all:
+            operations = [DeleteMany({"namespace": namespace})]
+        else:
+            operations = [
+                DeleteMany({"_id": {"$in": [key(namespace, i) for i in batch]}})
+                for batch in slices(list(dict.fromkeys(ids or ())), WRITE_BATCH)
+            ]
+        if operations:
+            with mongo_errors("delete"):
+                await self._collection.bulk_write(operations, ordered=True)
+
+    async def list_ids(
+        self, namespace: str, *, prefix: str | None = None
+    ) -> AsyncIterator[list[str]]:
+        query: dict[str, Any] = {"namespace": namespace}
+        if prefix:
+            query["chunk_id"] = {"$regex": f"^{re.escape(prefix)}"}
+        last: str | None = None
+        while True:
+            if last is not None:
+                query["chunk_id"] = {**query.get("chunk_id", {}), "$gt": last}
+            with mongo_errors("find"):
+                found = (
+                    await self._collection.find(query, {"_id": False, "chunk_id": True})
+                    .sort("chunk_id", ASCENDING)
+                    .limit(LIST_PAGE_SIZE)
+                    .to_list(None)
+                )
+            if found:
+                yield [document["chunk_id"] for document in found]
+            if len(found) < LIST_PAGE_SIZE:
+                return
+            last = found[-1]["chunk_id"]
+
+    async def count(self, namespace: str) -> int:
+        with mongo_errors("count"):
+            return await self._collection.count_documents({"namespace": namespace})
+
+    async def entity_count(self, namespace: str) -> int:
+        pipeline = [
+            {"$match": {"namespace": namespace}},
+            {"$project": {"entities": {"$concatArrays": ["$about", "$mentions"]}}},
+            {"$unwind": "$entities"},
+            {"$group": {"_id": "$entities"}},
+            {"$count": "entities"},
+        ]
+        with mongo_errors("aggregate"):
+            found = await (await self._collection.aggregate(pipeline)).to_list(None)
+        return found[0]["entities"] if found else 0

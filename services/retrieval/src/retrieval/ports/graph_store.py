@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+from retrieval.domain.graph import GraphRecord
+from retrieval.ports.vector_index import MetadataFilter
+
+
+class GraphStore(Protocol):
+    """The entities each chunk is about and mentions (``retrieval.domain.graph``), partitioned
+    by namespace, under the chunks' ids, so ``list_ids`` pages merge with the other stores'
+    listings. Filters use the vector index's language (``retrieval.domain.filters``); a
+    malformed filter raises ``InvalidFilterError``. Entities are compared by ``name_key``.
+    """
+
+    async def upsert(self, records: Sequence[GraphRecord], namespace: str) -> int:
+        """Insert or overwrite records by id; returns how many were written."""
+        ...
+
+    async def linked(
+        self,
+        entities: Sequence[str],
+        *,
+        namespace: str,
+        per_entity: int,
+        filter: MetadataFilter | None = None,
+    ) -> dict[str, list[GraphRecord]]:
+        """For each entity, up to ``per_entity`` records that pass ``filter`` and are about it
+        or mention it: those about it first, then by id. An entity no record names maps to
+        ``[]``. Raises ``InvalidRequestError`` for a ``per_entity`` below 1."""
+        ...
+
+    async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
+        """The records of these chunk ids that exist, in one round trip."""
+        ...
+
+    async def delete(
+        self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False
+    ) -> None:
+        """Delete by ids or everything in the namespace (exactly one of them, else
+        ``InvalidRequestError``); deleting what does not exist is not an error."""
+        ...
+
+    def list_ids(self, namespace: str, *, prefix: str | None = None) -> AsyncIterator[list[str]]:
+        """Every record id of the namespace, as ``VectorIndex.list_ids`` lists them: ascending
+        code point order, non-empty pages of at most ``LIST_PAGE_SIZE``."""
+        ...
+
+    async def count(self, namespace: str) -> int:
+        """Records in the namespace (0 for one never written)."""
+        ...
+
+    async def entity_count(self, namespace: str) -> int:
+        """Distinct entities the namespace's records are about or mention."""
+        ...

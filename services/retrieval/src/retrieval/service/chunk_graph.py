@@ -1,0 +1,31 @@
+"""The graph entries of chunks: the entities an extractor finds in each, in the graph store."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from retrieval.domain.graph import graph_record, without_title
+from retrieval.domain.models import RagChunk
+from retrieval.ports.entity_extractor import EntityExtractor
+from retrieval.ports.graph_store import GraphStore
+
+
+@dataclass(frozen=True)
+class ChunkGraph:
+    """A graph store and the extractor whose entities it links."""
+
+    store: GraphStore
+    entities: EntityExtractor
+
+    async def add(self, chunks: Sequence[RagChunk], namespace: str) -> None:
+        """The graph records of chunks whose texts are stored (the title heading aside: the
+        chunk is about its title, it does not mention it)."""
+        if not chunks:
+            return
+        names = await asyncio.gather(
+            *(self.entities.extract(without_title(chunk)) for chunk in chunks)
+        )
+        records = [graph_record(c, found) for c, found in zip(chunks, names, strict=True)]
+        await self.store.upsert(records, namespace)

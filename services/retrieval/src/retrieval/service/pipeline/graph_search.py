@@ -1,0 +1,105 @@
+"""The graph channel of the hybrid search: from the entities a question names, through the
+knowledge graph, to the chunks about them and to the chunks about what those mention.
+
+Hop 1: the chunks about or mentioning each of the question's entities (``per_entity`` at
+most each). A chunk scores, per entity, 1 when it is about the entity (its document's title
+names it) and ``MENTION`` when it only mentions it, divided by ``log2(1 + n)`` for an entity
+``n`` chunks name, so a rare entity weighs more than a common one.
+
+Hop 2 (``hops`` 2): the ``sources`` best chunks of hop 1 lead to the chunks about the entities
+they mention that the question does not name (``names_per_source`` each), scored ``HOP`` times
+their source's score. The question "What position was held by the woman who portrayed Corliss
+Archer in Kiss and Tell?" reaches Kiss and Tell's paragraph at hop 1, Shirley Temple's at hop 2.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from retrieval.domain.chunk_identity import query_filter
+from retrieval.domain.graph import GraphRecord
+from retrieval.domain.names import name_key
+from retrieval.service.chunk_graph import ChunkGraph
+from retrieval.service.pipeline.stage import PipelineState
+
+MENTION = 0.5
+"""A chunk that mentions an entity, against one about it."""
+HOP = 0.5
+"""A chunk reached at hop 2, against the chunk that led to it."""
+
+
+class GraphSearch:
+    def __init__(
+        self,
+        graph: ChunkGraph,
+        *,
+        per_entity: int = 20,
+        sources: int = 3,
+        names_per_source: int = 8,
+        per_name: int = 2,
+    ) -> None:
+        self._graph = graph
+        self._per_entity = per_entity
+        self._sources = sources
+        self._names_per_source = names_per_source
+        self._per_name = per_name
+
+    async def ranked(self, state: PipelineState, depth: int) -> list[tuple[str, float]]:
+        """Up to ``depth`` chunk ids with their graph scores, best first, ties by id."""
+        named = [name_key(name) for name in await self._graph.entities.extract(state.text)]
+        entities = list(dict.fromkeys(key for key in named if key))
+        if not entities:
+            return []
+        first = await self._graph.store.linked(
+            entities,
+            namespace=state.namespace,
+            per_entity=self._per_entity,
+            filter=query_filter(state.query),
+        )
+        scores = first_hop(first)
+        if state.plan.graph_hops > 1 and scores:
+            await self._second_hop(scores, first, set(entities), state)
+        return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth]
+
+    async def _second_hop(
+        self,
+        scores: dict[str, float],
+        first: dict[str, list[GraphRecord]],
+        named: set[str],
+        state: PipelineState,
+    ) -> None:
+        records = {record.id: record for found in first.values() for record in found}
+        leading = sorted(scores, key=lambda i: (-scores[i], i))[: self._sources]
+        leads = {
+            source: [e for e in records[source].mentions if e not in named][
+                : self._names_per_source
+            ]
+            for source in leading
+        }
+        wanted = list(dict.fromkeys(e for found in leads.values() for e in found))
+        if not wanted:
+            return
+        second = await self._graph.store.linked(
+            wanted,
+            namespace=state.namespace,
+            per_entity=self._per_name,
+            filter=query_filter(state.query),
+        )
+        for source, entities in leads.items():
+            for entity in entities:
+                for record in second[entity]:
+                    if entity in record.about:
+                        reached = HOP * scores[source]
+                        scores[record.id] = max(scores.get(record.id, 0.0), reached)
+
+
+def first_hop(linked: dict[str, Sequence[GraphRecord]]) -> dict[str, float]:
+    """Each chunk's score summed over the entities that led to it (see the module)."""
+    scores: dict[str, float] = {}
+    for entity, records in linked.items():
+        rarity = 1.0 / math.log2(1 + len(records)) if records else 0.0
+        for record in records:
+            weight = 1.0 if entity in record.about else MENTION
+            scores[record.id] = scores.get(record.id, 0.0) + weight * rarity
+    return scores
