@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.container import running
 from retrieval.domain.chunk_identity import keyword_record
-from retrieval.domain.models import RagChunk, RagDocument, RetrievalOptions, RetrievalQuery
+from retrieval.domain.models import RagDocument, RetrievalOptions, RetrievalQuery
 from retrieval.domain.names import name_key, names_in
 from retrieval.domain.ranking.candidate import Candidate
 from retrieval.domain.ranking.links import follow_links
@@ -26,11 +26,15 @@ from retrieval.service.pipeline.second_hop import (
 from retrieval.settings import Settings
 from retrieval_testkit import InMemoryChunkRepository, InMemoryKeywordIndex
 from retrieval_testkit.container import in_memory_container
-
-NS = "hop"
-QUESTION = (
-    "What government position was held by the woman who portrayed Corliss Archer in the film "
-    "Kiss and Tell?"
+from retrieval_testkit.multi_hop_corpus import (
+    ARCHER,
+    CORPUS,
+    FANS,
+    KISS,
+    NS,
+    QUESTION,
+    TEA,
+    TEMPLE,
 )
 
 
@@ -103,38 +107,6 @@ def test_following_links_keeps_every_chunk_once_the_best_on_top_and_scores_in_or
         assert linked[0] == first[0]
     if not links:
         assert linked == first
-
-
-def chunk(chunk_id: str, title: str, text: str, domain: str = "tea_cultivation") -> RagChunk:
-    return RagChunk(
-        chunk_id=f"{chunk_id}#0000-0",
-        document_id=chunk_id,
-        namespace=NS,
-        title=title,
-        domain=domain,
-        position=0,
-        content=f"{title} {text}",
-    )
-
-
-KISS = chunk(
-    "kiss",
-    "Kiss and Tell (1945 film)",
-    "Kiss and Tell is a 1945 American comedy film starring Shirley Temple as Corliss Archer.",
-)
-TEMPLE = chunk(
-    "temple",
-    "Shirley Temple",
-    "Shirley Temple Black was an actress who became United States Ambassador to Ghana.",
-)
-ARCHER = chunk("archer", "Corliss Archer", "Corliss Archer is a fictional teenage girl.")
-FANS = chunk(
-    "fans",
-    "Temple fan clubs",
-    "Shirley Temple fan clubs met weekly; Shirley Temple dolls, Shirley Temple songs.",
-)
-TEA = chunk("tea", "Green tea", "Green tea leaves are steamed after picking.")
-CORPUS = (KISS, TEMPLE, ARCHER, FANS, TEA)
 
 
 class FailingKeywords(InMemoryKeywordIndex):

@@ -41,6 +41,9 @@ VARIANTS: dict[str, RetrievalOptions] = {
     "no near-duplicates (0.95)": RetrievalOptions(redundancy_threshold=0.95),
     "rewrite weak queries": RetrievalOptions(rewrite=True),
     "no second hop": RetrievalOptions(second_hop=False),
+    "graph search": RetrievalOptions(graph=True),
+    "graph search, 1 hop": RetrievalOptions(graph=True, graph_hops=1),
+    "graph search, no second hop": RetrievalOptions(graph=True, second_hop=False),
 }
 """The settings' defaults, then one switch changed at a time."""
 RERANK_VARIANT = "rerank"

@@ -1,0 +1,132 @@
+"""The knowledge graph: its records at ingestion, deletion and repair, and the graph search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.container import running
+from retrieval.domain.graph import graph_record
+from retrieval.domain.models import GRAPH, RagDocument, RetrievalOptions, RetrievalQuery
+from retrieval.errors import BackendUnavailableError
+from retrieval.service.chunk_graph import ChunkGraph
+from retrieval.service.pipeline import PipelineState, SearchPlan
+from retrieval.service.pipeline.graph_search import GraphSearch, first_hop
+from retrieval.settings import Settings
+from retrieval_testkit import InMemoryGraphStore, InMemoryKeywordIndex
+from retrieval_testkit.container import in_memory_container
+from retrieval_testkit.multi_hop_corpus import ARCHER, CORPUS, FANS, KISS, NS, QUESTION, TEA, TEMPLE
+
+
+def test_a_chunk_is_about_its_title_and_mentions_the_other_names() -> None:
+    record = graph_record(KISS, ["Kiss and Tell", "Shirley Temple", "Corliss Archer"])
+    assert (record.id, record.about, record.mentions) == (
+        KISS.chunk_id,
+        ("kiss and tell",),
+        ("shirley temple", "corliss archer"),
+    )
+    assert record.metadata["domain"] == KISS.domain
+
+
+async def graph(store: InMemoryGraphStore | None = None) -> ChunkGraph:
+    built = ChunkGraph(store or InMemoryGraphStore(), RuleBasedEntityExtractor())
+    await built.add(CORPUS, NS)
+    return built
+
+
+def state(question: str = QUESTION, hops: int = 2, **query: object) -> PipelineState:
+    plan = SearchPlan(graph=True, graph_hops=hops)
+    return PipelineState.start(RetrievalQuery(query=question, **query), NS, plan)
+
+
+async def test_the_question_s_entities_lead_to_the_chunks_about_them_first() -> None:
+    ranked = await GraphSearch(await graph()).ranked(state(hops=1), 10)
+    ids = [chunk_id for chunk_id, _ in ranked]
+    assert set(ids[:2]) == {KISS.chunk_id, ARCHER.chunk_id}
+    assert TEMPLE.chunk_id not in ids
+    assert TEA.chunk_id not in ids
+
+
+async def test_the_second_hop_reaches_the_chunk_about_what_the_first_mentions() -> None:
+    ranked = dict(await GraphSearch(await graph()).ranked(state(), 10))
+    assert ranked[TEMPLE.chunk_id] == pytest.approx(0.5 * ranked[KISS.chunk_id])
+    assert FANS.chunk_id not in ranked
+
+
+async def test_the_graph_keeps_to_the_query_s_filter() -> None:
+    assert await GraphSearch(await graph()).ranked(state(domains=("plant_diseases",)), 10) == []
+
+
+async def test_a_question_naming_nothing_finds_nothing() -> None:
+    assert (
+        await GraphSearch(await graph()).ranked(state("what is steamed after picking?"), 10) == []
+    )
+
+
+def test_a_rare_entity_weighs_more_than_a_common_one() -> None:
+    rare = graph_record(TEMPLE, [])
+    common = [graph_record(c, ["Kiss and Tell"]) for c in (ARCHER, FANS, TEA)]
+    scores = first_hop({"shirley temple": [rare], "kiss and tell": common})
+    assert scores[TEMPLE.chunk_id] > scores[ARCHER.chunk_id]
+
+
+class FailingGraph(InMemoryGraphStore):
+    async def linked(self, entities: object, **kwargs: object) -> dict:
+        raise BackendUnavailableError("graph store down")
+
+
+def documents() -> list[RagDocument]:
+    return [
+        RagDocument(document_id=c.document_id, title=c.title, domain=c.domain, content=c.content)
+        for c in CORPUS
+    ]
+
+
+async def test_the_service_fuses_the_graph_and_says_degraded_when_it_fails(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(_env_file=None, data_dir=tmp_path)
+    asked = RetrievalQuery(
+        query=QUESTION, namespace=NS, top_k=5, options=RetrievalOptions(graph=True)
+    )
+    for store, degraded in ((InMemoryGraphStore(), ()), (FailingGraph(), (GRAPH,))):
+        container = in_memory_container(
+            settings, keyword_index=InMemoryKeywordIndex(), graph_store=store
+        )
+        async with running(settings, container) as app:
+            await app.ingestion.ingest(documents(), NS)
+            found = await app.retrieval.retrieve_query(asked)
+        assert found.degraded == degraded
+        if not degraded:
+            assert GRAPH in found.timings.stages
+            assert any(GRAPH in match.scores for match in found.matches)
+
+
+async def test_graph_records_follow_their_chunks_through_delete_and_repair(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(_env_file=None, data_dir=tmp_path)
+    store = InMemoryGraphStore()
+    container = in_memory_container(settings, graph_store=store)
+    async with running(settings, container) as app:
+        await app.ingestion.ingest(documents(), NS)
+        assert await store.count(NS) == len(CORPUS)
+        [health] = (await app.stats.collect()).namespaces
+        assert health.entity_count == await store.entity_count(NS) > len(CORPUS)
+
+        [[kiss]] = [page async for page in store.list_ids(NS, prefix="kiss#")]
+        await store.delete(namespace=NS, ids=[kiss])
+        await store.upsert([graph_record(TEA, []).model_copy(update={"id": "tea#9"})], NS)
+        [broken] = (await app.stats.collect()).namespaces
+        assert broken.orphans is not None
+        assert (broken.orphans.texts_without_graph, broken.orphans.graph_without_texts) == (1, 1)
+
+        repaired = await app.ingestion.reconcile(NS)
+        assert repaired.repaired_documents == 2
+        assert (await store.get_many([kiss, "tea#9"], NS)).keys() == {kiss}
+
+        await app.ingestion.delete_document("temple", NS)
+        assert [page async for page in store.list_ids(NS, prefix="temple#")] == []
+        assert await store.count(NS) == len(CORPUS) - 1
