@@ -10,11 +10,13 @@ from collections.abc import Sequence
 
 import pytest
 
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.ledger import DocumentState, fingerprint
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.caching_embedder import CachingEmbedder
+from retrieval.service.chunk_graph import ChunkGraph
 from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval_testkit import (
@@ -22,6 +24,7 @@ from retrieval_testkit import (
     InMemoryChunkRepository,
     InMemoryDocumentLedger,
     InMemoryEmbeddingCache,
+    InMemoryGraphStore,
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
@@ -47,17 +50,21 @@ class Crash(BaseException):
 
 
 class Stores:
-    """The three stores of one namespace; ``faulty`` fails the Nth store call."""
+    """The four stores of one namespace; ``faulty`` fails the Nth store call."""
 
     def __init__(self, index: InMemoryVectorIndex | None = None) -> None:
         self.index = index or InMemoryVectorIndex()
         self.keywords = InMemoryKeywordIndex()
         self.chunks = InMemoryChunkRepository()
+        self.graph = InMemoryGraphStore()
         self.now = 0.0
         self.ledger = InMemoryDocumentLedger(lease_s=60.0, clock=lambda: self.now)
 
     async def audit(self) -> NamespaceAudit:
-        return await audit(ChunkStores(self.index, self.keywords, self.chunks), self.ledger, NS)
+        graph = ChunkGraph(self.graph, RuleBasedEntityExtractor())
+        return await audit(
+            ChunkStores(self.index, self.keywords, self.chunks, graph), self.ledger, NS
+        )
 
     def restart(self) -> None:
         """A new process: the leases of the one that died have expired."""
@@ -85,6 +92,7 @@ class Stores:
             ChunkingPolicy(max_words=60, overlap_words=10),
             documents_per_write=2,
             lease_wait_s=lease_wait_s,
+            graph=ChunkGraph(wrap(self.graph), RuleBasedEntityExtractor()),
         )
         return service, calls
 
@@ -98,6 +106,7 @@ class Stores:
         found = await self.audit()
         assert found.vectors == expected
         assert found.keywords == expected
+        assert found.graph == expected
         assert set(found.texts) == expected
         assert found.is_consistent
         for document in documents:

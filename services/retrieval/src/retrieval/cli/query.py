@@ -77,6 +77,17 @@ def query(
         "--second-hop/--no-second-hop",
         help="Follow the names the best matches mention to their documents [settings].",
     ),
+    graph: bool | None = typer.Option(
+        None,
+        "--graph/--no-graph",
+        help="Search the knowledge graph beside dense and keyword [settings].",
+    ),
+    graph_hops: int | None = typer.Option(
+        None, help="Graph hops: 1 or 2 (also what the first hits mention) [settings]."
+    ),
+    graph_weight: float | None = typer.Option(
+        None, help="Weight of the graph search in fusion, 0-10 [settings]."
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the RetrievalResult as JSON, and nothing else, on stdout."
     ),
@@ -99,6 +110,9 @@ def query(
             rewrite_threshold=rewrite_threshold,
             llm_filter=llm_filter,
             second_hop=second_hop,
+            graph=graph,
+            graph_hops=graph_hops,
+            graph_weight=graph_weight,
         )
     request, settings = checked_query(
         query=text,
