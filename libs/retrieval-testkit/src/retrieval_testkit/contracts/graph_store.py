@@ -105,10 +105,10 @@ class GraphStoreContract:
         assert (await filled.count(NS), await listed(filled)) == (0, [])
 
     async def test_ids_are_listed_in_pages_by_prefix(self, store) -> None:
-        many = [record(f"doc#{n:04d}", f"entity {n}") for n in range(LIST_PAGE_SIZE + 5)]
+        many = [record(f"doc#{n:04d}", f"entity {n}") for n in range(2 * LIST_PAGE_SIZE + 5)]
         await store.upsert([*many, record("dog#0", "rex")], NS)
         pages = await listed(store, prefix="doc#")
-        assert [len(page) for page in pages] == [LIST_PAGE_SIZE, 5]
+        assert [len(page) for page in pages] == [LIST_PAGE_SIZE, LIST_PAGE_SIZE, 5]
         assert [i for page in pages for i in page] == [r.id for r in many]
         assert await listed(store, prefix="dog") == [["dog#0"]]
         assert await listed(store, "empty") == []

@@ -4,13 +4,13 @@
 on ``(namespace, about)`` and ``(namespace, mentions)``: an entity's chunks are one index
 range, a chunk's entities one ``_id`` lookup. Production's MongoDB holds it beside the chunk
 texts, so every replica reads the same graph (docs/graph.md says why not a graph database).
-Filters are translated to MongoDB's query language on ``metadata`` (same operators).
+Filters are evaluated on the records read (``retrieval.domain.filters``): a lookup that
+names more than an index's fields is scanned by some MongoDB-protocol servers (SecantusDB).
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -18,18 +18,15 @@ from pymongo import ASCENDING, DeleteMany, ReplaceOne
 
 from retrieval.adapters.mongo_chunk_repository import mongo_errors
 from retrieval.batching import slices
-from retrieval.domain.filters import (
-    AllOf,
-    AnyOf,
-    Expression,
-    parse_delete_selector,
-    parse_filter,
-)
+from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
 from retrieval.domain.graph import GraphRecord
 from retrieval.errors import InvalidRequestError
 from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
 
 WRITE_BATCH = 500
+SCANNED = 2000
+"""The most records one entity's lookup reads per edge kind: an entity named that often
+weighs next to nothing in a graph search, and its reads stay bounded."""
 
 
 def key(namespace: str, chunk_id: str) -> str:
@@ -54,17 +51,6 @@ def to_record(document: dict[str, Any]) -> GraphRecord:
         mentions=tuple(document["mentions"]),
         metadata=document["metadata"],
     )
-
-
-def mongo_filter(expression: Expression | None) -> dict[str, Any]:
-    """A parsed filter as a MongoDB query on the ``metadata`` sub-document."""
-    if expression is None:
-        return {}
-    if isinstance(expression, AllOf):
-        return {"$and": [mongo_filter(clause) for clause in expression.clauses]}
-    if isinstance(expression, AnyOf):
-        return {"$or": [mongo_filter(clause) for clause in expression.clauses]}
-    return {f"metadata.{expression.field}": {expression.operator: expression.operand}}
 
 
 class MongoGraphStore:
@@ -103,32 +89,31 @@ class MongoGraphStore:
     ) -> dict[str, list[GraphRecord]]:
         if per_entity < 1:
             raise InvalidRequestError(f"per_entity must be at least 1, got {per_entity}")
-        conditions = mongo_filter(parse_filter(filter))
+        expression = parse_filter(filter)
         wanted = list(dict.fromkeys(entities))
-        found = await asyncio.gather(
-            *(self._linked(entity, namespace, per_entity, conditions) for entity in wanted)
-        )
-        return dict(zip(wanted, found, strict=True))
-
-    async def _linked(
-        self, entity: str, namespace: str, limit: int, conditions: dict[str, Any]
-    ) -> list[GraphRecord]:
-        about = {"namespace": namespace, "about": entity, **conditions}
-        mentioning = {
-            "namespace": namespace,
-            "mentions": entity,
-            "about": {"$ne": entity},
-            **conditions,
+        found = await asyncio.gather(*(self._linked(entity, namespace) for entity in wanted))
+        return {
+            entity: [r for r in records if evaluate(expression, r.metadata)][:per_entity]
+            for entity, records in zip(wanted, found, strict=True)
         }
-        records: list[GraphRecord] = []
+
+    async def _linked(self, entity: str, namespace: str) -> list[GraphRecord]:
+        """The records about ``entity``, then those mentioning it, each by id; two index
+        lookups, at most ``SCANNED`` records each."""
         with mongo_errors("find"):
-            for query in (about, mentioning):
-                if len(records) == limit:
-                    break
-                cursor = self._collection.find(query).sort("chunk_id", ASCENDING)
-                found = await cursor.limit(limit - len(records)).to_list(None)
-                records.extend(to_record(document) for document in found)
-        return records
+            about, mentioning = [
+                await self._collection.find({"namespace": namespace, field: entity})
+                .limit(SCANNED)
+                .to_list(None)
+                for field in ("about", "mentions")
+            ]
+        first = sorted((to_record(d) for d in about), key=lambda record: record.id)
+        ids = {record.id for record in first}
+        then = sorted(
+            (to_record(d) for d in mentioning if d["chunk_id"] not in ids),
+            key=lambda record: record.id,
+        )
+        return first + then
 
     async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
         keys = [key(namespace, record_id) for record_id in dict.fromkeys(ids)]
@@ -154,13 +139,11 @@ class MongoGraphStore:
     async def list_ids(
         self, namespace: str, *, prefix: str | None = None
     ) -> AsyncIterator[list[str]]:
-        query: dict[str, Any] = {"namespace": namespace}
+        ids: dict[str, str] = {"$gte": prefix or ""}
         if prefix:
-            query["chunk_id"] = {"$regex": f"^{re.escape(prefix)}"}
-        last: str | None = None
+            ids["$lt"] = prefix + chr(0x10FFFF)
         while True:
-            if last is not None:
-                query["chunk_id"] = {**query.get("chunk_id", {}), "$gt": last}
+            query = {"namespace": namespace, "chunk_id": ids}
             with mongo_errors("find"):
                 found = (
                     await self._collection.find(query, {"_id": False, "chunk_id": True})
@@ -172,7 +155,7 @@ class MongoGraphStore:
                 yield [document["chunk_id"] for document in found]
             if len(found) < LIST_PAGE_SIZE:
                 return
-            last = found[-1]["chunk_id"]
+            ids = {k: v for k, v in ids.items() if k != "$gte"} | {"$gt": found[-1]["chunk_id"]}
 
     async def count(self, namespace: str) -> int:
         with mongo_errors("count"):
