@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 
-from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
+from retrieval.domain.filters import evaluate, parse_filter
 from retrieval.domain.graph import GraphRecord
 from retrieval.errors import InvalidRequestError
-from retrieval.ports.vector_index import MetadataFilter, id_pages
+from retrieval.ports.vector_index import MetadataFilter
+from retrieval_testkit.namespaced_records import NamespacedRecords
 
 
-class InMemoryGraphStore:
-    def __init__(self) -> None:
-        self._namespaces: dict[str, dict[str, GraphRecord]] = {}
-
+class InMemoryGraphStore(NamespacedRecords[GraphRecord]):
     async def upsert(self, records: Sequence[GraphRecord], namespace: str) -> int:
         self._namespaces.setdefault(namespace, {}).update((r.id, r) for r in records)
         return len(records)
@@ -42,25 +40,6 @@ class InMemoryGraphStore:
     async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
         records = self._namespaces.get(namespace, {})
         return {record_id: records[record_id] for record_id in ids if record_id in records}
-
-    async def delete(
-        self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False
-    ) -> None:
-        parse_delete_selector(ids, None, delete_all)
-        records = self._namespaces.get(namespace, {})
-        for record_id in list(records) if delete_all else ids or ():
-            records.pop(record_id, None)
-        if not records:
-            self._namespaces.pop(namespace, None)
-
-    async def list_ids(
-        self, namespace: str, *, prefix: str | None = None
-    ) -> AsyncIterator[list[str]]:
-        for page in id_pages(self._namespaces.get(namespace, {}), prefix):
-            yield page
-
-    async def count(self, namespace: str) -> int:
-        return len(self._namespaces.get(namespace, {}))
 
     async def entity_count(self, namespace: str) -> int:
         records = self._namespaces.get(namespace, {}).values()

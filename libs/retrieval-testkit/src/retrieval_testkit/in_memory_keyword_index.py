@@ -4,29 +4,33 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 
-from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
+from retrieval.domain.filters import evaluate, parse_filter
 from retrieval.domain.keyword_terms import terms
 from retrieval.domain.keywords import KeywordMatch, KeywordRecord
 from retrieval.domain.metadata import Metadata
 from retrieval.errors import InvalidRequestError
-from retrieval.ports.vector_index import MetadataFilter, id_pages
+from retrieval.ports.vector_index import MetadataFilter
+from retrieval_testkit.namespaced_records import NamespacedRecords
 
 
 def lucene_idf(documents: int, with_term: int) -> float:
     return math.log(1 + (documents - with_term + 0.5) / (with_term + 0.5))
 
 
-class InMemoryKeywordIndex:
+Entry = tuple[Counter[str], int, Metadata]
+
+
+class InMemoryKeywordIndex(NamespacedRecords[Entry]):
     """Lucene's BM25 over ``terms``: N, document frequencies and the average length count every
     record of the namespace, a filter only hides some of them, and a term repeated in the query
     counts each time (as in Lucene and bm25s)."""
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75) -> None:
+        super().__init__()
         self._k1, self._b = k1, b
         self.queries: list[str] = []
-        self._namespaces: dict[str, dict[str, tuple[Counter[str], int, Metadata]]] = {}
 
     async def upsert(self, records: Sequence[KeywordRecord], namespace: str) -> int:
         for record in records:
@@ -69,22 +73,3 @@ class InMemoryKeywordIndex:
                 matches.append(KeywordMatch(id=record_id, score=score))
         matches.sort(key=lambda match: (-match.score, match.id))
         return matches[:top_k]
-
-    async def delete(
-        self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False
-    ) -> None:
-        parse_delete_selector(ids, None, delete_all)
-        records = self._namespaces.get(namespace, {})
-        for record_id in list(records) if delete_all else ids or ():
-            records.pop(record_id, None)
-        if not records:
-            self._namespaces.pop(namespace, None)
-
-    async def list_ids(
-        self, namespace: str, *, prefix: str | None = None
-    ) -> AsyncIterator[list[str]]:
-        for page in id_pages(self._namespaces.get(namespace, {}), prefix):
-            yield page
-
-    async def count(self, namespace: str) -> int:
-        return len(self._namespaces.get(namespace, {}))
