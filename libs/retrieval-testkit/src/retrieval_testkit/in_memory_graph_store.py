@@ -37,6 +37,21 @@ class InMemoryGraphStore(NamespacedRecords[GraphRecord]):
             for entity in dict.fromkeys(entities)
         }
 
+    async def about(
+        self,
+        entities: Sequence[str],
+        *,
+        namespace: str,
+        filter: MetadataFilter | None = None,
+    ) -> list[GraphRecord]:
+        expression = parse_filter(filter)
+        wanted = set(entities)
+        return [
+            record
+            for _, record in sorted(self._namespaces.get(namespace, {}).items())
+            if wanted & set(record.about) and evaluate(expression, record.metadata)
+        ]
+
     async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
         records = self._namespaces.get(namespace, {})
         return {record_id: records[record_id] for record_id in ids if record_id in records}

@@ -77,6 +77,16 @@ class GraphStoreContract:
         with pytest.raises(InvalidFilterError):
             await filled.linked(["x"], namespace=NS, per_entity=1, filter={"year": {"$gt": "a"}})
 
+    async def test_the_records_about_some_entities_come_by_id_in_the_filter(self, filled) -> None:
+        found = await filled.about(["shirley temple", "corliss archer", "x"], namespace=NS)
+        assert [record.id for record in found] == ["archer#0", "archer#1", "temple#0"]
+        history = {"domain": {"$eq": "history"}}
+        kept = await filled.about(
+            ["shirley temple", "corliss archer"], namespace=NS, filter=history
+        )
+        assert [record.id for record in kept] == ["archer#0", "archer#1"]
+        assert await filled.about(["kiss and tell"], namespace="other") == []
+
     async def test_namespaces_are_apart(self, filled) -> None:
         await filled.upsert([record("other#0", "shirley temple")], "other")
         found = await filled.linked(["shirley temple"], namespace="other", per_entity=5)

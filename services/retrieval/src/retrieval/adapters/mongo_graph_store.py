@@ -24,7 +24,7 @@ from retrieval.errors import InvalidRequestError
 from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
 
 WRITE_BATCH = 500
-SCANNED = 2000
+SCANNED = 500
 """The most records one entity's lookup reads per edge kind: an entity named that often
 weighs next to nothing in a graph search, and its reads stay bounded."""
 
@@ -114,6 +114,20 @@ class MongoGraphStore:
             key=lambda record: record.id,
         )
         return first + then
+
+    async def about(
+        self,
+        entities: Sequence[str],
+        *,
+        namespace: str,
+        filter: MetadataFilter | None = None,
+    ) -> list[GraphRecord]:
+        expression = parse_filter(filter)
+        query = {"namespace": namespace, "about": {"$in": list(dict.fromkeys(entities))}}
+        with mongo_errors("find"):
+            found = await self._collection.find(query).to_list(None)
+        records = sorted((to_record(d) for d in found), key=lambda record: record.id)
+        return [record for record in records if evaluate(expression, record.metadata)]
 
     async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
         keys = [key(namespace, record_id) for record_id in dict.fromkeys(ids)]

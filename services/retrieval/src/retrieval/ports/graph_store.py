@@ -31,6 +31,17 @@ class GraphStore(Protocol):
         ``[]``. Raises ``InvalidRequestError`` for a ``per_entity`` below 1."""
         ...
 
+    async def about(
+        self,
+        entities: Sequence[str],
+        *,
+        namespace: str,
+        filter: MetadataFilter | None = None,
+    ) -> list[GraphRecord]:
+        """The records about any of ``entities`` that pass ``filter``, by id, in one round
+        trip: the chunks of the documents those entities title."""
+        ...
+
     async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
         """The records of these chunk ids that exist, in one round trip."""
         ...

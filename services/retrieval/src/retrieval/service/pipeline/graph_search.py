@@ -37,13 +37,11 @@ class GraphSearch:
         per_entity: int = 20,
         sources: int = 3,
         names_per_source: int = 8,
-        per_name: int = 2,
     ) -> None:
         self._graph = graph
         self._per_entity = per_entity
         self._sources = sources
         self._names_per_source = names_per_source
-        self._per_name = per_name
 
     async def ranked(self, state: PipelineState, depth: int) -> list[tuple[str, float]]:
         """Up to ``depth`` chunk ids with their graph scores, best first, ties by id."""
@@ -80,18 +78,14 @@ class GraphSearch:
         wanted = list(dict.fromkeys(e for found in leads.values() for e in found))
         if not wanted:
             return
-        second = await self._graph.store.linked(
-            wanted,
-            namespace=state.namespace,
-            per_entity=self._per_name,
-            filter=query_filter(state.query),
+        about = await self._graph.store.about(
+            wanted, namespace=state.namespace, filter=query_filter(state.query)
         )
         for source, entities in leads.items():
-            for entity in entities:
-                for record in second[entity]:
-                    if entity in record.about:
-                        reached = HOP * scores[source]
-                        scores[record.id] = max(scores.get(record.id, 0.0), reached)
+            for record in about:
+                if any(entity in record.about for entity in entities):
+                    reached = HOP * scores[source]
+                    scores[record.id] = max(scores.get(record.id, 0.0), reached)
 
 
 def first_hop(linked: dict[str, Sequence[GraphRecord]]) -> dict[str, float]:
