@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_testkit import ChatRequest, OpenAiStandIn
+from retrieval_testkit.openai_standin import Fault
 
 CLI = Path(sys.executable).with_name("retrieval")
 
@@ -49,9 +51,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run(
-    workspace: Path, *args: str, environment: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+def cli_environment(workspace: Path, environment: dict[str, str] | None) -> dict[str, str]:
     env = os.environ | {
         "RETRIEVAL_DATA_DIR": str(workspace / "data"),
         "RETRIEVAL_LOG_FORMAT": "json",
@@ -59,6 +59,13 @@ def run(
         **(environment or {}),
     }
     env.pop("RETRIEVAL_MONGODB_URI", None)
+    return env
+
+
+def run(
+    workspace: Path, *args: str, environment: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = cli_environment(workspace, environment)
     return subprocess.run(
         [str(CLI), *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=180
     )
@@ -190,6 +197,33 @@ def test_ask_answers_from_the_context_with_citations(workspace: Path) -> None:
     [citation] = answer["citations"]
     assert (citation["number"], citation["document_id"]) == (1, "frost-protection")
     assert citation["chunk_id"].startswith("frost-protection#")
+
+
+async def test_ask_prints_the_answer_as_the_model_writes_it_then_its_citations(
+    workspace: Path,
+) -> None:
+    assert run(workspace, "ingest", "docs", "--namespace", "e2e-ask").returncode == 0
+    with OpenAiStandIn(model="tea-model", reply=answer_from_the_first_passage) as llm:
+        llm.inject(Fault(hold_after=1))
+        model = {"RETRIEVAL_LLM_BASE_URL": llm.base_url, "RETRIEVAL_LLM_MODEL": "tea-model"}
+        asking = await asyncio.create_subprocess_exec(
+            str(CLI),
+            *("ask", "How do I protect bushes from frost?", "-n", "e2e-ask"),
+            cwd=workspace,
+            env=cli_environment(workspace, model),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        assert asking.stdout is not None
+        first = await asyncio.wait_for(asking.stdout.readexactly(len(b"Cover ")), timeout=120)
+        assert asking.returncode is None, "the model is held after its first piece"
+        llm.release()
+        rest, errors = await asyncio.wait_for(asking.communicate(), timeout=120)
+    assert asking.returncode == 0, errors.decode()
+    assert [request.body["stream"] for request in llm.requests] == [True]
+    printed = (first + rest).decode()
+    assert printed.startswith("Cover young bushes with grass thatch [1].\n\n[1] Frost protection")
+    assert "confidence 1.00 · tea-model" in printed
 
 
 def test_ask_without_a_language_model_says_what_to_set(workspace: Path) -> None:

@@ -46,6 +46,7 @@ def test_service_is_versioned_with_its_rpcs() -> None:
         "SyncDocuments",
         "DeleteDocuments",
         "ListDocuments",
+        "AnswerStream",
     ]
     for method in service.methods:
         assert method.input_type.name == f"{method.name}Request"

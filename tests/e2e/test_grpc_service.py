@@ -6,8 +6,9 @@ an exact index in a temporary directory and a chunk repository on the in-process
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -33,7 +34,9 @@ from prometheus_client.parser import text_string_to_metric_families
 import retrieval.grpc
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
+from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
 from retrieval.container import Application, Container, running
+from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone, AnswerEvent
 from retrieval.domain.ledger import Lease
 from retrieval.domain.models import (
     DEFAULT_DOMAINS,
@@ -46,6 +49,7 @@ from retrieval.domain.models import (
 from retrieval.domain.validation import QueryType, ValidationCase, ValidationRequest
 from retrieval.errors import (
     BackendNotConfiguredError,
+    BackendUnavailableError,
     DocumentBusyError,
     InvalidRequestError,
     NotFoundError,
@@ -62,6 +66,7 @@ from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache, InMemoryGraphStore, ScriptedLlm
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.openai_standin import Fault, OpenAiStandIn
 from retrieval_testkit.telemetry import tracer_into
 
 NAMESPACE = "grpc-e2e"
@@ -318,6 +323,122 @@ async def test_the_client_waits_a_short_retry_after_then_tries_again(
     assert answer.text == "Blister blight needs shade control [1]."
     assert len(llm.calls) == 2
     assert time.perf_counter() - started >= 0.5
+
+
+async def streamed_answer(events: AsyncGenerator[AnswerEvent, None]) -> tuple[list[str], Answer]:
+    *deltas, done = [event async for event in events]
+    assert isinstance(done, AnswerDone)
+    return [delta.text for delta in deltas if isinstance(delta, AnswerDelta)], done.answer
+
+
+async def test_a_streamed_answer_comes_in_pieces_then_whole_with_its_citations(
+    client: RetrievalClient,
+) -> None:
+    asked = RetrievalQuery(query="blister blight", top_k=3, namespace=NAMESPACE)
+    texts, streamed = await streamed_answer(client.answer_stream(asked))
+    whole = await client.answer(asked)
+    assert texts == ["Blister ", "blight ", "needs ", "shade ", "control ", "[1]."]
+    assert streamed.citations == (streamed.context.citations[0],)
+    assert streamed.model_dump(exclude={"generation_ms"}) == whole.model_dump(
+        exclude={"generation_ms"}
+    )
+
+
+async def test_a_streamed_answer_without_a_model_is_a_failed_precondition(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub, client: RetrievalClient, llm: ScriptedLlm
+) -> None:
+    def unconfigured(request: object) -> str:
+        raise BackendNotConfiguredError("set RETRIEVAL_LLM_BASE_URL and RETRIEVAL_LLM_MODEL")
+
+    llm.reply = unconfigured
+    asked = RetrievalQuery(query="blister blight", namespace=NAMESPACE)
+    call = stub.AnswerStream(
+        pb.AnswerStreamRequest(retrieval=query_request(asked)),
+        metadata=(("x-correlation-id", "stream-1"),),
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await call.read()
+    assert raised.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+    assert ("x-correlation-id", "stream-1") in tuple(raised.value.trailing_metadata())
+    with pytest.raises(BackendNotConfiguredError, match="RETRIEVAL_LLM_BASE_URL"):
+        await streamed_answer(client.answer_stream(asked))
+    await still_serving(stub)
+
+
+async def test_a_stream_refused_before_its_first_piece_is_tried_again(
+    client: RetrievalClient, llm: ScriptedLlm
+) -> None:
+    def once_rate_limited(request: object) -> str:
+        if len(llm.calls) == 1:
+            raise RateLimitedError("chat model answered 429", retry_after=0.5)
+        return "Blister blight needs shade control [1]."
+
+    llm.reply = once_rate_limited
+    asked = RetrievalQuery(query="blister blight", namespace=NAMESPACE)
+    texts, answer = await streamed_answer(client.answer_stream(asked))
+    assert "".join(texts) == answer.text == "Blister blight needs shade control [1]."
+    assert len(llm.calls) == 2
+
+
+async def read_into(given: list[AnswerEvent], events: AsyncGenerator[AnswerEvent, None]) -> None:
+    async for event in events:
+        given.append(event)
+
+
+class TestStreamingFromAModelServer:
+    """The server's model is the OpenAI-compatible adapter, over HTTP to a stand-in."""
+
+    @pytest.fixture
+    def standin(self) -> Iterator[OpenAiStandIn]:
+        with OpenAiStandIn(reply=lambda request: "Blister blight needs shade control [1].") as s:
+            yield s
+
+    @pytest.fixture
+    async def llm(self, standin: OpenAiStandIn) -> AsyncIterator[OpenAiChatLlm]:
+        llm = OpenAiChatLlm(standin.base_url, None, standin.model)
+        yield llm
+        await llm.close()
+
+    async def test_a_client_that_closes_its_stream_stops_the_model(
+        self, client: RetrievalClient, standin: OpenAiStandIn
+    ) -> None:
+        standin.inject(Fault(hold_after=1))
+        stream = client.answer_stream(RetrievalQuery(query="blister blight", namespace=NAMESPACE))
+        assert await anext(stream) == AnswerDelta(text="Blister ")
+        await stream.aclose()
+        [ended] = await asyncio.to_thread(standin.ended_streams)
+        assert ended.hung_up
+        assert ended.sent == 1
+
+    async def test_a_cancelled_client_stops_the_model(
+        self, client: RetrievalClient, standin: OpenAiStandIn
+    ) -> None:
+        standin.inject(Fault(hold_after=1))
+        first = asyncio.Event()
+
+        async def ask() -> None:
+            asked = RetrievalQuery(query="blister blight", namespace=NAMESPACE)
+            async for _ in client.answer_stream(asked):
+                first.set()
+
+        task = asyncio.create_task(ask())
+        await asyncio.wait_for(first.wait(), timeout=5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        [ended] = await asyncio.to_thread(standin.ended_streams)
+        assert ended.hung_up
+
+    async def test_the_model_failing_mid_stream_ends_it_with_the_status(
+        self, client: RetrievalClient, standin: OpenAiStandIn
+    ) -> None:
+        standin.inject(Fault(cut_after=2))
+        given: list[AnswerEvent] = []
+        stream = client.answer_stream(RetrievalQuery(query="blister blight", namespace=NAMESPACE))
+        with pytest.raises(BackendUnavailableError):
+            await read_into(given, stream)
+        assert given == [AnswerDelta(text="Blister "), AnswerDelta(text="blight ")]
+        assert len(standin.requests) == 1
 
 
 async def test_a_query_over_the_window_comes_back_truncated(client: RetrievalClient) -> None:

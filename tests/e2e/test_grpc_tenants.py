@@ -19,9 +19,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pydantic import SecretStr
 
 from retrieval.container import Application, running
-from retrieval.domain.models import RagDocument
+from retrieval.domain.models import RagDocument, RetrievalQuery
 from retrieval.domain.tenants import token_digest
 from retrieval.errors import (
+    BackendNotConfiguredError,
     ConfigurationError,
     NotAuthorisedError,
     PermissionDeniedError,
@@ -126,6 +127,10 @@ async def test_every_call_but_health_needs_a_known_token(
             with pytest.raises(grpc.aio.AioRpcError) as raised:
                 await getattr(stub, method)(request, metadata=metadata)
             assert raised.value.code() is grpc.StatusCode.UNAUTHENTICATED, method
+        streamed = pb.AnswerStreamRequest(retrieval=pb.RetrieveRequest(query="frost"))
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await stub.AnswerStream(streamed, metadata=metadata).read()
+        assert raised.value.code() is grpc.StatusCode.UNAUTHENTICATED
         health = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
         assert health.status == health_pb2.HealthCheckResponse.SERVING
     assert (await application.stats.namespace("team-a-docs")).chunk_count == 1
@@ -157,6 +162,20 @@ async def test_a_tenant_reads_its_namespaces_and_no_other(port: int) -> None:
                     await getattr(stub, method)(request, metadata=metadata)
                 assert raised.value.code() is grpc.StatusCode.PERMISSION_DENIED, method
                 assert "team-b-docs" in (raised.value.details() or "")
+
+
+async def test_a_streamed_answer_is_a_read_of_the_namespace_asked(port: int) -> None:
+    def asked(namespace: str) -> RetrievalQuery:
+        return RetrievalQuery(query="frost", namespace=namespace)
+
+    async with client_of(port, "reader-a") as reader:
+        with pytest.raises(PermissionDeniedError, match="namespace 'team-b-docs'"):
+            await anext(reader.answer_stream(asked("team-b-docs")))
+        with pytest.raises(BackendNotConfiguredError, match="RETRIEVAL_LLM_BASE_URL"):
+            await anext(reader.answer_stream(asked("team-a-docs")))
+    async with client_of(port, "writer-b") as writer:
+        with pytest.raises(PermissionDeniedError, match="scope 'read'"):
+            await anext(writer.answer_stream(asked("team-b-docs")))
 
 
 async def test_a_read_only_token_cannot_write_and_a_write_only_token_cannot_read(

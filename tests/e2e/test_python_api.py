@@ -3,6 +3,7 @@ as the command line does it."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -10,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from retrieval import AnswerDelta, AnswerDone
 from retrieval.api import KnowledgeBase, connect
 from retrieval.domain.models import RagDocument
 from retrieval.errors import ConfigurationError, InvalidRequestError, NamespaceNotFoundError
 from retrieval.service.outcomes import Outcome
 from retrieval_testkit import ChatRequest, OpenAiStandIn
+from retrieval_testkit.openai_standin import Fault
 
 NS = "handbook"
 KEYS = """---
@@ -164,6 +167,34 @@ async def test_ask_answers_a_plain_question_citing_its_passages(
     [citation] = answer.citations
     assert (citation.number, citation.document_id) == (1, "keys")
     assert citation.source == os.path.abspath("docs/keys.md")
+
+
+async def test_ask_stream_gives_the_answer_as_the_model_writes_it_and_stops_it_when_left(
+    stores: dict[str, object], docs: Path
+) -> None:
+    question = "How do I rotate an API key?"
+    with OpenAiStandIn(
+        model="docs-model", reply=lambda request: "Deploy a new key, then revoke the old one [1]."
+    ) as llm:
+        async with connect(**stores, llm_base_url=llm.base_url, llm_model="docs-model") as kb:
+            await kb.ingest([docs], namespace=NS, domain="software_docs")
+            events = [event async for event in kb.ask_stream(question, namespace=NS, top_k=1)]
+            llm.inject(Fault(hold_after=1))
+            async for event in kb.ask_stream(question, namespace=NS, top_k=1):
+                assert event == AnswerDelta(text="Deploy ")
+                break
+            whole, left = await asyncio.to_thread(llm.ended_streams, 2)
+
+    *deltas, done = events
+    assert isinstance(done, AnswerDone)
+    assert len(deltas) == 10
+    assert "".join(d.text for d in deltas if isinstance(d, AnswerDelta)) == done.answer.text
+    assert done.answer.text == "Deploy a new key, then revoke the old one [1]."
+    [citation] = done.answer.citations
+    assert (citation.number, citation.document_id) == (1, "keys")
+    assert not whole.hung_up
+    assert left.hung_up
+    assert left.sent == 1
 
 
 async def test_stats_report_each_namespace(kb: KnowledgeBase, docs: Path) -> None:

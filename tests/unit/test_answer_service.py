@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import AsyncGenerator
 
 import pytest
+import structlog
 
+from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone, AnswerEvent
 from retrieval.domain.context import build_context
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, RetrievalQuery
 from retrieval.errors import (
@@ -13,6 +17,7 @@ from retrieval.errors import (
     BackendUnavailableError,
     InvalidRequestError,
 )
+from retrieval.logging import current_correlation_id
 from retrieval.service.answer_service import AnswerService
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import SearchPlan
@@ -264,3 +269,119 @@ async def test_limits_below_one_are_refused(
     with pytest.raises(InvalidRequestError) as raised:
         AnswerService(retrieval, ScriptedLlm(), **{setting: value})
     assert raised.value.field == setting
+
+
+# Streaming
+
+
+async def streamed(events: AsyncGenerator[AnswerEvent, None]) -> tuple[list[str], Answer]:
+    """The text of each delta and the answer the stream ends with; fails unless deltas come
+    first and one ``AnswerDone`` last."""
+    *deltas, done = [event async for event in events]
+    assert isinstance(done, AnswerDone)
+    assert all(isinstance(delta, AnswerDelta) for delta in deltas)
+    return [delta.text for delta in deltas if isinstance(delta, AnswerDelta)], done.answer
+
+
+async def test_a_stream_gives_the_text_as_it_comes_then_the_answer_with_its_citations(
+    retrieval: RetrievalService,
+) -> None:
+    llm = ScriptedLlm(cites_blight_and_monsoon, model="m-1")
+    service = AnswerService(retrieval, llm, max_answer_tokens=200)
+    query = RetrievalQuery(query=QUESTION, top_k=3)
+
+    texts, answer = await streamed(service.stream(query))
+    whole = await service.answer(query)
+
+    assert len(texts) > 1
+    assert "".join(texts) == answer.text == whole.text
+    assert [c.document_id for c in answer.citations] == ["blister-blight", "monsoon"]
+    assert answer.unknown_citations == (99,)
+    assert answer.model_dump(exclude={"retrieval_timings", "generation_ms"}) == whole.model_dump(
+        exclude={"retrieval_timings", "generation_ms"}
+    )
+    streamed_call, answered_call = llm.calls
+    assert streamed_call == answered_call
+
+
+async def test_a_question_alone_streams_with_the_querys_defaults(
+    retrieval: RetrievalService,
+) -> None:
+    service = AnswerService(retrieval, ScriptedLlm(cites_blight_and_monsoon))
+
+    texts, answer = await streamed(service.stream(QUESTION))
+
+    assert answer.answered
+    assert "".join(texts) == (await service.answer(RetrievalQuery(query=QUESTION))).text
+
+
+async def test_without_context_a_stream_gives_only_the_unanswered_answer(
+    retrieval: RetrievalService,
+) -> None:
+    llm = ScriptedLlm()
+
+    texts, answer = await streamed(
+        AnswerService(retrieval, llm).stream(
+            RetrievalQuery(query="tea", domains=("quality_standards",))
+        )
+    )
+
+    assert texts == []
+    assert not answer.answered
+    assert llm.calls == []
+
+
+@pytest.mark.parametrize(
+    "error",
+    [BackendUnavailableError("model server down"), BackendNotConfiguredError("no model set")],
+)
+async def test_a_model_error_reaches_the_reader_of_a_stream_as_it_was_raised(
+    retrieval: RetrievalService, error: Exception
+) -> None:
+    def fail(request: ChatRequest) -> str:
+        raise error
+
+    stream = AnswerService(retrieval, ScriptedLlm(fail)).stream(RetrievalQuery(query=QUESTION))
+    with pytest.raises(type(error)) as raised:
+        await anext(stream)
+    assert raised.value is error
+
+
+async def test_closing_a_stream_closes_the_models_stream(retrieval: RetrievalService) -> None:
+    llm = ScriptedLlm(cites_blight_and_monsoon)
+    stream = AnswerService(retrieval, llm).stream(RetrievalQuery(query=QUESTION))
+
+    assert isinstance(await anext(stream), AnswerDelta)
+    await stream.aclose()
+
+    assert llm.streams_cut == 1
+
+
+async def test_breaking_out_of_a_stream_closes_the_models_stream(
+    retrieval: RetrievalService,
+) -> None:
+    llm = ScriptedLlm(cites_blight_and_monsoon)
+
+    async for event in AnswerService(retrieval, llm).stream(RetrievalQuery(query=QUESTION)):
+        assert isinstance(event, AnswerDelta)
+        break
+    await asyncio.sleep(0.1)  # the loop closes the collected generator on its next turns
+
+    assert llm.streams_cut == 1
+
+
+async def test_a_streams_log_lines_share_a_correlation_id_the_reader_never_holds(
+    retrieval: RetrievalService,
+) -> None:
+    service = AnswerService(retrieval, ScriptedLlm(cites_blight_and_monsoon))
+
+    with structlog.testing.capture_logs(
+        processors=[structlog.contextvars.merge_contextvars]
+    ) as logs:
+        async for _ in service.stream(RetrievalQuery(query=QUESTION)):
+            assert current_correlation_id() is None
+
+    assert current_correlation_id() is None
+    assert "answer.done" in [entry["event"] for entry in logs]
+    assert len({entry.get("correlation_id") for entry in logs}) == 1
+    assert logs[0]["correlation_id"]

@@ -3,9 +3,9 @@ from dataclasses import fields
 import retrieval
 
 PUBLIC = {
-    "Answer", "Application", "CollectionStats", "DocumentOutcome", "HealthStatus",
-    "IngestReport", "IngestionService", "KnowledgeBase", "KnowledgeDomain", "Outcome",
-    "PathSync", "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch",
+    "Answer", "AnswerDelta", "AnswerDone", "Application", "CollectionStats", "DocumentOutcome",
+    "HealthStatus", "IngestReport", "IngestionService", "KnowledgeBase", "KnowledgeDomain",
+    "Outcome", "PathSync", "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch",
     "RetrievalQuery", "RetrievalResult", "RetrievalService", "Settings", "StageTimings",
     "StatsService", "connect", "running",
 }  # fmt: skip

@@ -5,14 +5,21 @@ A real HTTP server on a loopback address (port 0) in a background thread. It ans
 ``api_key`` set it wants ``Authorization: Bearer <key>`` (else 401), it refuses another
 model than its own (404) and malformed messages, ``max_tokens`` or ``temperature`` (400),
 and replies with ``reply(request)`` (a :data:`~retrieval_testkit.scripted_llm.Reply`,
-``"Answer [1]."`` by default), finish reason ``stop`` and word counts as usage. Point a
-client at :attr:`OpenAiStandIn.base_url`. Every request is logged as it arrives;
-:meth:`OpenAiStandIn.inject` makes the next ones fail, stall, hang up or answer garbage.
+``"Answer [1]."`` by default), finish reason ``stop`` and word counts as usage. Asked to
+``stream``, it sends the reply a word at a time as server-sent events of
+``chat.completion.chunk`` (a usage chunk last when ``stream_options.include_usage``), then
+``data: [DONE]``, and records how each stream ended (:meth:`OpenAiStandIn.ended_streams`):
+the client hanging up before the end is noticed at once while a stream is held. Point a client
+at :attr:`OpenAiStandIn.base_url`. Every request is logged as it arrives;
+:meth:`OpenAiStandIn.inject` makes the next ones fail, stall, hang up, answer garbage, or
+(streams) hang up or hold after some pieces.
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import sys
 import threading
 from collections import deque
@@ -23,7 +30,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from retrieval.domain.chat import ChatMessage
-from retrieval_testkit.scripted_llm import ChatRequest, Reply, constant_reply, word_count
+from retrieval_testkit.scripted_llm import ChatRequest, Reply, constant_reply, pieces, word_count
 
 PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 MESSAGES = TypeAdapter(list[ChatMessage])
@@ -42,7 +49,9 @@ class ReceivedRequest:
 class Fault:
     """Instead of answering: wait ``delay`` seconds, then hang up (``disconnect``), or send
     ``status`` (200 when only ``body`` is given) with ``body`` as it is (an OpenAI error
-    when ``None``), or, with neither, answer as usual."""
+    when ``None``), or, with neither, answer as usual. A stream answered as usual hangs up
+    after ``cut_after`` pieces of text, or holds after ``hold_after`` pieces until
+    :meth:`OpenAiStandIn.release` (or the client hangs up)."""
 
     status: int | None = None
     retry_after: str | None = None
@@ -50,6 +59,18 @@ class Fault:
     body: str | None = None
     content_type: str = "application/json"
     disconnect: bool = False
+    cut_after: int | None = None
+    hold_after: int | None = None
+
+
+@dataclass(frozen=True)
+class StreamedReply:
+    """How a streamed reply ended: ``sent`` of its ``total`` pieces of text went out;
+    ``hung_up`` when the client closed the connection before the end."""
+
+    sent: int
+    total: int
+    hung_up: bool
 
 
 class RefusedError(Exception):
@@ -76,8 +97,11 @@ class OpenAiStandIn:
         self.host = host
         self._log: list[ReceivedRequest] = []
         self._faults: deque[Fault] = deque()
+        self._streams: list[StreamedReply] = []
         self._lock = threading.Lock()
+        self._streamed = threading.Condition(self._lock)
         self._stopping = threading.Event()
+        self._released = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -97,6 +121,7 @@ class OpenAiStandIn:
 
     def stop(self) -> None:
         self._stopping.set()
+        self._released.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -114,6 +139,31 @@ class OpenAiStandIn:
         with self._lock:
             return list(self._log)
 
+    def ended_streams(self, count: int = 1, timeout: float = 5.0) -> list[StreamedReply]:
+        """Wait (blocking) until ``count`` streamed replies have ended; every one that has,
+        in the order they ended."""
+        with self._streamed:
+            if not self._streamed.wait_for(lambda: len(self._streams) >= count, timeout):
+                raise AssertionError(f"{len(self._streams)} of {count} streams ended")
+            return list(self._streams)
+
+    def release(self) -> None:
+        """Let every stream held by ``Fault(hold_after=...)`` go on, now and from now on."""
+        self._released.set()
+
+    def stream_ended(self, reply: StreamedReply) -> None:
+        with self._streamed:
+            self._streams.append(reply)
+            self._streamed.notify_all()
+
+    def held(self, connection: socket.socket) -> bool:
+        """Wait until released or stopped; True if the client hung up meanwhile."""
+        while not self._released.is_set():
+            readable, _, _ = select.select([connection], [], [], 0.01)
+            if readable and not connection.recv(1, socket.MSG_PEEK):
+                return True
+        return False
+
     def inject(self, fault: Fault, *, count: int = 1) -> None:
         """Apply ``fault`` to each of the next ``count`` requests."""
         with self._lock:
@@ -128,19 +178,20 @@ class OpenAiStandIn:
     def wait(self, seconds: float) -> None:
         self._stopping.wait(seconds)
 
-    def answer(self, request: ReceivedRequest) -> dict[str, Any]:
-        """The chat completion for ``request``; ``RefusedError`` as OpenAI would refuse it."""
+    def answer(self, request: ReceivedRequest) -> tuple[ChatRequest, str]:
+        """What ``request`` asks and the reply's text; ``RefusedError`` as OpenAI would
+        refuse it."""
         if request.path not in PATHS:
             raise RefusedError(404, f"no route POST {request.path}")
         if self.api_key and request.headers.get("authorization") != f"Bearer {self.api_key}":
             raise RefusedError(401, "Incorrect API key provided")
         chat = self._chat_request(request.body)
-        text = self.reply(chat)
-        prompt_tokens = word_count([message.content for message in chat.messages])
+        return chat, self.reply(chat)
+
+    def completion(self, chat: ChatRequest, text: str) -> dict[str, Any]:
+        """The chat completion replying ``text`` to ``chat``."""
         return {
-            "id": f"chatcmpl-standin-{len(self.requests)}",
-            "object": "chat.completion",
-            "model": self.model,
+            **self._reply_fields("chat.completion"),
             "choices": [
                 {
                     "index": 0,
@@ -148,12 +199,24 @@ class OpenAiStandIn:
                     "finish_reason": "stop",
                 }
             ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": word_count([text]),
-                "total_tokens": prompt_tokens + word_count([text]),
-            },
+            "usage": usage(chat, text),
         }
+
+    def chunk(self, delta: dict[str, str], finish_reason: str | None = None) -> dict[str, Any]:
+        """A chunk of a streamed completion."""
+        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+        return {**self._reply_fields("chat.completion.chunk"), "choices": [choice]}
+
+    def usage_chunk(self, chat: ChatRequest, text: str) -> dict[str, Any]:
+        """The last chunk of a stream asked to include usage: no choice, the usage."""
+        return {
+            **self._reply_fields("chat.completion.chunk"),
+            "choices": [],
+            "usage": usage(chat, text),
+        }
+
+    def _reply_fields(self, kind: str) -> dict[str, Any]:
+        return {"id": f"chatcmpl-standin-{len(self.requests)}", "object": kind, "model": self.model}
 
     def _chat_request(self, body: Any) -> ChatRequest:
         if not isinstance(body, dict):
@@ -213,10 +276,50 @@ class _Handler(BaseHTTPRequestHandler):
                 self._reply(status, text, fault.content_type, retry_after)
                 return
         try:
-            status, text = 200, json.dumps(standin.answer(request))
+            chat, text = standin.answer(request)
         except RefusedError as refusal:
-            status, text = refusal.status, error_json(refusal.status, refusal.message)
-        self._reply(status, text, "application/json", {})
+            message = error_json(refusal.status, refusal.message)
+            self._reply(refusal.status, message, "application/json", {})
+            return
+        if body.get("stream") is True:
+            self._stream(chat, text, fault or Fault(), with_usage=included_usage(body))
+        else:
+            self._reply(200, json.dumps(standin.completion(chat, text)), "application/json", {})
+
+    def _stream(self, chat: ChatRequest, text: str, fault: Fault, *, with_usage: bool) -> None:
+        """``text`` a piece at a time, chunked, as ``fault`` lets it; how it ended recorded."""
+        assert isinstance(self.server, _Server)
+        standin = self.server.standin
+        parts = pieces(text)
+        sent, hung_up = 0, False
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self._send(event(standin.chunk({"role": "assistant", "content": ""})))
+            for part in parts:
+                if sent == fault.cut_after:
+                    self.close_connection = True
+                    return
+                if sent == fault.hold_after and standin.held(self.connection):
+                    hung_up = self.close_connection = True
+                    return
+                self._send(event(standin.chunk({"content": part})))
+                sent += 1
+            self._send(event(standin.chunk({}, "stop")))
+            if with_usage:
+                self._send(event(standin.usage_chunk(chat, text)))
+            self._send(b"data: [DONE]\n\n")
+            self._send(b"")
+        except (BrokenPipeError, ConnectionResetError):
+            hung_up = self.close_connection = True
+        finally:
+            standin.stream_ended(StreamedReply(sent=sent, total=len(parts), hung_up=hung_up))
+
+    def _send(self, data: bytes) -> None:
+        """One chunk of a chunked body; empty: the last."""
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the request log is the record."""
@@ -235,10 +338,32 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
+def included_usage(body: dict[str, Any]) -> bool:
+    """Whether a streamed reply ends with a usage chunk (``stream_options.include_usage``)."""
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def usage(chat: ChatRequest, text: str) -> dict[str, int]:
+    """Word counts, as the fakes count tokens."""
+    prompt_tokens = word_count([message.content for message in chat.messages])
+    completion_tokens = word_count([text])
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def event(payload: Any) -> bytes:
+    """One server-sent event carrying ``payload`` as JSON."""
+    return f"data: {json.dumps(payload)}\n\n".encode()
+
+
 def error_json(status: int, message: str) -> str:
     """An error body in OpenAI's shape."""
     kind = "invalid_request_error" if status < 500 else "server_error"
     return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}})
 
 
-__all__ = ["Fault", "OpenAiStandIn", "ReceivedRequest"]
+__all__ = ["Fault", "OpenAiStandIn", "ReceivedRequest", "StreamedReply"]

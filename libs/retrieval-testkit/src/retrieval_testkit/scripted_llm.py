@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+import re
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 
 from retrieval.domain.chat import ChatMessage, Completion
@@ -33,13 +35,21 @@ def word_count(texts: Sequence[str]) -> int:
     return sum(len(text.split()) for text in texts)
 
 
+def pieces(text: str) -> list[str]:
+    """The pieces the fakes stream ``text`` in: each word with the whitespace after it."""
+    return re.findall(r"\S+\s*|\s+", text)
+
+
 class ScriptedLlm:
-    """Answers each call with ``reply(request)`` and keeps every request in ``calls``."""
+    """Answers each call with ``reply(request)`` and keeps every request in ``calls``; a
+    stream gives the reply a word at a time, and ``streams_cut`` counts the streams closed
+    before they ended."""
 
     def __init__(self, reply: Reply = constant_reply, *, model: str = "scripted-model") -> None:
         self.reply = reply
         self._model = model
         self.calls: list[ChatRequest] = []
+        self.streams_cut = 0
 
     @property
     def model(self) -> str:
@@ -66,3 +76,22 @@ class ScriptedLlm:
             prompt_tokens=word_count([message.content for message in messages]),
             completion_tokens=word_count([text]),
         )
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+    ) -> AsyncGenerator[str | Completion, None]:
+        completion = await self.complete(messages, max_tokens=max_tokens, temperature=temperature)
+        ended = False
+        try:
+            for piece in pieces(completion.text):
+                await asyncio.sleep(0)
+                yield piece
+            yield completion
+            ended = True
+        finally:
+            if not ended:
+                self.streams_cut += 1

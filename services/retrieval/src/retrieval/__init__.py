@@ -19,7 +19,7 @@ from retrieval.lazy_names import importer
 if TYPE_CHECKING:
     from retrieval.api import KnowledgeBase, connect
     from retrieval.container import Application, running
-    from retrieval.domain.answers import Answer
+    from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone
     from retrieval.domain.collection_health import HealthStatus
     from retrieval.domain.models import (
         KnowledgeDomain,
@@ -41,6 +41,8 @@ MODULE_OF = {
     "connect": "retrieval.api",
     "KnowledgeBase": "retrieval.api",
     "Answer": "retrieval.domain.answers",
+    "AnswerDelta": "retrieval.domain.answers",
+    "AnswerDone": "retrieval.domain.answers",
     "IngestReport": "retrieval.service.file_intake",
     "PathSync": "retrieval.service.file_intake",
     "Application": "retrieval.container",
@@ -65,6 +67,8 @@ MODULE_OF = {
 
 __all__ = [
     "Answer",
+    "AnswerDelta",
+    "AnswerDone",
     "Application",
     "CollectionStats",
     "DocumentOutcome",

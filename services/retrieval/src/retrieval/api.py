@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from retrieval.adapters.local_sources import source_or_none
 from retrieval.adapters.sync_scope import sync_scope
 from retrieval.container import Application, running
 from retrieval.domain.allowed_domains import check_domains
-from retrieval.domain.answers import Answer
+from retrieval.domain.answers import Answer, AnswerEvent
 from retrieval.domain.models import (
     RagDocument,
     RetrievalOptions,
@@ -178,16 +178,25 @@ class KnowledgeBase:
     ) -> Answer:
         """The configured language model's answer (``RETRIEVAL_LLM_*``) from the ``top_k``
         chunks retrieved for ``question``, citing the ones it used (``citations``)."""
-        query = validated(
-            RetrievalQuery,
-            query=question,
-            domains=tuple(domains),
-            top_k=top_k,
-            namespace=namespace or None,
-            source_prefix=source_or_none(source_prefix),
-            section=section,
-        )
+        query = question_query(question, domains, top_k, namespace, source_prefix, section)
         return await self._app.answers.answer(query)
+
+    def ask_stream(
+        self,
+        question: str,
+        *,
+        domains: Sequence[str] = (),
+        top_k: int = 8,
+        namespace: str | None = None,
+        source_prefix: str | None = None,
+        section: str | None = None,
+    ) -> AsyncGenerator[AnswerEvent, None]:
+        """``ask``, as the model writes the answer: an ``AnswerDelta`` for each piece of its
+        text, then one ``AnswerDone`` with the whole ``Answer`` and its citations. A malformed
+        request is refused here; anything else is raised while iterating. Closing the generator
+        (``contextlib.aclosing``, cancelling the task iterating it) stops the model."""
+        query = question_query(question, domains, top_k, namespace, source_prefix, section)
+        return self._app.answers.stream(query)
 
     async def stats(self) -> CollectionStats:
         """Vectors, chunk texts and orphans per namespace, store sizes, the health status."""
@@ -206,6 +215,26 @@ class KnowledgeBase:
             domain=domain,
             max_file_bytes=self.settings.ingest_max_file_bytes,
         )
+
+
+def question_query(
+    question: str,
+    domains: Sequence[str],
+    top_k: int,
+    namespace: str | None,
+    source_prefix: str | None,
+    section: str | None,
+) -> RetrievalQuery:
+    """The query ``ask`` retrieves the context of its answer with."""
+    return validated(
+        RetrievalQuery,
+        query=question,
+        domains=tuple(domains),
+        top_k=top_k,
+        namespace=namespace or None,
+        source_prefix=source_or_none(source_prefix),
+        section=section,
+    )
 
 
 def configured(settings: Settings | None, overrides: Mapping[str, Any]) -> Settings:

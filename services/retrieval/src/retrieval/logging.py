@@ -10,13 +10,16 @@ from __future__ import annotations
 import logging
 import random
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import aclosing, contextmanager
+from typing import TypeVar
 
 import structlog
 from structlog.typing import EventDict, Processor
 
 from retrieval.settings import LogFormat
+
+T = TypeVar("T")
 
 
 def configure_logging(level: str = "INFO", log_format: LogFormat = LogFormat.AUTO) -> None:
@@ -79,6 +82,22 @@ def correlation_scope(correlation_id: str | None = None) -> Iterator[str]:
     cid = correlation_id or new_correlation_id()
     with structlog.contextvars.bound_contextvars(correlation_id=cid):
         yield cid
+
+
+async def correlated(steps: AsyncGenerator[T, None]) -> AsyncGenerator[T, None]:
+    """``steps`` with one correlation id (this context's, or a new one) bound while each step
+    runs, and unbound between steps. A generator that bound it across a ``yield`` would leave
+    it bound in its reader's context between steps, and for good when closed from another
+    context (collected after its reader broke off)."""
+    cid = current_correlation_id() or new_correlation_id()
+    async with aclosing(steps):
+        while True:
+            with correlation_scope(cid):
+                try:
+                    step = await anext(steps)
+                except StopAsyncIteration:
+                    return
+            yield step
 
 
 quiet_unless_configured()

@@ -1,14 +1,15 @@
 """What every Llm must do. Subclass and provide a ``scripted`` fixture: a function that
 takes a :data:`~retrieval_testkit.scripted_llm.Reply` and returns an Llm whose model
-answers each request with ``reply(request)``."""
+answers each request with ``reply(request)``, whether asked to ``complete`` or to
+``stream``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 
 import pytest
 
-from retrieval.domain.chat import ChatMessage
+from retrieval.domain.chat import ChatMessage, Completion
 from retrieval.errors import InvalidRequestError
 from retrieval.ports.llm import Llm
 from retrieval_testkit.scripted_llm import ChatRequest, Reply
@@ -27,6 +28,17 @@ def transcript(request: ChatRequest) -> str:
 
 def settings(request: ChatRequest) -> str:
     return f"max_tokens={request.max_tokens} temperature={request.temperature}"
+
+
+async def streamed(stream: AsyncGenerator[str | Completion, None]) -> tuple[list[str], Completion]:
+    """The text pieces of ``stream`` and the completion it ends with; fails unless every
+    piece is non-empty text and exactly one completion comes, last."""
+    given = [piece async for piece in stream]
+    assert given, "a stream ends with its completion"
+    *pieces, last = given
+    assert isinstance(last, Completion), f"the stream ended with {last!r}"
+    assert all(isinstance(piece, str) and piece for piece in pieces), pieces
+    return pieces, last
 
 
 class LlmContract:
@@ -66,3 +78,54 @@ class LlmContract:
     async def test_max_tokens_below_one_is_an_invalid_request(self, scripted: Scripted) -> None:
         with pytest.raises(InvalidRequestError):
             await scripted(lambda request: "never").complete(QUESTION, max_tokens=0)
+
+    async def test_a_stream_gives_the_reply_in_pieces_then_its_completion(
+        self, scripted: Scripted
+    ) -> None:
+        reply = "Wet, cloudy weather spreads it [1].\nTee — „Blattfall“ ✓"
+        pieces, completion = await streamed(scripted(lambda request: reply).stream(QUESTION))
+        assert "".join(pieces) == reply
+        assert len(pieces) > 1
+        assert completion.text == reply
+        assert completion.model
+        assert completion.finish_reason == "stop"
+
+    async def test_a_streamed_completion_is_the_one_complete_returns(
+        self, scripted: Scripted
+    ) -> None:
+        llm = scripted(lambda request: "Copper fungicide [1], and shorter plucking rounds [2].")
+        _, completion = await streamed(llm.stream(QUESTION, max_tokens=64))
+        assert completion == await llm.complete(QUESTION, max_tokens=64)
+
+    async def test_a_stream_carries_the_conversation_and_the_settings(
+        self, scripted: Scripted
+    ) -> None:
+        conversation = [*QUESTION, ChatMessage(role="assistant", content="Wet weather [1].")]
+        heard, _ = await streamed(scripted(transcript).stream(conversation))
+        assert "".join(heard) == " | ".join(f"{m.role}: {m.content}" for m in conversation)
+        given, _ = await streamed(
+            scripted(settings).stream(QUESTION, max_tokens=9, temperature=0.5)
+        )
+        assert "".join(given) == "max_tokens=9 temperature=0.5"
+
+    async def test_an_empty_reply_streams_no_piece(self, scripted: Scripted) -> None:
+        pieces, completion = await streamed(scripted(lambda request: "").stream(QUESTION))
+        assert pieces == []
+        assert completion.text == ""
+
+    @pytest.mark.parametrize(
+        ("messages", "max_tokens"), [([], None), (QUESTION, 0)], ids=["no-messages", "max-tokens"]
+    )
+    async def test_a_stream_refuses_what_complete_refuses(
+        self, scripted: Scripted, messages: list[ChatMessage], max_tokens: int | None
+    ) -> None:
+        stream = scripted(lambda request: "never").stream(messages, max_tokens=max_tokens)
+        with pytest.raises(InvalidRequestError):
+            await anext(stream)
+
+    async def test_a_stream_closed_early_leaves_the_model_ready(self, scripted: Scripted) -> None:
+        llm = scripted(lambda request: " ".join(["word"] * 50))
+        stream = llm.stream(QUESTION)
+        assert await anext(stream)
+        await stream.aclose()
+        assert (await llm.complete(QUESTION)).text.startswith("word word")

@@ -5,6 +5,14 @@ One call is one ``POST {base_url}/chat/completions`` (``base_url`` includes ``/v
 ``model``, ``messages``, ``temperature``, ``max_tokens`` when given and ``stream: false``;
 the key, when there is one, goes as ``Authorization: Bearer``. Local servers need none.
 
+A stream (``stream``) is the same call with ``stream: true`` and
+``stream_options: {"include_usage": true}``: the server answers with server-sent events, one
+``chat.completion.chunk`` each, then ``data: [DONE]``. Each piece of text is given as it
+arrives; the ``Completion`` they add up to (the server's model, finish reason and usage)
+comes last. A stream the server ends without ``[DONE]`` is whole if a chunk said why the
+model stopped, else cut short (``BackendUnavailableError``); a reply that is not an event
+stream, a chunk that is not one, and an ``error`` event are a ``BackendError``.
+
 Errors (``raise ... from`` the cause)::
 
     401 / 403                               -> NotAuthorisedError
@@ -18,13 +26,18 @@ Errors (``raise ... from`` the cause)::
 
 Time bound. Each attempt waits at most ``request_timeout_s`` for each of connecting,
 sending and every read (a reply that is not streamed arrives in one piece, so that is the
-time the model may take to write it). What can pass (the kinds of
-``BackendUnavailableError``) is tried at most ``max_attempts`` times (``retrieval.retries``),
-after a pause of a random part of 0.5 s, 1 s, 2 s, ... (at most 8 s), or after the server's
-``Retry-After``. The call as a whole, pauses included, ends within ``call_timeout_s`` with
-``BackendTimeoutError``; a pause that would leave less than ``request_timeout_s`` before
-then is not taken, nor a ``Retry-After`` over 30 s: the last failure is raised at once
-instead (a ``RateLimitedError`` with the server's ``retry_after``).
+time the model may take to write it; a streamed one, the time before its first chunk and
+between two). What can pass (the kinds of ``BackendUnavailableError``) is tried at most
+``max_attempts`` times (``retrieval.retries``), after a pause of a random part of 0.5 s, 1 s,
+2 s, ... (at most 8 s), or after the server's ``Retry-After``; a stream only until its first
+piece of text, so no piece is ever given twice. The call as a whole, pauses and a stream's
+reading included, ends within ``call_timeout_s`` with ``BackendTimeoutError``; a pause that
+would leave less than ``request_timeout_s`` before then is not taken, nor a ``Retry-After``
+over 30 s: the last failure is raised at once instead (a ``RateLimitedError`` with the
+server's ``retry_after``).
+
+A stream's reader that stops (closing the generator, or cancelling the task iterating it)
+closes the response, and with it the connection: the server stops writing.
 
 One ``httpx.AsyncClient`` per running event loop keeps connections to the server open
 between calls; ``close`` releases the client of the loop it is awaited on.
@@ -33,14 +46,22 @@ between calls; ``close`` releases the client of the loop it is awaited on.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Sequence
+from contextlib import aclosing
+from typing import Any, TypeVar
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from retrieval.adapters.openai_chat_wire import (
+    ChatCompletionChunk,
+    completion_from,
+    parsed_reply,
+    streamed_completion,
+)
 from retrieval.adapters.pinecone_clients import PerLoop
+from retrieval.adapters.server_sent_events import event_data
 from retrieval.domain.chat import ChatMessage, Completion
 from retrieval.errors import (
     BackendError,
@@ -56,6 +77,11 @@ from retrieval.errors import (
 from retrieval.retries import RetryPolicy, retry_after_seconds, retrying
 
 MAX_DETAIL_CHARS = 300
+DONE = "[DONE]"
+EVENT_STREAM = "text/event-stream"
+
+T = TypeVar("T")
+Chunks = AsyncGenerator[ChatCompletionChunk, None]
 
 
 class OpenAiChatLlm:
@@ -103,6 +129,43 @@ class OpenAiChatLlm:
         max_tokens: int | None = None,
         temperature: float = 0.0,
     ) -> Completion:
+        url, body, what = self._request(messages, max_tokens, temperature, stream=False)
+        deadline = time.monotonic() + self._call_timeout_s
+        payload = await self._within(deadline, what, self._post(url, body, what, deadline))
+        return completion_from(payload, what, self.model)
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+    ) -> AsyncGenerator[str | Completion, None]:
+        url, body, what = self._request(messages, max_tokens, temperature, stream=True)
+        deadline = time.monotonic() + self._call_timeout_s
+        chunks, received = await self._within(
+            deadline, what, self._first_text(url, body, what, deadline)
+        )
+        async with aclosing(chunks):
+            for chunk in received:
+                if chunk.text:
+                    yield chunk.text
+            while (chunk := await self._within(deadline, what, anext(chunks, None))) is not None:
+                received.append(chunk)
+                if chunk.text:
+                    yield chunk.text
+        yield streamed_completion(received, self.model)
+
+    def _request(
+        self,
+        messages: Sequence[ChatMessage],
+        max_tokens: int | None,
+        temperature: float,
+        *,
+        stream: bool,
+    ) -> tuple[str, dict[str, Any], str]:
+        """Where to post, the body, and how errors name the model; what cannot be sent is
+        refused here."""
         if not self._base_url or not self._model:
             raise BackendNotConfiguredError(
                 "the chat model needs RETRIEVAL_LLM_BASE_URL and RETRIEVAL_LLM_MODEL"
@@ -115,34 +178,36 @@ class OpenAiChatLlm:
             "model": self._model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "temperature": temperature,
-            "stream": False,
+            "stream": stream,
         }
+        if stream:
+            body["stream_options"] = {"include_usage": True}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         what = f"chat model {self._model!r} at {self._base_url}"
-        url = chat_completions_url(self._base_url)
+        return chat_completions_url(self._base_url), body, what
+
+    async def _within(self, deadline: float, what: str, step: Awaitable[T]) -> T:
+        """``step``, or ``BackendTimeoutError`` once the call's ``deadline`` passes. A
+        stream bounds each of its steps so, never a ``yield``: its reader's time between
+        pieces belongs to the reader's task."""
         try:
-            async with asyncio.timeout(self._call_timeout_s):
-                payload = await self._post(url, body, what)
+            async with asyncio.timeout(deadline - time.monotonic()):
+                return await step
         except TimeoutError as error:
             raise BackendTimeoutError(
                 f"{what}: no answer within {self._call_timeout_s:g} s"
             ) from error
-        return completion_from(payload, what, self._model)
 
-    async def _post(self, url: str, body: dict[str, Any], what: str) -> Any:
+    async def _post(self, url: str, body: dict[str, Any], what: str, deadline: float) -> Any:
         """The decoded JSON of the first successful attempt; the last failure otherwise."""
         client = self._clients.get()
 
         async def attempt(left: float) -> Any:
             try:
                 response = await client.post(url, json=body)
-            except httpx.TimeoutException as error:
-                raise BackendTimeoutError(
-                    f"{what}: no answer within {self._request_timeout_s:g} s"
-                ) from error
             except httpx.TransportError as error:
-                raise BackendUnavailableError(f"{what}: {type(error).__name__}: {error}") from error
+                raise transport_error(error, what, self._request_timeout_s) from error
             if response.is_success:
                 return decoded(response, what)
             raise error_for_status(response, what)
@@ -150,10 +215,66 @@ class OpenAiChatLlm:
         return await retrying(
             attempt,
             policy=self._retries,
-            deadline=time.monotonic() + self._call_timeout_s,
+            deadline=deadline,
             what=what,
             room=self._request_timeout_s,
         )
+
+    async def _first_text(
+        self, url: str, body: dict[str, Any], what: str, deadline: float
+    ) -> tuple[Chunks, list[ChatCompletionChunk]]:
+        """The stream of the first attempt whose reply gets as far as a piece of text (or
+        its end), open, and the chunks read from it; what can pass is tried again until
+        then."""
+        client = self._clients.get()
+
+        async def attempt(left: float) -> tuple[Chunks, list[ChatCompletionChunk]]:
+            chunks = self._chunks(client, url, body, what)
+            received: list[ChatCompletionChunk] = []
+            async for chunk in chunks:
+                received.append(chunk)
+                if chunk.text:
+                    break
+            return chunks, received
+
+        return await retrying(
+            attempt,
+            policy=self._retries,
+            deadline=deadline,
+            what=what,
+            room=self._request_timeout_s,
+        )
+
+    async def _chunks(
+        self, client: httpx.AsyncClient, url: str, body: dict[str, Any], what: str
+    ) -> Chunks:
+        """The chunks of one streamed reply, up to ``[DONE]``; the response is closed when
+        the generator is."""
+        try:
+            async with client.stream("POST", url, json=body) as response:
+                if not response.is_success:
+                    await response.aread()
+                    raise error_for_status(response, what)
+                content_type = response.headers.get("Content-Type", "no content type")
+                if not content_type.startswith(EVENT_STREAM):
+                    await response.aread()
+                    raise BackendError(
+                        f"{what}: malformed reply: not an event stream ({content_type}): "
+                        f"{server_detail(response)}"
+                    )
+                finished = False
+                async for data in event_data(response.aiter_lines()):
+                    if data == DONE:
+                        return
+                    chunk = chunk_from(data, response, what)
+                    finished = finished or chunk.finish_reason is not None
+                    yield chunk
+                if not finished:
+                    raise BackendUnavailableError(
+                        f"{what}: the stream ended before the model finished"
+                    )
+        except httpx.TransportError as error:
+            raise transport_error(error, what, self._request_timeout_s) from error
 
 
 def chat_completions_url(base_url: str) -> str:
@@ -193,19 +314,34 @@ def error_for_status(response: httpx.Response, what: str) -> RetrievalError:
     return BackendError(message)
 
 
+def transport_error(error: httpx.TransportError, what: str, timeout_s: float) -> RetrievalError:
+    """Our error for a request that got no reply, or a reply cut short."""
+    if isinstance(error, httpx.TimeoutException):
+        return BackendTimeoutError(f"{what}: no answer within {timeout_s:g} s")
+    return BackendUnavailableError(f"{what}: {type(error).__name__}: {error}")
+
+
 def server_detail(response: httpx.Response) -> str:
     """What the server said went wrong: its error message, else the start of its body."""
     try:
         payload = response.json()
     except ValueError:
         payload = None
-    detail: Any = None
-    if isinstance(payload, dict):
-        detail = payload.get("error", payload.get("detail"))
-        if isinstance(detail, dict):
-            detail = detail.get("message")
-    text = " ".join(str(detail or response.text).split())
-    return without_key(text, response)[:MAX_DETAIL_CHARS] or response.reason_phrase
+    return quoted(error_message(payload) or response.text, response) or response.reason_phrase
+
+
+def error_message(payload: Any) -> Any:
+    """The message of an error in OpenAI's shape (``{"error": {"message": ...}}``), or of a
+    ``detail``; None if ``payload`` is neither."""
+    if not isinstance(payload, dict):
+        return None
+    detail = payload.get("error", payload.get("detail"))
+    return detail.get("message") if isinstance(detail, dict) else detail
+
+
+def quoted(detail: Any, response: httpx.Response) -> str:
+    """``detail`` on one line, cut, without the key the request carried."""
+    return without_key(" ".join(str(detail).split()), response)[:MAX_DETAIL_CHARS]
 
 
 def without_key(text: str, response: httpx.Response) -> str:
@@ -224,47 +360,16 @@ def decoded(response: httpx.Response, what: str) -> Any:
         ) from error
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(strict=True, frozen=True)
-
-
-class _Message(_Wire):
-    content: str
-
-
-class _Choice(_Wire):
-    message: _Message
-    finish_reason: str | None = None
-
-
-class _Usage(_Wire):
-    prompt_tokens: int | None = Field(default=None, ge=0)
-    completion_tokens: int | None = Field(default=None, ge=0)
-
-
-class ChatCompletionReply(_Wire):
-    """The parts of a chat completion read here; the rest is ignored."""
-
-    model: str | None = None
-    choices: list[_Choice] = Field(min_length=1)
-    usage: _Usage | None = None
-
-
-def completion_from(payload: Any, what: str, model: str) -> Completion:
-    """The first choice of a decoded reply; ``model`` when the server names none."""
+def chunk_from(data: str, response: httpx.Response, what: str) -> ChatCompletionChunk:
+    """The chunk an event of ``response`` carries; ``BackendError`` for one that is not a
+    chunk, or says the model failed."""
     try:
-        reply = ChatCompletionReply.model_validate(payload)
-    except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(map(str, problem['loc'])) or 'reply'}: {problem['msg']}"
-            for problem in error.errors()[:3]
-        )
-        raise BackendError(f"{what}: malformed reply: {problems}") from error
-    usage = reply.usage or _Usage()
-    return Completion(
-        text=reply.choices[0].message.content,
-        model=reply.model or model,
-        finish_reason=reply.choices[0].finish_reason,
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-    )
+        payload = json.loads(data)
+    except ValueError as error:
+        raise BackendError(
+            f"{what}: malformed reply: not JSON: {quoted(data, response)}"
+        ) from error
+    if isinstance(payload, dict) and "error" in payload:
+        failure = quoted(error_message(payload), response)
+        raise BackendError(f"{what}: failed while answering: {failure}")
+    return parsed_reply(ChatCompletionChunk, payload, what)

@@ -1,9 +1,12 @@
 """``retrieval ask``: an answer written by the configured language model from retrieved
-context, with its citations."""
+context, printed as the model writes it, then its citations; with ``--json``, one document
+once the answer is whole."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 import typer
@@ -15,7 +18,7 @@ from retrieval.cli.sources import located
 
 if TYPE_CHECKING:
     from retrieval.container import Application
-    from retrieval.domain.answers import Answer
+    from retrieval.domain.answers import Answer, AnswerEvent
 
 
 def citations_json(answer: Answer) -> dict:
@@ -38,6 +41,26 @@ def citations_json(answer: Answer) -> dict:
         ],
         "unknown_citations": list(answer.unknown_citations),
     }
+
+
+async def printed(events: AsyncGenerator[AnswerEvent, None]) -> Answer:
+    """The answer ``events`` end with, its text printed as it comes; the line it ends is
+    ended, also when the stream fails."""
+    from retrieval.domain.answers import AnswerDelta
+    from retrieval.errors import BackendError
+
+    printed_any = False
+    try:
+        async with aclosing(events):
+            async for event in events:
+                if not isinstance(event, AnswerDelta):
+                    return event.answer
+                console.out(event.text, end="", highlight=False)
+                printed_any = True
+    finally:
+        if printed_any:
+            console.out("")
+    raise BackendError("the answer's stream ended before the answer")
 
 
 def ask(
@@ -68,7 +91,9 @@ def ask(
 
     async def work(app: Application) -> Answer:
         with json_errors(as_json):
-            return await app.answers.answer(query)
+            if as_json:
+                return await app.answers.answer(query)
+            return await printed(app.answers.stream(query))
 
     answer = run_here_or_served(work, settings)
     if as_json:
@@ -77,7 +102,6 @@ def ask(
     if not answer.answered:
         console.print("[yellow]no context found for this question: the model was not asked[/]")
         raise typer.Exit(code=1)
-    console.print(escape(answer.text))
     console.print()
     for citation in answer.citations:
         where = located(citation.source, citation.chunk_id, citation.section, citation.pages)

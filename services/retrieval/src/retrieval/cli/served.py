@@ -1,10 +1,10 @@
 """A command's requests sent to the ``retrieval serve`` that holds the data directory.
 
 ``ServedApplication`` stands in for ``Application`` in the commands that can be forwarded:
-it has the service methods they call (``retrieve_query``, ``answer``, ``ingest``, ``sync``,
-``delete``, ``documents``, ``collect``, ``validate``), each made over gRPC. The server checks
-each call whole, so a document it refuses is left out and the rest sent again: one bad file
-fails alone, as it does in process.
+it has the service methods they call (``retrieve_query``, ``answer``, ``stream``, ``ingest``,
+``sync``, ``delete``, ``documents``, ``collect``, ``validate``), each made over gRPC. The
+server checks each call whole, so a document it refuses is left out and the rest sent
+again: one bad file fails alone, as it does in process.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class ServedCalls:
     def __init__(self, client: RetrievalClient) -> None:
         self.retrieve_query = client.retrieve_query
         self.answer = client.answer
+        self.stream = client.answer_stream
         self.collect = client.stats
         self.validate = client.validate
 

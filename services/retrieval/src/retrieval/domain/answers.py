@@ -50,3 +50,19 @@ class Answer(Frozen):
     degraded: tuple[str, ...] = Field(
         default=(), description="Retrieval sources that failed; the others answered alone."
     )
+
+
+class AnswerDelta(Frozen):
+    """A piece of an answer's text, as the model writes it."""
+
+    text: str = Field(description="The next piece of the text; the pieces joined are the text.")
+
+
+class AnswerDone(Frozen):
+    """The last event of a streamed answer."""
+
+    answer: Answer = Field(description="The whole answer, its citations resolved.")
+
+
+AnswerEvent = AnswerDelta | AnswerDone
+"""What a streamed answer gives: deltas as the model writes, then one ``AnswerDone``."""

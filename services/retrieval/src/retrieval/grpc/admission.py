@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 import structlog
 
-from retrieval.grpc.interceptors import Behaviour, UnaryResponseInterceptor, service_and_method
+from retrieval.grpc.interceptors import Behaviour, CallInterceptor, service_and_method
 from retrieval.grpc.metadata import RETRY_AFTER_KEY
 from retrieval.observability.metrics import ServiceMetrics
 
@@ -25,7 +25,7 @@ log = structlog.get_logger("grpc")
 RETRY_AFTER_S = 1.0
 
 
-class InFlightLimitInterceptor(UnaryResponseInterceptor):
+class InFlightLimitInterceptor(CallInterceptor):
     def __init__(self, limit: int, metrics: ServiceMetrics, exempt: Collection[str]) -> None:
         self._limit = limit
         self._refused = metrics.rpc_refused

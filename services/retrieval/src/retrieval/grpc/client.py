@@ -7,14 +7,14 @@ UNAVAILABLE alone is retried (``retrieval.retries``), with capped exponential ba
 full jitter, or after the server's ``x-retry-after-s`` when it sends one, never past the
 call's deadline: a hint longer than the time left raises ``RateLimitedError`` at once. A
 server at its limit of calls in flight refuses with such a hint (RESOURCE_EXHAUSTED), retried
-the same way.
+the same way. A stream (``answer_stream``) is retried so only until its first message.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -27,7 +27,7 @@ from pydantic import SecretStr
 
 from retrieval.adapters.document_files import read_documents
 from retrieval.adapters.sync_scope import sync_scope
-from retrieval.domain.answers import Answer, ContextResult
+from retrieval.domain.answers import Answer, AnswerEvent, ContextResult
 from retrieval.domain.models import (
     RagDocument,
     RetrievalOptions,
@@ -42,6 +42,7 @@ from retrieval.errors import (
     RetrievalError,
 )
 from retrieval.grpc.conversions import (
+    answer_event_from_proto,
     answer_from_proto,
     context_result_from_proto,
     delete_report_from_proto,
@@ -178,6 +179,36 @@ class RetrievalClient:
         request = pb.AnswerRequest(retrieval=query_request(query))
         response = await self._call(self._stub.Answer, request, timeout)
         return answer_from_proto(response, query.query)
+
+    async def answer_stream(
+        self, query: RetrievalQuery, *, timeout: float | None = None
+    ) -> AsyncGenerator[AnswerEvent, None]:
+        """As ``AnswerService.stream``: an ``AnswerDelta`` for each piece of the text as the
+        server's model writes it, then the ``AnswerDone`` (the retrieval's stage timings
+        are not sent back). ``timeout`` bounds the whole stream. A call refused before its
+        first message is tried again as the other calls are; after, never, so no piece comes
+        twice. Closing the generator, or cancelling the task iterating it, cancels the call,
+        which stops the model on the server."""
+        request = pb.AnswerStreamRequest(retrieval=query_request(query))
+        metadata = self._metadata()
+
+        async def first(left: float) -> tuple[grpc.aio.UnaryStreamCall, Message | None]:
+            call = self._stub.AnswerStream(request, timeout=left, metadata=metadata)
+            return call, await next_message(call)
+
+        call, message = await retrying(
+            first,
+            policy=self._retry,
+            deadline=time.monotonic() + (self._timeout if timeout is None else timeout),
+            what="the call",
+            retryable=unavailable,
+        )
+        try:
+            while message is not None:
+                yield answer_event_from_proto(message, query.query)
+                message = await next_message(call)
+        finally:
+            call.cancel()
 
     async def ingest(
         self,
@@ -339,3 +370,12 @@ class RetrievalClient:
             what="the call",
             retryable=unavailable,
         )
+
+
+async def next_message(call: grpc.aio.UnaryStreamCall) -> Message | None:
+    """The next message of a stream; None after the last; the error the call ended with."""
+    try:
+        message = await call.read()
+    except grpc.aio.AioRpcError as error:
+        raise error_from_rpc(error) from error
+    return None if message is grpc.aio.EOF else message

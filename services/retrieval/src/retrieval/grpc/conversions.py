@@ -14,7 +14,7 @@ from google.protobuf.struct_pb2 import Struct, Value
 from google.protobuf.timestamp_pb2 import Timestamp
 from pydantic import ValidationError
 
-from retrieval.domain.answers import Answer, ContextResult
+from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone, AnswerEvent, ContextResult
 from retrieval.domain.context import BuiltContext, Citation
 from retrieval.domain.models import (
     EMBED_STAGE,
@@ -585,6 +585,19 @@ def answer_from_proto(response: pb.AnswerResponse, query: str) -> Answer:
         query_truncated=response.query_truncated,
         degraded=tuple(response.degraded),
     )
+
+
+def answer_event_to_proto(event: AnswerEvent) -> pb.AnswerStreamResponse:
+    if isinstance(event, AnswerDelta):
+        return pb.AnswerStreamResponse(delta=event.text)
+    return pb.AnswerStreamResponse(answer=answer_to_proto(event.answer))
+
+
+def answer_event_from_proto(message: pb.AnswerStreamResponse, query: str) -> AnswerEvent:
+    """The event of one message of a streamed answer to ``query``."""
+    if message.HasField("answer"):
+        return AnswerDone(answer=answer_from_proto(message.answer, query))
+    return AnswerDelta(text=message.delta)
 
 
 def case_to_proto(case: ValidationCase) -> pb.ValidationCase:

@@ -13,11 +13,11 @@ from typing import Any
 
 import grpc
 
-from retrieval.grpc.interceptors import Behaviour, UnaryResponseInterceptor
+from retrieval.grpc.interceptors import Behaviour, CallInterceptor
 
 
-class CallsInFlight(UnaryResponseInterceptor):
-    """Keeps the task of every call with a unary response until the call ends."""
+class CallsInFlight(CallInterceptor):
+    """Keeps the task of every call (but bidirectional streams) until the call ends."""
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()

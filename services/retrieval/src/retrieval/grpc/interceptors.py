@@ -76,17 +76,30 @@ def correlation_id(supplied: str | None) -> str:
     return new_correlation_id()
 
 
-class UnaryResponseInterceptor(grpc.aio.ServerInterceptor):
-    """Wraps what methods with a unary response do; streaming responses (health Watch,
-    reflection) pass through untouched."""
+def behaviour_of(handler: grpc.RpcMethodHandler) -> Behaviour | None:
+    """What a method does, when its request or its response is unary; None for a
+    bidirectional stream (reflection)."""
+    if handler.request_streaming and handler.response_streaming:
+        return None
+    if handler.response_streaming:
+        return handler.unary_stream
+    return handler.stream_unary if handler.request_streaming else handler.unary_unary
+
+
+class CallInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps what methods do; bidirectional streams (reflection) pass through untouched.
+
+    A method that streams its response writes each message (``context.write``) and returns
+    when done, instead of being a generator (the health service's Watch does so, as does
+    ``AnswerStream``): what wraps it then awaits the whole call, as it awaits a unary one.
+    """
 
     async def intercept_service(
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
     ) -> grpc.RpcMethodHandler | None:
         handler = await continuation(handler_call_details)
-        if handler is None or handler.response_streaming:
+        if handler is None or (behaviour := behaviour_of(handler)) is None:
             return handler
-        behaviour = handler.stream_unary if handler.request_streaming else handler.unary_unary
         wrapped = self.wrap(behaviour, handler_call_details)
         return with_behaviour(handler, wrapped, self.request_deserializer(handler))
 
@@ -99,7 +112,7 @@ class UnaryResponseInterceptor(grpc.aio.ServerInterceptor):
         raise NotImplementedError
 
 
-class CorrelationIdInterceptor(UnaryResponseInterceptor):
+class CorrelationIdInterceptor(CallInterceptor):
     """Binds ``x-correlation-id`` (the caller's, or a new one) to every log line of a call.
 
     The id goes back in the trailing metadata, which a client sees after success and failure
@@ -135,8 +148,8 @@ def service_and_method(full_method: str) -> tuple[str, str]:
     return service, method
 
 
-class TelemetryInterceptor(UnaryResponseInterceptor):
-    """Counts every call with a unary response by service, method and status code, times it,
+class TelemetryInterceptor(CallInterceptor):
+    """Counts every call by service, method and status code, times it (a stream to its end),
     keeps the number in flight, and traces it in a span that the service's spans nest in."""
 
     def __init__(self, telemetry: Telemetry) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sized
+from contextlib import aclosing
 
 import grpc
 
 from retrieval.errors import InvalidRequestError
 from retrieval.grpc.conversions import (
+    answer_event_to_proto,
     answer_to_proto,
     context_result_to_proto,
     delete_report_to_proto,
@@ -112,6 +114,18 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.AnswerRequest, context: grpc.aio.ServicerContext
     ) -> pb.AnswerResponse:
         return answer_to_proto(await self._answers.answer(query_from_proto(request.retrieval)))
+
+    @translate_errors
+    async def AnswerStream(
+        self, request: pb.AnswerStreamRequest, context: grpc.aio.ServicerContext
+    ) -> None:
+        """Writes each event as it comes (a writer, not a generator: see
+        ``retrieval.grpc.interceptors.CallInterceptor``). The caller cancelling the call
+        cancels this task, which closes the answer's stream and with it the model's call."""
+        events = self._answers.stream(query_from_proto(request.retrieval))
+        async with aclosing(events):
+            async for event in events:
+                await context.write(answer_event_to_proto(event))
 
     @translate_errors
     async def Validate(

@@ -24,6 +24,7 @@ def namespace_to_proto(namespace: NamespaceHealth) -> pb.NamespaceStats:
         status=STATUSES[namespace.status],
         reasons=namespace.reasons,
         orphans=None if orphans is None else pb.NamespaceOrphans(**orphans.model_dump()),
+        entity_count=namespace.entity_count,
     )
 
 
@@ -36,17 +37,11 @@ def namespace_from_proto(namespace: pb.NamespaceStats) -> NamespaceHealth:
         vector_count=namespace.vector_count,
         chunk_count=optional_field(namespace, "chunk_count"),
         orphans=(
-            Orphans(
-                texts_without_vectors=orphans.texts_without_vectors,
-                vectors_without_texts=orphans.vectors_without_texts,
-                texts_without_keywords=orphans.texts_without_keywords,
-                keywords_without_texts=orphans.keywords_without_texts,
-                stale_chunks=orphans.stale_chunks,
-                pending_documents=orphans.pending_documents,
-            )
+            Orphans.model_validate({name: getattr(orphans, name) for name in Orphans.model_fields})
             if namespace.HasField("orphans")
             else None
         ),
+        entity_count=optional_field(namespace, "entity_count"),
     )
 
 

@@ -23,6 +23,7 @@ from retrieval.grpc.errors import status_of
 from retrieval.grpc.interceptors import (
     Behaviour,
     Continuation,
+    behaviour_of,
     service_and_method,
     with_behaviour,
 )
@@ -37,6 +38,7 @@ METHOD_SCOPES = {
     "Retrieve": Scope.READ,
     "BuildContext": Scope.READ,
     "Answer": Scope.READ,
+    "AnswerStream": Scope.READ,
     "Validate": Scope.READ,
     "GetStats": Scope.READ,
     "ListDocuments": Scope.READ,
@@ -79,7 +81,8 @@ def bearer_token(header: str | None) -> str | None:
 
 def requested_namespace(request: Any, default: str) -> str | None:
     """The namespace a request is about: its ``namespace`` field, or its ``retrieval``'s
-    (BuildContext, Answer), ``default`` when empty; None when it has none (GetStats)."""
+    (BuildContext, Answer, AnswerStream), ``default`` when empty; None when it has none
+    (GetStats)."""
     fields = request.DESCRIPTOR.fields_by_name
     if "retrieval" in fields:
         return requested_namespace(request.retrieval, default)
@@ -112,7 +115,9 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
         if service != self._service:
             return handler
         scope = METHOD_SCOPES.get(name, Scope.ADMIN)
-        return with_behaviour(handler, self.authorised(handler.unary_unary, grant, scope, name))
+        behaviour = behaviour_of(handler)
+        assert behaviour is not None, f"{method}: the service has no bidirectional stream"
+        return with_behaviour(handler, self.authorised(behaviour, grant, scope, name))
 
     def authorised(self, behaviour: Behaviour, grant: Grant, scope: Scope, name: str) -> Behaviour:
         """``behaviour`` as ``grant``, once the grant is found to hold ``scope`` in the

@@ -18,7 +18,7 @@ import grpc
 import structlog
 
 from retrieval.errors import InvalidRequestError, RetrievalError
-from retrieval.grpc.interceptors import Behaviour, UnaryResponseInterceptor, service_and_method
+from retrieval.grpc.interceptors import Behaviour, CallInterceptor, service_and_method
 from retrieval.service.ingestion_service import IngestionService
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
@@ -51,7 +51,7 @@ def failed_documents(response: Any) -> bool:
     )
 
 
-class WriteRepair(UnaryResponseInterceptor):
+class WriteRepair(CallInterceptor):
     def __init__(self, ingestion: IngestionService, default_namespace: str) -> None:
         self._ingestion = ingestion
         self._default_namespace = default_namespace

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+
 import structlog
 
-from retrieval.domain.answers import Answer, ContextResult
-from retrieval.domain.chat import ChatMessage
+from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone, AnswerEvent, ContextResult
+from retrieval.domain.chat import ChatMessage, Completion
 from retrieval.domain.context import (
     BuiltContext,
     build_context,
@@ -13,14 +16,12 @@ from retrieval.domain.context import (
 from retrieval.domain.models import RetrievalQuery, RetrievalResult, validated
 from retrieval.domain.query_text import normalise
 from retrieval.errors import InvalidRequestError
-from retrieval.logging import correlation_scope
+from retrieval.logging import correlated, correlation_scope
 from retrieval.ports.llm import Llm
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("retrieval")
-
-GENERATE_STAGE = "generate"
 
 SYSTEM_PROMPT = (
     "You answer questions using only the numbered context passages you are given, never "
@@ -75,22 +76,46 @@ class AnswerService:
         Raises what ``RetrievalService.retrieve_query`` raises, and what the model raises:
         ``BackendNotConfiguredError`` without model settings, ``BackendError`` when it fails.
         """
-        if isinstance(query, str):
-            query = validated(RetrievalQuery, query=query)
+        query = _as_query(query)
         with correlation_scope():
             found = await self.build_context(query)
             if not found.context.citations:
-                log.info("answer.no_context", dropped=len(found.context.dropped))
                 return _unanswered(found)
-            return await self._generate(found)
-
-    async def _generate(self, found: ContextResult) -> Answer:
-        messages = answer_messages(found.context, normalise(found.retrieval.query))
-        clock = StageClock()
-        with clock.stage(GENERATE_STAGE):
+            clock = StageClock()
             completion = await self._llm.complete(
-                messages, max_tokens=self._max_answer_tokens, temperature=0.0
+                _messages(found), max_tokens=self._max_answer_tokens, temperature=0.0
             )
+            return self._answered(found, completion, clock.elapsed_ms())
+
+    def stream(self, query: RetrievalQuery | str) -> AsyncGenerator[AnswerEvent, None]:
+        """``answer``, as the model writes it: an ``AnswerDelta`` for each piece of the text,
+        then one ``AnswerDone`` with the answer, its citations resolved as ``answer``
+        resolves them (without context, the ``AnswerDone`` alone). Raises what ``answer``
+        raises, while iterating. Closing the generator (``aclose``, leaving
+        ``contextlib.aclosing``, cancelling the task iterating it) stops the model's call;
+        a loop left by ``break`` stops it once the generator is collected."""
+        return correlated(self._streamed(_as_query(query)))
+
+    async def _streamed(self, query: RetrievalQuery) -> AsyncGenerator[AnswerEvent, None]:
+        found = await self.build_context(query)
+        if not found.context.citations:
+            yield AnswerDone(answer=_unanswered(found))
+            return
+        clock = StageClock()
+        pieces = self._llm.stream(
+            _messages(found), max_tokens=self._max_answer_tokens, temperature=0.0
+        )
+        async with aclosing(pieces):
+            async for piece in pieces:
+                if isinstance(piece, str):
+                    yield AnswerDelta(text=piece)
+                else:
+                    yield AnswerDone(answer=self._answered(found, piece, clock.elapsed_ms()))
+
+    def _answered(
+        self, found: ContextResult, completion: Completion, generation_ms: float
+    ) -> Answer:
+        """The answer ``completion`` gives from ``found``, its citations resolved."""
         cited, unknown = parse_citations(completion.text, found.context.citations)
         answer = Answer(
             answered=True,
@@ -101,7 +126,7 @@ class AnswerService:
             context=found.context,
             model=completion.model,
             finish_reason=completion.finish_reason,
-            generation_ms=clock.stages[GENERATE_STAGE],
+            generation_ms=generation_ms,
             **_retrieval_fields(found.retrieval),
         )
         log.info(
@@ -118,7 +143,17 @@ class AnswerService:
         return answer
 
 
+def _as_query(query: RetrievalQuery | str) -> RetrievalQuery:
+    """``query``; a question alone asked with the query's defaults."""
+    return validated(RetrievalQuery, query=query) if isinstance(query, str) else query
+
+
+def _messages(found: ContextResult) -> list[ChatMessage]:
+    return answer_messages(found.context, normalise(found.retrieval.query))
+
+
 def _unanswered(found: ContextResult) -> Answer:
+    log.info("answer.no_context", dropped=len(found.context.dropped))
     return Answer(
         answered=False,
         text="",

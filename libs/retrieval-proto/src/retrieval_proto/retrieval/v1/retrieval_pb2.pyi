@@ -49,6 +49,12 @@ class AnswerRequest(_message.Message):
     retrieval: RetrieveRequest
     def __init__(self, retrieval: _Optional[_Union[RetrieveRequest, _Mapping]] = ...) -> None: ...
 
+class AnswerStreamRequest(_message.Message):
+    __slots__ = ("retrieval",)
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
+    retrieval: RetrieveRequest
+    def __init__(self, retrieval: _Optional[_Union[RetrieveRequest, _Mapping]] = ...) -> None: ...
+
 class Citation(_message.Message):
     __slots__ = ("number", "chunk_id", "document_id", "title", "domain", "source", "section", "pages")
     NUMBER_FIELD_NUMBER: _ClassVar[int]
@@ -119,6 +125,14 @@ class AnswerResponse(_message.Message):
     namespace: str
     def __init__(self, answered: _Optional[bool] = ..., text: _Optional[str] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., unknown_citations: _Optional[_Iterable[int]] = ..., confidence: _Optional[float] = ..., model: _Optional[str] = ..., finish_reason: _Optional[str] = ..., context: _Optional[_Union[Context, _Mapping]] = ..., generation_ms: _Optional[float] = ..., query_truncated: _Optional[bool] = ..., degraded: _Optional[_Iterable[str]] = ..., namespace: _Optional[str] = ...) -> None: ...
 
+class AnswerStreamResponse(_message.Message):
+    __slots__ = ("delta", "answer")
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    delta: str
+    answer: AnswerResponse
+    def __init__(self, delta: _Optional[str] = ..., answer: _Optional[_Union[AnswerResponse, _Mapping]] = ...) -> None: ...
+
 class RetrieveRequest(_message.Message):
     __slots__ = ("query", "domains", "top_k", "confidence_threshold", "namespace", "options", "source_prefix", "section")
     QUERY_FIELD_NUMBER: _ClassVar[int]
@@ -140,7 +154,7 @@ class RetrieveRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., confidence_threshold: _Optional[float] = ..., namespace: _Optional[str] = ..., options: _Optional[_Union[RetrievalOptions, _Mapping]] = ..., source_prefix: _Optional[str] = ..., section: _Optional[str] = ...) -> None: ...
 
 class RetrievalOptions(_message.Message):
-    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document", "rerank", "redundancy_threshold", "neighbours", "rewrite", "rewrite_threshold", "llm_filter", "second_hop")
+    __slots__ = ("mode", "fusion", "dense_weight", "keyword_weight", "fetch_k", "mmr_lambda", "max_per_document", "rerank", "redundancy_threshold", "neighbours", "rewrite", "rewrite_threshold", "llm_filter", "second_hop", "graph", "graph_hops", "graph_weight")
     MODE_FIELD_NUMBER: _ClassVar[int]
     FUSION_FIELD_NUMBER: _ClassVar[int]
     DENSE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -155,6 +169,9 @@ class RetrievalOptions(_message.Message):
     REWRITE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     LLM_FILTER_FIELD_NUMBER: _ClassVar[int]
     SECOND_HOP_FIELD_NUMBER: _ClassVar[int]
+    GRAPH_FIELD_NUMBER: _ClassVar[int]
+    GRAPH_HOPS_FIELD_NUMBER: _ClassVar[int]
+    GRAPH_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     mode: str
     fusion: str
     dense_weight: float
@@ -169,7 +186,10 @@ class RetrievalOptions(_message.Message):
     rewrite_threshold: float
     llm_filter: bool
     second_hop: bool
-    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ..., redundancy_threshold: _Optional[float] = ..., neighbours: _Optional[int] = ..., rewrite: _Optional[bool] = ..., rewrite_threshold: _Optional[float] = ..., llm_filter: _Optional[bool] = ..., second_hop: _Optional[bool] = ...) -> None: ...
+    graph: bool
+    graph_hops: int
+    graph_weight: float
+    def __init__(self, mode: _Optional[str] = ..., fusion: _Optional[str] = ..., dense_weight: _Optional[float] = ..., keyword_weight: _Optional[float] = ..., fetch_k: _Optional[int] = ..., mmr_lambda: _Optional[float] = ..., max_per_document: _Optional[int] = ..., rerank: _Optional[bool] = ..., redundancy_threshold: _Optional[float] = ..., neighbours: _Optional[int] = ..., rewrite: _Optional[bool] = ..., rewrite_threshold: _Optional[float] = ..., llm_filter: _Optional[bool] = ..., second_hop: _Optional[bool] = ..., graph: _Optional[bool] = ..., graph_hops: _Optional[int] = ..., graph_weight: _Optional[float] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
     __slots__ = ("matches", "query", "namespace", "total_matches", "timings", "stage_ms", "query_truncated", "degraded", "cached", "statistics", "rewrites", "query_used")
@@ -392,36 +412,42 @@ class GetStatsResponse(_message.Message):
     def __init__(self, dimension: _Optional[int] = ..., total_vector_count: _Optional[int] = ..., namespaces: _Optional[_Iterable[_Union[NamespaceStats, _Mapping]]] = ..., status: _Optional[_Union[HealthStatus, str]] = ..., reasons: _Optional[_Iterable[str]] = ..., embedding_model: _Optional[str] = ..., total_chunk_count: _Optional[int] = ..., footprints: _Optional[_Iterable[_Union[StoreFootprint, _Mapping]]] = ...) -> None: ...
 
 class NamespaceStats(_message.Message):
-    __slots__ = ("namespace", "vector_count", "chunk_count", "status", "reasons", "orphans")
+    __slots__ = ("namespace", "vector_count", "chunk_count", "status", "reasons", "orphans", "entity_count")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     VECTOR_COUNT_FIELD_NUMBER: _ClassVar[int]
     CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     REASONS_FIELD_NUMBER: _ClassVar[int]
     ORPHANS_FIELD_NUMBER: _ClassVar[int]
+    ENTITY_COUNT_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     vector_count: int
     chunk_count: int
     status: HealthStatus
     reasons: _containers.RepeatedScalarFieldContainer[str]
     orphans: NamespaceOrphans
-    def __init__(self, namespace: _Optional[str] = ..., vector_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., status: _Optional[_Union[HealthStatus, str]] = ..., reasons: _Optional[_Iterable[str]] = ..., orphans: _Optional[_Union[NamespaceOrphans, _Mapping]] = ...) -> None: ...
+    entity_count: int
+    def __init__(self, namespace: _Optional[str] = ..., vector_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., status: _Optional[_Union[HealthStatus, str]] = ..., reasons: _Optional[_Iterable[str]] = ..., orphans: _Optional[_Union[NamespaceOrphans, _Mapping]] = ..., entity_count: _Optional[int] = ...) -> None: ...
 
 class NamespaceOrphans(_message.Message):
-    __slots__ = ("texts_without_vectors", "vectors_without_texts", "texts_without_keywords", "keywords_without_texts", "stale_chunks", "pending_documents")
+    __slots__ = ("texts_without_vectors", "vectors_without_texts", "texts_without_keywords", "keywords_without_texts", "stale_chunks", "pending_documents", "texts_without_graph", "graph_without_texts")
     TEXTS_WITHOUT_VECTORS_FIELD_NUMBER: _ClassVar[int]
     VECTORS_WITHOUT_TEXTS_FIELD_NUMBER: _ClassVar[int]
     TEXTS_WITHOUT_KEYWORDS_FIELD_NUMBER: _ClassVar[int]
     KEYWORDS_WITHOUT_TEXTS_FIELD_NUMBER: _ClassVar[int]
     STALE_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     PENDING_DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    TEXTS_WITHOUT_GRAPH_FIELD_NUMBER: _ClassVar[int]
+    GRAPH_WITHOUT_TEXTS_FIELD_NUMBER: _ClassVar[int]
     texts_without_vectors: int
     vectors_without_texts: int
     texts_without_keywords: int
     keywords_without_texts: int
     stale_chunks: int
     pending_documents: int
-    def __init__(self, texts_without_vectors: _Optional[int] = ..., vectors_without_texts: _Optional[int] = ..., texts_without_keywords: _Optional[int] = ..., keywords_without_texts: _Optional[int] = ..., stale_chunks: _Optional[int] = ..., pending_documents: _Optional[int] = ...) -> None: ...
+    texts_without_graph: int
+    graph_without_texts: int
+    def __init__(self, texts_without_vectors: _Optional[int] = ..., vectors_without_texts: _Optional[int] = ..., texts_without_keywords: _Optional[int] = ..., keywords_without_texts: _Optional[int] = ..., stale_chunks: _Optional[int] = ..., pending_documents: _Optional[int] = ..., texts_without_graph: _Optional[int] = ..., graph_without_texts: _Optional[int] = ...) -> None: ...
 
 class StoreFootprint(_message.Message):
     __slots__ = ("store", "disk_bytes", "memory_bytes")

@@ -90,6 +90,11 @@ class RetrievalServiceStub:
                 request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsRequest.SerializeToString,
                 response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsResponse.FromString,
                 _registered_method=True)
+        self.AnswerStream = channel.unary_stream(
+                '/retrieval.v1.RetrievalService/AnswerStream',
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamRequest.SerializeToString,
+                response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamResponse.FromString,
+                _registered_method=True)
 
 
 class RetrievalServiceServicer:
@@ -184,6 +189,15 @@ class RetrievalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AnswerStream(self, request, context):
+        """Answers as Answer does, streaming the text as the model writes it: deltas, then one last
+        message with the whole answer and its citations. Cancelling the call stops the model. An
+        error after some deltas ends the stream with its status; no delta is sent twice.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RetrievalServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -241,6 +255,11 @@ def add_RetrievalServiceServicer_to_server(servicer, server):
                     servicer.ListDocuments,
                     request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsRequest.FromString,
                     response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsResponse.SerializeToString,
+            ),
+            'AnswerStream': grpc.unary_stream_rpc_method_handler(
+                    servicer.AnswerStream,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamRequest.FromString,
+                    response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -541,6 +560,33 @@ class RetrievalService:
             '/retrieval.v1.RetrievalService/ListDocuments',
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsRequest.SerializeToString,
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.ListDocumentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnswerStream(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/retrieval.v1.RetrievalService/AnswerStream',
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamResponse.FromString,
             options,
             channel_credentials,
             insecure,
