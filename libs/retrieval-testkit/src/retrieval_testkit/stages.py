@@ -31,7 +31,6 @@ def offline_stages(
     llm: Llm | None = None,
     graph: GraphStore | None = None,
 ) -> tuple[Stage, ...]:
-    entities = RuleBasedEntityExtractor()
     return retrieval_stages(
         embedder,
         index,
@@ -41,6 +40,5 @@ def offline_stages(
         rewriter or RocchioRewriter(index),
         llm or ScriptedLlm(),
         ledger or InMemoryDocumentLedger(),
-        entities,
-        ChunkGraph(graph or InMemoryGraphStore(), entities),
+        ChunkGraph(graph or InMemoryGraphStore(), RuleBasedEntityExtractor()),
     )
