@@ -25,7 +25,6 @@ from retrieval.service.pipeline.second_hop import (
     NAMES_SEARCHED,
     SECOND_HOP,
     SecondHop,
-    linked,
 )
 from retrieval.settings import Settings
 from retrieval_testkit import InMemoryGraphStore, InMemoryKeywordIndex
@@ -216,10 +215,3 @@ async def test_the_service_follows_names_unless_the_request_says_not_to(tmp_path
     assert "temple" not in [m.document_id for m in without.matches][:2]
     found = [m.document_id for m in with_hop.matches]
     assert found.index("temple") == found.index("kiss") + 1
-
-
-def test_of_two_documents_one_name_titles_the_one_sharing_more_entities_comes_first() -> None:
-    source = GraphRecord(id="archer#0", about=("corliss archer",), mentions=("kiss and tell",))
-    play = GraphRecord(id="a-play#0", about=("kiss and tell",), mentions=("broadway",))
-    film = GraphRecord(id="b-film#0", about=("kiss and tell",), mentions=("corliss archer",))
-    assert linked(source, ["kiss and tell"], [play, film]) == ["b-film#0", "a-play#0"]

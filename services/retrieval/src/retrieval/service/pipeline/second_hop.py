@@ -36,9 +36,10 @@ class SecondHop:
     the chunks were written), the first ``names_per_source`` of each that the query does not
     name; the chunks about them (their document's title names them, a parenthesised qualifier
     aside: ``Kiss and Tell (1945 film)``) are read in one lookup, in the query's namespace and
-    filter: those are its links (``linked``). The first ``links_per_source`` links of each
-    source, in the order it mentions them, come right after it in the ranking with a
-    discounted score (``follow_links``); a chunk ranked higher already stays where it is.
+    filter, and the first chunk of each such document is a link. The first
+    ``links_per_source`` links of each source, in the order it mentions them, come right
+    after it in the ranking with a discounted score (``follow_links``); a chunk ranked higher
+    already stays where it is.
 
     Costs two graph lookups (the sources' records, then the chunks about their names). When
     the graph store fails, the ranking stays as it was, with ``second_hop`` in ``degraded``.
@@ -73,8 +74,14 @@ class SecondHop:
         except (BackendError, BackendNotConfiguredError) as error:
             log.warning("retrieve.second_hop_failed", error=str(error))
             return state.updated(degraded=(*state.degraded, SECOND_HOP))
+        first: dict[str, str] = {}
+        for record in about:
+            for entity in record.about:
+                first.setdefault(entity, record.id)
         links = {
-            source: linked(records[source], found, about)[: self._links_per_source]
+            source: list(
+                dict.fromkeys(first[n] for n in found if n in first and first[n] != source)
+            )[: self._links_per_source]
             for source, found in names.items()
         }
         return state.updated(
@@ -97,16 +104,3 @@ class SecondHop:
             for source in leading
             if source in records
         }
-
-
-def linked(source: GraphRecord, names: Sequence[str], about: Sequence[GraphRecord]) -> list[str]:
-    """The chunks about ``names`` in the order ``source`` mentions them; of several documents
-    one name titles (``Kiss and Tell (1945 film)``, ``Kiss and Tell (play)``), first the one
-    sharing the most entities with ``source``, then by id."""
-    context = set(source.entities)
-    found: dict[str, None] = {}
-    for name in names:
-        titled = [r for r in about if name in r.about and r.id != source.id]
-        titled.sort(key=lambda r: (-len(context & set(r.entities)), r.id))
-        found.update(dict.fromkeys(r.id for r in titled))
-    return list(found)
