@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -12,13 +10,12 @@ from hypothesis import strategies as st
 
 from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.container import running
-from retrieval.domain.graph import GraphRecord
+from retrieval.domain.chunk_identity import keyword_record
 from retrieval.domain.models import RagDocument, RetrievalOptions, RetrievalQuery
 from retrieval.domain.names import name_key, names_in
 from retrieval.domain.ranking.candidate import Candidate
 from retrieval.domain.ranking.links import follow_links
 from retrieval.errors import BackendUnavailableError
-from retrieval.service.chunk_graph import ChunkGraph
 from retrieval.service.pipeline import PipelineState, SearchPlan
 from retrieval.service.pipeline.second_hop import (
     LINKS_FOUND,
@@ -27,7 +24,7 @@ from retrieval.service.pipeline.second_hop import (
     SecondHop,
 )
 from retrieval.settings import Settings
-from retrieval_testkit import InMemoryGraphStore, InMemoryKeywordIndex
+from retrieval_testkit import InMemoryChunkRepository, InMemoryKeywordIndex
 from retrieval_testkit.container import in_memory_container
 from retrieval_testkit.multi_hop_corpus import (
     ARCHER,
@@ -112,19 +109,19 @@ def test_following_links_keeps_every_chunk_once_the_best_on_top_and_scores_in_or
         assert linked == first
 
 
-class FailingGraph(InMemoryGraphStore):
-    async def about(self, entities: object, **kwargs: object) -> list:
-        raise BackendUnavailableError("graph store down")
+class FailingKeywords(InMemoryKeywordIndex):
+    async def query(self, text: str, **kwargs: object) -> list:
+        raise BackendUnavailableError("keyword index down")
 
 
-class RecordingGraph(InMemoryGraphStore):
-    def __init__(self) -> None:
-        super().__init__()
-        self.asked: list[str] = []
-
-    async def about(self, entities: Sequence[str], **kwargs: Any) -> list[GraphRecord]:
-        self.asked.extend(entities)
-        return await super().about(entities, **kwargs)
+async def stores(
+    keywords: InMemoryKeywordIndex | None = None,
+) -> tuple[InMemoryKeywordIndex, InMemoryChunkRepository]:
+    keywords = keywords or InMemoryKeywordIndex()
+    chunks = InMemoryChunkRepository()
+    await chunks.upsert_many(CORPUS)
+    await keywords.upsert([keyword_record(c) for c in CORPUS], NS)
+    return keywords, chunks
 
 
 def first_ranking(
@@ -137,10 +134,9 @@ def first_ranking(
     return start.updated(candidates=tuple(candidates))
 
 
-async def hop(state: PipelineState, store: InMemoryGraphStore | None = None) -> PipelineState:
-    graph = ChunkGraph(store or InMemoryGraphStore(), RuleBasedEntityExtractor())
-    await graph.add(CORPUS, NS)
-    return await SecondHop(graph.store).run(state)
+async def hop(state: PipelineState, keywords: InMemoryKeywordIndex | None = None) -> PipelineState:
+    keywords, chunks = await stores(keywords)
+    return await SecondHop(RuleBasedEntityExtractor(), keywords, chunks).run(state)
 
 
 async def test_the_document_titled_by_a_name_the_best_candidate_mentions_comes_after_it() -> None:
@@ -152,21 +148,24 @@ async def test_the_document_titled_by_a_name_the_best_candidate_mentions_comes_a
     assert linked.scores == {SECOND_HOP: pytest.approx(1.4)}
     assert after.counts[LINKS_FOUND] == 1
     assert after.counts[NAMES_SEARCHED] >= 1
+    assert {KISS.chunk_id, TEMPLE.chunk_id} <= after.chunks.keys()
 
 
 async def test_names_the_query_asks_about_are_not_followed() -> None:
-    graph = RecordingGraph()
-    after = await hop(first_ranking(QUESTION + " Was it Shirley Temple?"), graph)
+    keywords = InMemoryKeywordIndex()
+    after = await hop(first_ranking(QUESTION + " Was it Shirley Temple?"), keywords)
     assert [c.chunk_id for c in after.candidates] == [
         KISS.chunk_id, ARCHER.chunk_id, TEA.chunk_id,
     ]  # fmt: skip
-    assert not {"shirley temple", "corliss archer", "kiss and tell"} & set(graph.asked)
+    assert keywords.queries
+    assert not {"Shirley Temple", "Corliss Archer", "Kiss and Tell"} & set(keywords.queries)
 
 
 async def test_a_chunk_that_names_a_name_without_being_titled_by_it_is_no_link() -> None:
-    graph = RecordingGraph()
-    after = await hop(first_ranking(), graph)
-    assert "shirley temple" in graph.asked
+    keywords, _ = await stores()
+    hits = await keywords.query("Shirley Temple", top_k=3, namespace=NS)
+    assert FANS.chunk_id in [hit.id for hit in hits]
+    after = await hop(first_ranking())
     assert FANS.chunk_id not in [c.chunk_id for c in after.candidates]
 
 
@@ -179,7 +178,7 @@ async def test_a_linked_candidate_ranked_lower_moves_up_and_keeps_its_scores() -
     assert len(after.candidates) == 4
 
 
-async def test_the_hop_keeps_to_the_query_s_filter() -> None:
+async def test_the_search_keeps_to_the_query_s_filter() -> None:
     after = await hop(first_ranking(domains=("plant_diseases",)))
     assert after.counts[NAMES_SEARCHED] >= 1
     assert TEMPLE.chunk_id not in [c.chunk_id for c in after.candidates]
@@ -190,9 +189,9 @@ async def test_switched_off_the_ranking_stays() -> None:
     assert await hop(state) is state
 
 
-async def test_a_failing_graph_store_keeps_the_ranking_and_says_degraded() -> None:
+async def test_a_failing_keyword_index_keeps_the_ranking_and_says_degraded() -> None:
     state = first_ranking()
-    after = await hop(state, FailingGraph())
+    after = await hop(state, FailingKeywords())
     assert after.candidates == state.candidates
     assert after.degraded == (SECOND_HOP,)
 

@@ -31,6 +31,7 @@ def offline_stages(
     llm: Llm | None = None,
     graph: GraphStore | None = None,
 ) -> tuple[Stage, ...]:
+    entities = RuleBasedEntityExtractor()
     return retrieval_stages(
         embedder,
         index,
@@ -40,5 +41,6 @@ def offline_stages(
         rewriter or RocchioRewriter(index),
         llm or ScriptedLlm(),
         ledger or InMemoryDocumentLedger(),
-        ChunkGraph(graph or InMemoryGraphStore(), RuleBasedEntityExtractor()),
+        entities,
+        ChunkGraph(graph or InMemoryGraphStore(), entities),
     )

@@ -410,6 +410,7 @@ class Container(containers.DeclarativeContainer):
         reranker=reranker,
         llm=llm,
         ledger=document_ledger,
+        entities=entity_extractor,
         graph=chunk_graph,
     )
     search_plan = providers.Singleton(search_plan, settings=settings)

@@ -2,6 +2,7 @@
 
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
+from retrieval.ports.entity_extractor import EntityExtractor
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
 from retrieval.service.chunk_graph import ChunkGraph
@@ -33,18 +34,19 @@ def retrieval_stages(
     rewriter: Rewriter,
     llm: Llm,
     ledger: DocumentLedger,
+    entities: EntityExtractor,
     graph: ChunkGraph,
 ) -> tuple[Stage, ...]:
-    """Fit the query to the model, search (dense, keyword and graph at once), fuse, follow
-    the names the best candidates mention to the documents about them through the graph (the
-    second hop), complete the dense scores, apply the threshold, rewrite a weak query and do
-    those five again, rerank, drop near-copies, drop what the language model judges
-    irrelevant, diversify, fetch the texts (a chunk of a version just replaced shows the
-    current one), widen them to their neighbouring chunks."""
+    """Fit the query to the model, search (dense, keyword and graph at once), fuse, follow the names
+    the best candidates mention to the documents about them (the second hop), complete the
+    dense scores, apply the threshold, rewrite a weak query and do those five again, rerank,
+    drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
+    texts (a chunk of a version just replaced shows the current one), widen them to their
+    neighbouring chunks."""
     search = (
         Search(embedder, index, keywords, GraphSearch(graph)),
         Fuse(),
-        SecondHop(graph.store),
+        SecondHop(entities, keywords, chunks),
     )
     scoring = (CompleteDenseScores(embedder, index), ScoreThreshold())
     return (

@@ -8,17 +8,21 @@ first paragraph found (Kiss and Tell's) mentions.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import structlog
 
 from retrieval.domain.chunk_identity import query_filter
-from retrieval.domain.graph import GraphRecord
+from retrieval.domain.graph import without_title
+from retrieval.domain.keywords import KeywordMatch
+from retrieval.domain.models import RagChunk
 from retrieval.domain.names import name_key, names_in
 from retrieval.domain.ranking.links import follow_links
 from retrieval.errors import BackendError, BackendNotConfiguredError
-from retrieval.ports.graph_store import GraphStore
-from retrieval.service.pipeline.stage import PipelineState
+from retrieval.ports import ChunkRepository, KeywordIndex
+from retrieval.ports.entity_extractor import EntityExtractor
+from retrieval.service.pipeline.stage import PipelineState, with_texts
 
 log = structlog.get_logger("retrieval")
 
@@ -32,60 +36,61 @@ LINKS_FOUND = "second_hop_links"
 class SecondHop:
     """Follows the names the best ``sources`` candidates mention to the documents about them.
 
-    The names come from the candidates' graph records (found by the entity extractor when
-    the chunks were written), the first ``names_per_source`` of each that the query does not
-    name; the chunks about them (their document's title names them, a parenthesised qualifier
-    aside: ``Kiss and Tell (1945 film)``) are read in one lookup, in the query's namespace and
-    filter, and the first chunk of each such document is a link. The first
-    ``links_per_source`` links of each source, in the order it mentions them, come right
-    after it in the ranking with a discounted score (``follow_links``); a chunk ranked higher
-    already stays where it is.
+    From each source's text (its title heading aside), the first ``names_per_source`` names
+    the query does not name are searched in the keyword index (``hits_per_name`` matches
+    each, in the query's namespace and with its filter); a match whose document's title is
+    that name (a parenthesised qualifier aside: ``Kiss and Tell (1945 film)``) is a link.
+    The first ``links_per_source`` links of each source, in the order it mentions them, come
+    right after it in the ranking with a discounted score (``follow_links``); a chunk ranked
+    higher already stays where it is.
 
-    Costs two graph lookups (the sources' records, then the chunks about their names). When
-    the graph store fails, the ranking stays as it was, with ``second_hop`` in ``degraded``.
+    Costs a ``get_many`` of the sources' texts (kept for the later stages), one keyword
+    search per distinct name, all at once, and a ``get_many`` of the matches' texts. When the
+    keyword index fails, the ranking stays as it was, with ``second_hop`` in ``degraded``.
     """
 
     name = SECOND_HOP_STAGE
 
     def __init__(
         self,
-        graph: GraphStore,
+        entities: EntityExtractor,
+        keywords: KeywordIndex,
+        chunks: ChunkRepository,
         *,
         sources: int = 3,
         names_per_source: int = 8,
+        hits_per_name: int = 3,
         links_per_source: int = 2,
     ) -> None:
-        self._graph = graph
+        self._entities = entities
+        self._keywords = keywords
+        self._chunks = chunks
         self._sources = sources
         self._names_per_source = names_per_source
+        self._hits_per_name = hits_per_name
         self._links_per_source = links_per_source
 
     async def run(self, state: PipelineState) -> PipelineState:
         if not state.plan.second_hop or not state.candidates:
             return state
-        leading = [c.chunk_id for c in state.candidates[: self._sources]]
+        leading = state.candidates[: self._sources]
+        texts = await with_texts(state, leading, self._chunks)
+        sources = [texts[c.chunk_id] for c in leading if c.chunk_id in texts]
+        names = await self._names(sources, name_key(state.text))
+        searched = list(dict.fromkeys(name for found in names.values() for name in found))
         try:
-            records = await self._graph.get_many(leading, state.namespace)
-            names = self._names(leading, records, name_key(state.text))
-            searched = list(dict.fromkeys(name for found in names.values() for name in found))
-            about = await self._graph.about(
-                searched, namespace=state.namespace, filter=query_filter(state.query)
-            )
+            matches = await asyncio.gather(*(self._search(name, state) for name in searched))
         except (BackendError, BackendNotConfiguredError) as error:
             log.warning("retrieve.second_hop_failed", error=str(error))
-            return state.updated(degraded=(*state.degraded, SECOND_HOP))
-        first: dict[str, str] = {}
-        for record in about:
-            for entity in record.about:
-                first.setdefault(entity, record.id)
-        links = {
-            source: list(
-                dict.fromkeys(first[n] for n in found if n in first and first[n] != source)
-            )[: self._links_per_source]
-            for source, found in names.items()
-        }
+            return state.updated(chunks=texts, degraded=(*state.degraded, SECOND_HOP))
+        hits = dict(zip(searched, matches, strict=True))
+        missing = list(dict.fromkeys(m.id for found in matches for m in found if m.id not in texts))
+        if missing:
+            texts = {**texts, **await self._chunks.get_many(missing, state.namespace)}
+        links = {source: self._linked(source, names[source], hits, texts) for source in names}
         return state.updated(
             candidates=tuple(follow_links(state.candidates, links, SECOND_HOP)),
+            chunks=texts,
             counts={
                 **state.counts,
                 NAMES_SEARCHED: len(searched),
@@ -93,14 +98,40 @@ class SecondHop:
             },
         )
 
-    def _names(
-        self, leading: Sequence[str], records: dict[str, GraphRecord], query: str
-    ) -> dict[str, list[str]]:
-        """The entities each source mentions that the query does not name, by chunk id."""
+    async def _names(self, sources: Sequence[RagChunk], query: str) -> dict[str, list[str]]:
+        """The names each source's text mentions that the query does not, by chunk id."""
+        mentioned = await asyncio.gather(
+            *(self._entities.extract(without_title(chunk)) for chunk in sources)
+        )
         return {
-            source: [e for e in records[source].mentions if not names_in(query, e)][
+            chunk.chunk_id: [name for name in found if not names_in(query, name)][
                 : self._names_per_source
             ]
-            for source in leading
-            if source in records
+            for chunk, found in zip(sources, mentioned, strict=True)
         }
+
+    async def _search(self, name: str, state: PipelineState) -> list[KeywordMatch]:
+        return await self._keywords.query(
+            name,
+            top_k=self._hits_per_name,
+            namespace=state.namespace,
+            filter=query_filter(state.query),
+        )
+
+    def _linked(
+        self,
+        source: str,
+        names: Sequence[str],
+        hits: dict[str, list[KeywordMatch]],
+        texts: dict[str, RagChunk],
+    ) -> list[str]:
+        """The chunks about the names ``source`` mentions, in the order it mentions them."""
+        linked = dict.fromkeys(
+            match.id
+            for name in names
+            for match in hits[name]
+            if match.id != source
+            and match.id in texts
+            and name_key(texts[match.id].title) == name_key(name)
+        )
+        return list(linked)[: self._links_per_source]
