@@ -64,11 +64,12 @@ def corpus(version: int) -> list[RagDocument]:
 
 
 async def stored(container: Container) -> NamespaceAudit:
-    """What the three stores and the ledger hold of the namespace."""
+    """What the four stores and the ledger hold of the namespace."""
     stores = ChunkStores(
         await resolve(container.vector_index),
         await resolve(container.keyword_index),
         await resolve(container.chunk_repository),
+        await resolve(container.chunk_graph),
     )
     return await audit(stores, await resolve(container.document_ledger), NS)
 

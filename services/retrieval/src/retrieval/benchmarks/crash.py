@@ -200,7 +200,9 @@ def mismatches(found: NamespaceAudit, expected: dict[str, set[str]]) -> int:
     graph record) plus documents whose record is not committed with the chunk ids ``expected``
     of it."""
     wanted = set().union(*expected.values())
-    stores = (found.vectors, found.keywords, set(found.texts), found.graph or set())
+    stores = [found.vectors, found.keywords, set(found.texts)]
+    if found.graph is not None:
+        stores.append(found.graph)
     wrong = sum(len(stored ^ wanted) for stored in stores)
     for document_id, chunk_ids in expected.items():
         record = found.records.get(document_id)
