@@ -14,7 +14,7 @@ import pytest
 
 CLI = Path(sys.executable).with_name("retrieval")
 NAMESPACE = "interrupted"
-DOCUMENTS = 12
+DOCUMENTS = 24
 GROUPS_BEFORE_CTRL_C = 2
 TIMEOUT_S = 180
 WRITTEN = re.compile(r"interrupted after (\d+) documents, \d+ chunks: (\d+) created")
