@@ -54,6 +54,8 @@ bench-beir: setup
 	$(RUN) retrieval bench beir --data $(DATA) $(if $(QUERIES),--queries $(QUERIES)) $(if $(QRELS),--qrels $(QRELS))
 
 # The peers run in an environment of their own, remade only when their requirements change.
+# Every configuration of each peer (10 processes beside ours): about a minute each per 300
+# queries on 2 cores. DATA=../shared/data/beir/hotpotqa for the multi-hop one (both@k too).
 PEERS_REQUIREMENTS := services/retrieval/src/retrieval/benchmarks/peers/requirements.txt
 PEERS_ENV := .bench-peers
 

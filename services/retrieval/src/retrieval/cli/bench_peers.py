@@ -1,4 +1,5 @@
-"""``retrieval bench peers``: our retrieval beside LangChain, LlamaIndex and Haystack."""
+"""``retrieval bench peers``: our retrieval beside LangChain, LlamaIndex and Haystack, each in
+every configuration it offers."""
 
 from __future__ import annotations
 
@@ -9,48 +10,48 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from retrieval.cli.bench_beir import DEFAULT_EMBEDDINGS
+from retrieval.cli.bench_beir import DEFAULT_EMBEDDINGS, dataset_name
 from retrieval.cli.progress import stage_progress
 from retrieval.cli.runtime import console, load_settings, run
 from retrieval.container import Container
 from retrieval.errors import RetrievalError
-from retrieval.evaluation.beir_data import load_dataset, load_embeddings
+from retrieval.evaluation.beir_data import default_dataset_name, load_dataset, load_embeddings
 from retrieval.evaluation.peer_process import PeerStoppedError
 from retrieval.evaluation.side_by_side import (
-    REPORT_FILE,
+    BEST,
     SideBySide,
-    SystemFigures,
-    ours_figures,
+    columns,
+    figure_rows,
     peer_commands,
-    peer_figures,
     peer_settings,
+    report_file,
     run_side_by_side,
+    side_by_side,
     write_report,
 )
 
 DEFAULT_PYTHON = Path(".bench-peers") / "bin" / "python"
 
 
-def figures_row(name: str, figures: SystemFigures, ratio: str) -> list[str]:
-    return [
-        name,
-        f"{figures.ndcg_at_10:.4f}",
-        f"{figures.recall_at_100:.4f}",
-        f"{figures.p50_ms:.1f}",
-        f"{figures.p95_ms:.1f}",
-        ratio,
-    ]
-
-
-def side_by_side_table(report: SideBySide, title: str) -> Table:
-    table = Table(title=title, title_justify="left")
+def side_by_side_table(report: SideBySide) -> Table:
+    """Ours and each library in its default and its best configuration, in 80 columns."""
+    table = Table(
+        title=f"{report.dataset}: {report.queries} queries over {report.documents:,} documents, "
+        "top 100",
+        title_justify="left",
+        caption=f"Each library in its default configuration, then ({BEST}) in its best by "
+        "nDCG@10; p95 of the search alone.",
+        caption_justify="left",
+        box=None,
+        collapse_padding=True,
+        pad_edge=False,
+    )
     table.add_column("system")
-    for column in ("nDCG@10", "Recall@100", "p50 ms", "p95 ms", "ours/peer p95"):
+    table.add_column("configuration")
+    for column in columns(report):
         table.add_column(column, justify="right")
-    table.add_row(*figures_row("ours", report.ours, "-"))
-    ratios = report.p95_ratios()
-    for name, figures in report.peers.items():
-        table.add_row(*figures_row(name, figures, f"{ratios[name]:.2f}"))
+    for row in figure_rows(report):
+        table.add_row(*row)
     return table
 
 
@@ -68,13 +69,20 @@ def peers(
     python: Path = typer.Option(
         DEFAULT_PYTHON, help="The peers' interpreter (`make bench-peers` installs it)."
     ),
-    reports: Path = typer.Option(Path("reports"), help=f"Where {REPORT_FILE} is written."),
+    name: str | None = typer.Option(
+        None,
+        callback=dataset_name,
+        help="Dataset name: report file; default: DATA's folder name.",
+    ),
+    reports: Path = typer.Option(Path("reports"), help="Where peers-<name>.json is written."),
 ) -> None:
     """Score our default pipeline and LangChain's, LlamaIndex's and Haystack's hybrid
-    retrievers on one BEIR dataset with the same passage and query vectors."""
+    retrievers, each in every configuration it offers, on one BEIR dataset with the same
+    passage and query vectors."""
     if not python.is_file():
         console.print(f"[red]error:[/red] no peers' interpreter at {python}: run make bench-peers")
         raise typer.Exit(code=1)
+    name = name or dataset_name(default_dataset_name(data))
     try:
         dataset = load_dataset(
             data / "corpus.jsonl", data / "queries.jsonl", data / "qrels" / "test.tsv"
@@ -83,15 +91,15 @@ def peers(
     except RetrievalError as error:
         console.print(f"[red]error:[/red] {error}")
         raise typer.Exit(code=1) from error
-    qrels = {qid: dataset.qrels[qid] for qid in dataset.judged_queries}
-    container = Container(settings=peer_settings(load_settings(), len(qrels)))
-    labels = {
-        "check": "re-embedding a sample of the embeddings file",
-        "write": "writing chunk texts, vectors and keyword entries",
-        "ask": f"asking {len(qrels)} queries of retrieve() and of every peer, in turn",
-    }
+    queries = len(dataset.judged_queries)
+    container = Container(settings=peer_settings(load_settings(), queries))
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as directory:
         commands = peer_commands(python, Path(directory))
+        labels = {
+            "check": "re-embedding a sample of the embeddings file",
+            "write": "writing chunk texts, vectors and keyword entries",
+            "ask": f"asking {queries} queries of retrieve() and of {len(commands)} peers, in turn",
+        }
         try:
             with stage_progress(labels) as progress:
                 work = run_side_by_side(
@@ -102,23 +110,23 @@ def peers(
         except PeerStoppedError as error:
             console.print(f"[red]error:[/red] {error}")
             raise typer.Exit(code=1) from error
-    report = SideBySide(
-        ours=ours_figures(ours),
-        peers={system: peer_figures(peer, qrels) for system, peer in runs.items()},
-    )
-    target = reports / REPORT_FILE
+    report = side_by_side(name, dataset, ours, runs)
+    target = reports / report_file(name)
     write_report(target, report)
-    title = f"{data.name}: {len(qrels)} queries over {len(dataset.corpus)} documents, top 100"
-    console.print(side_by_side_table(report, title))
+    console.print(side_by_side_table(report))
     embed = ours.latency_ms["embed"]
     console.print(
-        f"ours: the query vector came from the query vector cache "
-        f"(embed stage p95 {embed['p95']:.2f} ms)"
+        "ours: each query's vector was put in the query vector cache before its timed call "
+        f"(embed stage p50 {embed['p50']:.2f} ms, p95 {embed['p95']:.2f} ms)"
     )
-    for system, ratio in report.p95_ratios().items():
-        peer = runs[system]
+    ndcg, p95 = report.ratios("ndcg_at_10"), report.ratios("p95_ms")
+    for system, peer in report.peers.items():
+        best = peer.configurations[peer.best]
         console.print(
-            f"{system} ({peer.library}; indexes built in {peer.index_s:.1f} s): p95 ours/{system} "
-            f"{report.ours.p95_ms:.1f} / {report.peers[system].p95_ms:.1f} ms = {ratio:.2f}"
+            f"{system} ({peer.library}; indexes built in "
+            f"{runs[f'{system}/{peer.best}'].index_s:.1f} s), ours over its best, {peer.best} "
+            f"(of {len(peer.configurations)}): nDCG@10 {report.ours.ndcg_at_10:.4f} / "
+            f"{best.ndcg_at_10:.4f} = {ndcg[system]:.3f}, p95 {report.ours.p95_ms:.1f} / "
+            f"{best.p95_ms:.1f} ms = {p95[system]:.2f}"
         )
     console.print(f"written {target}")

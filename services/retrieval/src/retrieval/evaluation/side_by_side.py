@@ -1,14 +1,18 @@
-"""Our retrieval beside LangChain, LlamaIndex and Haystack on one BEIR dataset, same vectors.
+"""Our retrieval beside every configuration of LangChain, LlamaIndex and Haystack on one BEIR
+dataset, same vectors.
 
 Every judged query is embedded once, through the service's own query vector cache; those
 vectors and the passage vectors are written for the peers' runner
-(``retrieval/benchmarks/peers/runner.py``), which serves each library from a process of an
+(``retrieval/benchmarks/peers/runner.py``), which serves each configuration of each library
+(``CONFIGURATIONS`` there: every fusion mode the library offers) from a process of an
 environment of its own (made from ``requirements.txt`` beside it, never the service's). Then
 ``run_beir`` asks every query once through ``RetrievalService`` with the default settings (the
 timed call finds the query's vector in the cache) and, query by query, every peer too, the
 order rotating from one query to the next as the ablation rotates its variants, so that a busy
 machine slows every system alike. Every system is scored here with the same metrics: nDCG@10,
-Recall@100, and search latency p50/p95, the query's embedding excluded.
+Recall@100, both@5 and both@10 (as ``bench beir`` scores them), and search latency p50/p95,
+the query's embedding excluded. Each library is reported by its default configuration and by
+its best (the highest nDCG@10), and ours is read against each library's best.
 """
 
 from __future__ import annotations
@@ -23,44 +27,68 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
+from retrieval.benchmarks.peers.runner import CONFIGURATIONS
 from retrieval.benchmarks.stats import summary
 from retrieval.container import Container, resolve, running
 from retrieval.domain.models import MAX_TOP_K, Frozen, RetrievalQuery, RetrievalResult
 from retrieval.evaluation.ablation import DEFAULT_VARIANT, VARIANTS
 from retrieval.evaluation.beir import BeirReport, Progress, run_beir
 from retrieval.evaluation.beir_data import BeirDataset
-from retrieval.evaluation.metrics import (
-    Qrels,
-    Run,
-    mean_over_queries,
-    ndcg_at,
-    recall_at,
-)
+from retrieval.evaluation.beir_figures import ranking_figures
+from retrieval.evaluation.metrics import Qrels, Run, relevant_ids
 from retrieval.evaluation.peer_process import PeerProcess, serving
 from retrieval.ports.embedder import Matrix
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 
-PEERS = ("langchain", "llamaindex", "haystack")
 RUNNER = Path(__file__).resolve().parents[1] / "benchmarks" / "peers" / "runner.py"
-REPORT_FILE = "side_by_side.json"
 OURS = "ours"
+BEST = "best"
+
+
+def report_file(dataset: str) -> str:
+    """The report of a dataset, named as ``bench beir`` names its own: ``peers-scifact.json``."""
+    return f"peers-{dataset}.json"
 
 
 class SystemFigures(Frozen):
     ndcg_at_10: float
     recall_at_100: float
+    both_at_5: float = Field(description="Share of queries with every relevant document in 5.")
+    both_at_10: float
     p50_ms: float = Field(description="Search wall-clock time, the query's embedding excluded.")
     p95_ms: float
 
 
-class SideBySide(Frozen):
-    ours: SystemFigures
-    peers: dict[str, SystemFigures]
+class LibraryFigures(Frozen):
+    """One library in every configuration it offers."""
 
-    def p95_ratios(self) -> dict[str, float]:
-        """Our p95 over each peer's: below 1 means we answer faster."""
-        return {name: self.ours.p95_ms / peer.p95_ms for name, peer in self.peers.items()}
+    library: str = Field(description="The packages run and their versions.")
+    default: str = Field(description="The configuration the library runs when none is chosen.")
+    best: str = Field(description="The configuration of highest nDCG@10; the default on a tie.")
+    configurations: dict[str, SystemFigures] = Field(description="Every one run, default first.")
+
+
+class SideBySide(Frozen):
+    dataset: str
+    queries: int = Field(description="Judged queries asked.")
+    documents: int
+    several_relevant: bool = Field(
+        description="Most judged queries have more than one relevant document, so both@5 and "
+        "both@10 are shown beside nDCG@10 and Recall@100."
+    )
+    ours: SystemFigures = Field(description="Our default settings.")
+    peers: dict[str, LibraryFigures]
+
+    def best(self) -> dict[str, SystemFigures]:
+        """Each library's figures in its best configuration."""
+        return {name: peer.configurations[peer.best] for name, peer in self.peers.items()}
+
+    def ratios(self, figure: str) -> dict[str, float]:
+        """Our ``figure`` over each library's in its best configuration: nDCG@10 above 1 means
+        we rank better, p95 below 1 that we answer faster."""
+        ours = getattr(self.ours, figure)
+        return {name: ours / getattr(best, figure) for name, best in self.best().items()}
 
 
 class PeerRun(Frozen):
@@ -114,8 +142,14 @@ def peer_settings(settings: Settings, queries: int) -> Settings:
 
 
 def peer_commands(python: Path, directory: Path) -> dict[str, list[str]]:
-    """The runner of each peer library, with the peers' interpreter, over ``directory``."""
-    return {name: [str(python), str(RUNNER), name, str(directory)] for name in PEERS}
+    """The runner of every configuration of each peer library, with the peers' interpreter,
+    over ``directory``, named ``library/configuration``, each library's default first."""
+    runner = [str(python), str(RUNNER)]
+    return {
+        f"{system}/{configuration}": [*runner, system, configuration, str(directory)]
+        for system, configurations in CONFIGURATIONS.items()
+        for configuration in configurations
+    }
 
 
 async def run_side_by_side(
@@ -166,6 +200,8 @@ def ours_figures(report: BeirReport) -> SystemFigures:
     return SystemFigures(
         ndcg_at_10=report.ndcg_at_10,
         recall_at_100=report.recall_at_100,
+        both_at_5=report.both_at_5,
+        both_at_10=report.both_at_10,
         p50_ms=total["p50"],
         p95_ms=total["p95"],
     )
@@ -180,18 +216,92 @@ def ranked_run(rankings: Mapping[str, Sequence[str]]) -> Run:
 
 
 def peer_figures(peer: PeerRun, qrels: Mapping[str, Qrels]) -> SystemFigures:
-    run = ranked_run(peer.rankings)
+    """One configuration scored as ``bench beir`` scores ours."""
+    ranking = ranking_figures(ranked_run(peer.rankings), qrels)
     spread = summary(peer.latency_ms)
     return SystemFigures(
-        ndcg_at_10=mean_over_queries(
-            run, qrels, lambda ranking, judged: ndcg_at(ranking, judged, 10)
-        ),
-        recall_at_100=mean_over_queries(
-            run, qrels, lambda ranking, judged: recall_at(ranking, judged, 100)
-        ),
+        ndcg_at_10=ranking.ndcg_at_10,
+        recall_at_100=ranking.recall_at_100,
+        both_at_5=ranking.both_at_5,
+        both_at_10=ranking.both_at_10,
         p50_ms=spread["p50"],
         p95_ms=spread["p95"],
     )
+
+
+def best_configuration(configurations: Mapping[str, SystemFigures]) -> str:
+    """The configuration of highest nDCG@10, the first of those on a tie."""
+    return max(configurations, key=lambda name: configurations[name].ndcg_at_10)
+
+
+def library_figures(
+    runs: Mapping[str, PeerRun], qrels: Mapping[str, Qrels]
+) -> dict[str, LibraryFigures]:
+    """The runs named ``library/configuration`` (each library's default first) scored and put
+    together by library, each with its best configuration."""
+    by_library: dict[str, dict[str, PeerRun]] = {}
+    for name, run in runs.items():
+        library, configuration = name.split("/", 1)
+        by_library.setdefault(library, {})[configuration] = run
+    libraries = {}
+    for library, configured in by_library.items():
+        figures = {name: peer_figures(run, qrels) for name, run in configured.items()}
+        libraries[library] = LibraryFigures(
+            library=next(iter(configured.values())).library,
+            default=next(iter(configured)),
+            best=best_configuration(figures),
+            configurations=figures,
+        )
+    return libraries
+
+
+def several_relevant(qrels: Mapping[str, Qrels]) -> bool:
+    """Whether most queries have more than one relevant document (as multi-hop questions do)."""
+    return sum(len(relevant_ids(judged)) > 1 for judged in qrels.values()) * 2 > len(qrels)
+
+
+def side_by_side(
+    name: str, dataset: BeirDataset, ours: BeirReport, runs: Mapping[str, PeerRun]
+) -> SideBySide:
+    """The report of a run of ``run_side_by_side`` on ``dataset``, named ``name``."""
+    qrels = {qid: dataset.qrels[qid] for qid in dataset.judged_queries}
+    return SideBySide(
+        dataset=name,
+        queries=len(qrels),
+        documents=len(dataset.corpus),
+        several_relevant=several_relevant(qrels),
+        ours=ours_figures(ours),
+        peers=library_figures(runs, qrels),
+    )
+
+
+def columns(report: SideBySide) -> tuple[str, ...]:
+    """The figures ``figure_rows`` gives, after the system and its configuration."""
+    both = ("both@5", "both@10") if report.several_relevant else ()
+    return ("nDCG@10", "R@100", *both, "p95 ms")
+
+
+def shown(report: SideBySide) -> list[tuple[str, str, SystemFigures]]:
+    """Ours, then each library in its default configuration and, where another scored higher,
+    in its best (``BEST`` for system): system, configuration and figures."""
+    rows = [(OURS, "default", report.ours)]
+    for name, peer in report.peers.items():
+        rows.append((name, peer.default, peer.configurations[peer.default]))
+        if peer.best != peer.default:
+            rows.append((BEST, peer.best, peer.configurations[peer.best]))
+    return rows
+
+
+def figure_rows(report: SideBySide) -> list[list[str]]:
+    """The rows of ``shown``: system, configuration, then the figures of ``columns``."""
+    rows = []
+    for system, configuration, figures in shown(report):
+        both = (figures.both_at_5, figures.both_at_10) if report.several_relevant else ()
+        scores = (figures.ndcg_at_10, figures.recall_at_100, *both)
+        rows.append(
+            [system, configuration, *(f"{score:.4f}" for score in scores), f"{figures.p95_ms:.1f}"]
+        )
+    return rows
 
 
 def write_report(path: Path, report: SideBySide) -> None:
