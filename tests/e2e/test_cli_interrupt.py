@@ -14,7 +14,7 @@ import pytest
 
 CLI = Path(sys.executable).with_name("retrieval")
 NAMESPACE = "interrupted"
-DOCUMENTS = 24
+DOCUMENTS = 12
 GROUPS_BEFORE_CTRL_C = 2
 TIMEOUT_S = 180
 WRITTEN = re.compile(r"interrupted after (\d+) documents, \d+ chunks: (\d+) created")
@@ -41,6 +41,12 @@ def write_documents(folder: Path) -> None:
         (folder / f"note-{n:02}.md").write_text(f"# Note {n}\n\n{body}\n")
 
 
+def as_from_a_terminal() -> None:
+    """SIGINT back to its default in the child: a test run started in the background of a
+    shell (``make test &``) ignores it, and the command would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def ctrl_c_after_some_groups(root: Path, mongo_uri: str) -> subprocess.CompletedProcess[str]:
     """Runs ``retrieval ingest`` and sends it SIGINT once it has written some groups."""
     with subprocess.Popen(
@@ -50,6 +56,7 @@ def ctrl_c_after_some_groups(root: Path, mongo_uri: str) -> subprocess.Completed
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=as_from_a_terminal,
     ) as process:
         assert process.stderr is not None
         groups = 0
