@@ -52,10 +52,6 @@ class InMemoryGraphStore(NamespacedRecords[GraphRecord]):
             if wanted & set(record.about) and evaluate(expression, record.metadata)
         ]
 
-    async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
-        records = self._namespaces.get(namespace, {})
-        return {record_id: records[record_id] for record_id in ids if record_id in records}
-
     async def entity_count(self, namespace: str) -> int:
         records = self._namespaces.get(namespace, {}).values()
         return len({entity for record in records for entity in record.entities})

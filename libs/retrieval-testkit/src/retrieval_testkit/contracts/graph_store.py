@@ -91,16 +91,14 @@ class GraphStoreContract:
         await filled.upsert([record("other#0", "shirley temple")], "other")
         found = await filled.linked(["shirley temple"], namespace="other", per_entity=5)
         assert ids(found) == {"shirley temple": ["other#0"]}
-        assert await filled.get_many(["temple#0"], "other") == {}
+        assert await listed(filled, "other") == [["other#0"]]
 
-    async def test_get_many_and_overwrite(self, filled) -> None:
-        assert await filled.get_many(["kiss#0", "missing", "archer#1"], NS) == {
-            "kiss#0": KISS,
-            "archer#1": ARCHER_2,
-        }
+    async def test_records_are_read_back_and_overwritten(self, filled) -> None:
+        found = await filled.linked(["kiss and tell"], namespace=NS, per_entity=1)
+        assert found == {"kiss and tell": [KISS]}
         rewritten = record("kiss#0", "kiss and tell", "janet waldo")
         assert await filled.upsert([rewritten], NS) == 1
-        assert await filled.get_many(["kiss#0"], NS) == {"kiss#0": rewritten}
+        assert await filled.about(["kiss and tell"], namespace=NS) == [rewritten]
         found = await filled.linked(["shirley temple"], namespace=NS, per_entity=5)
         assert ids(found) == {"shirley temple": ["temple#0", "archer#0"]}
 

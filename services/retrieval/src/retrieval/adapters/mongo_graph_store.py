@@ -17,6 +17,7 @@ from typing import Any
 from pymongo import ASCENDING, DeleteMany, ReplaceOne
 
 from retrieval.adapters.mongo_chunk_repository import mongo_errors
+from retrieval.adapters.mongo_document_ledger import key
 from retrieval.batching import slices
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
 from retrieval.domain.graph import GraphRecord
@@ -27,10 +28,6 @@ WRITE_BATCH = 500
 SCANNED = 500
 """The most records one entity's lookup reads per edge kind: an entity named that often
 weighs next to nothing in a graph search, and its reads stay bounded."""
-
-
-def key(namespace: str, chunk_id: str) -> str:
-    return f"{namespace}/{chunk_id}"
 
 
 def to_document(record: GraphRecord, namespace: str) -> dict[str, Any]:
@@ -128,12 +125,6 @@ class MongoGraphStore:
             found = await self._collection.find(query).to_list(None)
         records = sorted((to_record(d) for d in found), key=lambda record: record.id)
         return [record for record in records if evaluate(expression, record.metadata)]
-
-    async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
-        keys = [key(namespace, record_id) for record_id in dict.fromkeys(ids)]
-        with mongo_errors("find"):
-            found = await self._collection.find({"_id": {"$in": keys}}).to_list(None)
-        return {document["chunk_id"]: to_record(document) for document in found}
 
     async def delete(
         self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False

@@ -42,10 +42,6 @@ class GraphStore(Protocol):
         trip: the chunks of the documents those entities title."""
         ...
 
-    async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
-        """The records of these chunk ids that exist, in one round trip."""
-        ...
-
     async def delete(
         self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False
     ) -> None:
