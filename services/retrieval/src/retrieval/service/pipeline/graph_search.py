@@ -49,43 +49,49 @@ class GraphSearch:
         entities = list(dict.fromkeys(key for key in named if key))
         if not entities:
             return []
+        conditions = query_filter(state.query)
         first = await self._graph.store.linked(
             entities,
             namespace=state.namespace,
             per_entity=self._per_entity,
-            filter=query_filter(state.query),
+            filter=conditions,
         )
         scores = first_hop(first)
         if state.plan.graph_hops > 1 and scores:
-            await self._second_hop(scores, first, set(entities), state)
+            leads = self._leads(scores, first, set(entities))
+            wanted = list(dict.fromkeys(e for found in leads.values() for e in found))
+            if wanted:
+                about = await self._graph.store.about(
+                    wanted, namespace=state.namespace, filter=conditions
+                )
+                for chunk_id, score in second_hop(scores, leads, about).items():
+                    scores[chunk_id] = max(scores.get(chunk_id, 0.0), score)
         return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth]
 
-    async def _second_hop(
-        self,
-        scores: dict[str, float],
-        first: dict[str, list[GraphRecord]],
-        named: set[str],
-        state: PipelineState,
-    ) -> None:
+    def _leads(
+        self, scores: dict[str, float], first: dict[str, list[GraphRecord]], named: set[str]
+    ) -> dict[str, list[str]]:
+        """The entities each of the best ``sources`` chunks mentions that the question does
+        not name, ``names_per_source`` at most, by chunk id."""
         records = {record.id: record for found in first.values() for record in found}
         leading = sorted(scores, key=lambda i: (-scores[i], i))[: self._sources]
-        leads = {
+        return {
             source: [e for e in records[source].mentions if e not in named][
                 : self._names_per_source
             ]
             for source in leading
         }
-        wanted = list(dict.fromkeys(e for found in leads.values() for e in found))
-        if not wanted:
-            return
-        about = await self._graph.store.about(
-            wanted, namespace=state.namespace, filter=query_filter(state.query)
-        )
-        for source, entities in leads.items():
-            for record in about:
-                if any(entity in record.about for entity in entities):
-                    reached = HOP * scores[source]
-                    scores[record.id] = max(scores.get(record.id, 0.0), reached)
+
+
+def second_hop(
+    scores: dict[str, float], leads: dict[str, list[str]], about: Sequence[GraphRecord]
+) -> dict[str, float]:
+    """Each chunk about a lead's entity, at ``HOP`` times the best source leading to it."""
+    return {
+        record.id: HOP
+        * max(scores[source] for source, found in leads.items() if set(found) & set(record.about))
+        for record in about
+    }
 
 
 def first_hop(linked: dict[str, Sequence[GraphRecord]]) -> dict[str, float]:
