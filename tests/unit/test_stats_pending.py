@@ -12,7 +12,7 @@ from retrieval.domain.ledger import DocumentRecord, Lease
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.ports.embedder import Embedder, Matrix
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval.service.leases import writer_lease
 from retrieval.service.stats import StatsService
 from retrieval_testkit import (
@@ -110,7 +110,8 @@ async def test_the_next_start_rolls_back_a_write_whose_process_is_gone() -> None
 
     report = await stack.stats.collect()
     assert (report.status, report.namespaces) == (HealthStatus.GREEN, ())
-    assert await restarted.ingest([document("big")]) != []
+    [written] = await restarted.ingest([document("big")])
+    assert written.outcome is Outcome.CREATED
 
 
 async def test_a_write_still_running_is_not_recovered() -> None:
