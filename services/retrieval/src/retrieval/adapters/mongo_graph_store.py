@@ -2,7 +2,7 @@
 
 ``{namespace, chunk_id, about: [entity], mentions: [entity], metadata}``, with multikey indexes
 on ``(namespace, about)`` and ``(namespace, mentions)``: an entity's chunks are one index
-range, a chunk's entities one ``_id`` lookup. Production's MongoDB holds it beside the chunk
+range per edge kind. Production's MongoDB holds it beside the chunk
 texts, so every replica reads the same graph (docs/graph.md says why not a graph database).
 Filters are evaluated on the records read (``retrieval.domain.filters``): a lookup that
 names more than an index's fields is scanned by some MongoDB-protocol servers (SecantusDB).
