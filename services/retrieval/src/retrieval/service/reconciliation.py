@@ -176,9 +176,11 @@ class Reconciliation:
         keywords = {
             c async for page in stores.keywords.list_ids(namespace, prefix=prefix) for c in page
         }
-        graph = {c async for page in stores.graph_ids(namespace, prefix=prefix) for c in page}
-        if stores.graph is None:
-            graph = set(texts)
+        graph = (
+            {c async for page in stores.graph_ids(namespace, prefix=prefix) for c in page}
+            if stores.graph is not None
+            else set(texts)
+        )
         if record.state is DocumentState.PENDING:
             if set(record.chunk_ids) <= texts & vectors & keywords & graph:
                 record = record.commit()
