@@ -16,7 +16,7 @@ from retrieval.evaluation.beir_data import (
     BeirDocument,
     default_dataset_name,
     load_dataset,
-    load_query_types,
+    query_types,
     reference_figures,
 )
 from retrieval.evaluation.beir_figures import figures_by_type, ranking_figures
@@ -35,16 +35,14 @@ def test_all_relevant_at_asks_for_every_relevant_document_in_the_first_k() -> No
     assert all_relevant_at(["x"], {"x": 0}, 10) == 0.0
 
 
-def test_query_types_come_from_the_metadata(tmp_path: Path) -> None:
-    queries = tmp_path / "queries.jsonl"
+def test_query_types_come_from_the_metadata() -> None:
     rows = [
         {"_id": "q1", "text": "a", "metadata": {"type": "bridge"}},
         {"_id": "q2", "text": "b", "metadata": {"type": "comparison"}},
         {"_id": "q3", "text": "c", "metadata": {"14717500": [{"sentences": [0]}]}},
         {"_id": "q4", "text": "d"},
     ]
-    queries.write_text("\n".join(json.dumps(row) for row in rows))
-    assert load_query_types(queries) == {"q1": "bridge", "q2": "comparison"}
+    assert query_types(rows) == {"q1": "bridge", "q2": "comparison"}
 
 
 @pytest.mark.parametrize(

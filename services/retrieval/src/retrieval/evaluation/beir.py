@@ -46,15 +46,7 @@ from retrieval.evaluation.ablation import (
 )
 from retrieval.evaluation.beir_data import BeirDataset, BeirDocument
 from retrieval.evaluation.beir_figures import RankingFigures, figures_by_type, ranking_figures
-from retrieval.evaluation.metrics import (
-    Run,
-    all_relevant_at,
-    hit_at,
-    mean_over_queries,
-    ndcg_at,
-    recall_at,
-    reciprocal_rank,
-)
+from retrieval.evaluation.metrics import Run, hit_at, mean_over_queries, reciprocal_rank
 from retrieval.ports.embedder import Matrix
 from retrieval.service.ingestion_service import IngestionService, PassageEmbedder
 
@@ -245,7 +237,6 @@ async def run_beir(
     ablation = {
         name: variant_figures(variants[name], runs[name], qrels, answers[name]) for name in answers
     }
-    default = ablation[DEFAULT_VARIANT]
     overall = ranking_figures(runs[DEFAULT_VARIANT], qrels)
     return BeirReport(
         name=name,
@@ -255,8 +246,8 @@ async def run_beir(
         top_k=top_k,
         embeddings="embedded" if embeddings is None else "file",
         check=check,
-        ndcg_at_10=default.ndcg_at_10,
-        recall_at_100=default.recall_at_100,
+        ndcg_at_10=overall.ndcg_at_10,
+        recall_at_100=overall.recall_at_100,
         both_at_5=overall.both_at_5,
         both_at_10=overall.both_at_10,
         by_type=figures_by_type(runs[DEFAULT_VARIANT], qrels, dataset.types),
@@ -291,17 +282,15 @@ def variant_figures(
     qrels: dict[str, dict[str, int]],
     results: list[RetrievalResult],
 ) -> VariantFigures:
-    def measure(score: Callable[[list[str], dict[str, int]], float | None]) -> float:
-        return mean_over_queries(run, qrels, lambda ranking, judged: score(ranking, judged) or 0.0)
-
+    ranking = ranking_figures(run, qrels)
     spread = latency(results)
     return VariantFigures(
         options=options.model_dump(mode="json", exclude_none=True),
-        ndcg_at_10=measure(lambda ranking, judged: ndcg_at(ranking, judged, 10)),
-        recall_at_100=measure(lambda ranking, judged: recall_at(ranking, judged, 100)),
-        hit_at_5=measure(lambda ranking, judged: hit_at(ranking, judged, 5)),
-        both_at_10=measure(lambda ranking, judged: all_relevant_at(ranking, judged, 10)),
-        mrr=measure(reciprocal_rank),
+        ndcg_at_10=ranking.ndcg_at_10,
+        recall_at_100=ranking.recall_at_100,
+        hit_at_5=mean_over_queries(run, qrels, lambda r, q: hit_at(r, q, 5)),
+        both_at_10=ranking.both_at_10,
+        mrr=mean_over_queries(run, qrels, reciprocal_rank),
         p50_ms=spread["p50"],
         p95_ms=spread["p95"],
     )

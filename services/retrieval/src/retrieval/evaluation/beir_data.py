@@ -90,10 +90,6 @@ def query_texts(rows: Iterable[dict]) -> dict[str, str]:
     return {str(row["_id"]): row["text"] for row in rows}
 
 
-def load_query_types(path: Path) -> dict[str, str]:
-    return query_types(json_lines(path))
-
-
 def query_types(rows: Iterable[dict]) -> dict[str, str]:
     """``metadata.type`` of each query whose metadata names a type."""
     return {
