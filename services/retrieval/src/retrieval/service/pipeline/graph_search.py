@@ -64,7 +64,7 @@ class GraphSearch:
                 about = await self._graph.store.about(
                     wanted, namespace=state.namespace, filter=conditions
                 )
-                for chunk_id, score in second_hop(scores, leads, about).items():
+                for chunk_id, score in reached_through(scores, leads, about).items():
                     scores[chunk_id] = max(scores.get(chunk_id, 0.0), score)
         return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth]
 
@@ -83,7 +83,7 @@ class GraphSearch:
         }
 
 
-def second_hop(
+def reached_through(
     scores: dict[str, float], leads: dict[str, list[str]], about: Sequence[GraphRecord]
 ) -> dict[str, float]:
     """Each chunk about a lead's entity, at ``HOP`` times the best source leading to it."""
