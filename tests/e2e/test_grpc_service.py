@@ -67,9 +67,11 @@ from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache, InMemoryGraphStore, ScriptedLlm
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.openai_standin import Fault, OpenAiStandIn
+from retrieval_testkit.scripted_llm import Reply
 from retrieval_testkit.telemetry import tracer_into
 
 NAMESPACE = "grpc-e2e"
+ANSWER = "Blister blight needs shade control [1]."
 MAX_MESSAGE_BYTES = 256 * 1024
 DOCUMENTS = [
     RagDocument(
@@ -114,7 +116,7 @@ QUESTIONS = [
 
 @pytest.fixture
 def llm() -> ScriptedLlm:
-    return ScriptedLlm(lambda request: "Blister blight needs shade control [1].")
+    return ScriptedLlm(lambda request: ANSWER)
 
 
 @pytest.fixture
@@ -260,7 +262,7 @@ async def test_answer_comes_back_with_its_citations(
     asked = RetrievalQuery(query="blister blight", top_k=3, namespace=NAMESPACE)
     remote = await client.answer(asked)
     local = await application.answers.answer(asked)
-    assert remote.text == "Blister blight needs shade control [1]."
+    assert remote.text == ANSWER
     assert remote.citations == local.citations == (local.context.citations[0],)
     assert remote.confidence == 1.0
     assert remote.namespace == NAMESPACE
@@ -309,18 +311,24 @@ async def test_a_rate_limited_backend_passes_its_retry_after_to_the_client(
     assert len(llm.calls) == calls + 1, "a hint past the deadline is not waited for"
 
 
+def rate_limited_once(llm: ScriptedLlm) -> Reply:
+    """The model's first call refused (429, try again after 0.5 s), ``ANSWER`` after."""
+
+    def reply(request: object) -> str:
+        if len(llm.calls) == 1:
+            raise RateLimitedError("chat model answered 429", retry_after=0.5)
+        return ANSWER
+
+    return reply
+
+
 async def test_the_client_waits_a_short_retry_after_then_tries_again(
     client: RetrievalClient, llm: ScriptedLlm
 ) -> None:
-    def once_rate_limited(request: object) -> str:
-        if len(llm.calls) == 1:
-            raise RateLimitedError("chat model answered 429", retry_after=0.5)
-        return "Blister blight needs shade control [1]."
-
-    llm.reply = once_rate_limited
+    llm.reply = rate_limited_once(llm)
     started = time.perf_counter()
     answer = await client.answer(RetrievalQuery(query="blister blight", namespace=NAMESPACE))
-    assert answer.text == "Blister blight needs shade control [1]."
+    assert answer.text == ANSWER
     assert len(llm.calls) == 2
     assert time.perf_counter() - started >= 0.5
 
@@ -368,15 +376,10 @@ async def test_a_streamed_answer_without_a_model_is_a_failed_precondition(
 async def test_a_stream_refused_before_its_first_piece_is_tried_again(
     client: RetrievalClient, llm: ScriptedLlm
 ) -> None:
-    def once_rate_limited(request: object) -> str:
-        if len(llm.calls) == 1:
-            raise RateLimitedError("chat model answered 429", retry_after=0.5)
-        return "Blister blight needs shade control [1]."
-
-    llm.reply = once_rate_limited
+    llm.reply = rate_limited_once(llm)
     asked = RetrievalQuery(query="blister blight", namespace=NAMESPACE)
     texts, answer = await streamed_answer(client.answer_stream(asked))
-    assert "".join(texts) == answer.text == "Blister blight needs shade control [1]."
+    assert "".join(texts) == answer.text == ANSWER
     assert len(llm.calls) == 2
 
 
@@ -390,7 +393,7 @@ class TestStreamingFromAModelServer:
 
     @pytest.fixture
     def standin(self) -> Iterator[OpenAiStandIn]:
-        with OpenAiStandIn(reply=lambda request: "Blister blight needs shade control [1].") as s:
+        with OpenAiStandIn(reply=lambda request: ANSWER) as s:
             yield s
 
     @pytest.fixture

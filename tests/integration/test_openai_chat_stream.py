@@ -20,6 +20,7 @@ from retrieval.errors import (
     NotAuthorisedError,
     RetrievalError,
 )
+from retrieval_testkit.contracts.llm import streamed
 from retrieval_testkit.openai_standin import Fault, OpenAiStandIn
 
 KEY = "sk-standin-secret"
@@ -52,10 +53,7 @@ async def llm(standin: OpenAiStandIn) -> AsyncIterator[OpenAiChatLlm]:
 
 
 async def read(llm: OpenAiChatLlm) -> tuple[list[str], Completion]:
-    given = [piece async for piece in llm.stream(QUESTION)]
-    *pieces, completion = given
-    assert isinstance(completion, Completion)
-    return [piece for piece in pieces if isinstance(piece, str)], completion
+    return await streamed(llm.stream(QUESTION))
 
 
 async def read_into(

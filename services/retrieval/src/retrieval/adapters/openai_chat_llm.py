@@ -48,7 +48,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncGenerator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar
 
@@ -199,6 +199,18 @@ class OpenAiChatLlm:
                 f"{what}: no answer within {self._call_timeout_s:g} s"
             ) from error
 
+    async def _retried(
+        self, attempt: Callable[[float], Awaitable[T]], deadline: float, what: str
+    ) -> T:
+        """What ``attempt`` returns, what can pass tried again as the module says."""
+        return await retrying(
+            attempt,
+            policy=self._retries,
+            deadline=deadline,
+            what=what,
+            room=self._request_timeout_s,
+        )
+
     async def _post(self, url: str, body: dict[str, Any], what: str, deadline: float) -> Any:
         """The decoded JSON of the first successful attempt; the last failure otherwise."""
         client = self._clients.get()
@@ -212,13 +224,7 @@ class OpenAiChatLlm:
                 return decoded(response, what)
             raise error_for_status(response, what)
 
-        return await retrying(
-            attempt,
-            policy=self._retries,
-            deadline=deadline,
-            what=what,
-            room=self._request_timeout_s,
-        )
+        return await self._retried(attempt, deadline, what)
 
     async def _first_text(
         self, url: str, body: dict[str, Any], what: str, deadline: float
@@ -237,13 +243,7 @@ class OpenAiChatLlm:
                     break
             return chunks, received
 
-        return await retrying(
-            attempt,
-            policy=self._retries,
-            deadline=deadline,
-            what=what,
-            room=self._request_timeout_s,
-        )
+        return await self._retried(attempt, deadline, what)
 
     async def _chunks(
         self, client: httpx.AsyncClient, url: str, body: dict[str, Any], what: str

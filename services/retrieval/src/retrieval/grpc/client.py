@@ -69,6 +69,7 @@ from retrieval.service.stats import CollectionStats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 
+T = TypeVar("T")
 Response = TypeVar("Response", bound=Message)
 UnaryCall = Callable[..., Awaitable[Response]]
 
@@ -196,13 +197,7 @@ class RetrievalClient:
             call = self._stub.AnswerStream(request, timeout=left, metadata=metadata)
             return call, await next_message(call)
 
-        call, message = await retrying(
-            first,
-            policy=self._retry,
-            deadline=time.monotonic() + (self._timeout if timeout is None else timeout),
-            what="the call",
-            retryable=unavailable,
-        )
+        call, message = await self._retried(first, timeout)
         try:
             while message is not None:
                 yield answer_event_from_proto(message, query.query)
@@ -363,6 +358,11 @@ class RetrievalClient:
             except grpc.aio.AioRpcError as error:
                 raise error_from_rpc(error) from error
 
+        return await self._retried(attempt, timeout)
+
+    async def _retried(self, attempt: Callable[[float], Awaitable[T]], timeout: float | None) -> T:
+        """What ``attempt(seconds left)`` returns, tried again as the module says, within
+        ``timeout`` (the client's own when None)."""
         return await retrying(
             attempt,
             policy=self._retry,
