@@ -9,7 +9,7 @@ from pymongo import AsyncMongoClient
 
 from retrieval.adapters.mongo_graph_store import MongoGraphStore
 from retrieval_testkit import InMemoryGraphStore
-from retrieval_testkit.contracts.graph_store import GraphStoreContract
+from retrieval_testkit.contracts.graph_store import KISS, NS, GraphStoreContract
 
 
 class TestInMemoryGraphStore(GraphStoreContract):
@@ -20,7 +20,16 @@ class TestInMemoryGraphStore(GraphStoreContract):
 
 class TestMongoGraphStore(GraphStoreContract):
     @pytest.fixture
-    async def store(self, mongo_client: AsyncMongoClient):
-        store = MongoGraphStore(mongo_client[f"test_{uuid.uuid4().hex[:12]}"]["graph"])
+    def collection(self, mongo_client: AsyncMongoClient):
+        return mongo_client[f"test_{uuid.uuid4().hex[:12]}"]["graph"]
+
+    @pytest.fixture
+    async def store(self, collection):
+        store = MongoGraphStore(collection)
         await store.ensure_indexes()
         return store
+
+    async def test_a_record_written_before_relations_has_none(self, store, collection) -> None:
+        await store.upsert([KISS], NS)
+        await collection.update_many({}, {"$unset": {"relations": ""}})
+        assert await store.about(["kiss and tell"], namespace=NS) == [KISS]

@@ -6,22 +6,37 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.container import running
-from retrieval.domain.graph import graph_record
+from retrieval.domain.chunk_identity import keyword_record
+from retrieval.domain.graph import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_RELATIONS,
+    Extraction,
+    Relation,
+    graph_record,
+    relation,
+)
 from retrieval.domain.models import GRAPH, RagDocument, RetrievalOptions, RetrievalQuery
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.chunk_graph import ChunkGraph
 from retrieval.service.pipeline import PipelineState, SearchPlan
-from retrieval.service.pipeline.graph_search import GraphSearch, first_hop
+from retrieval.service.pipeline.graph_search import HOP, GraphSearch, first_hop
+from retrieval.service.pipeline.near_names import NearNames, near
 from retrieval.settings import Settings
-from retrieval_testkit import InMemoryGraphStore, InMemoryKeywordIndex
+from retrieval_testkit import InMemoryChunkRepository, InMemoryGraphStore, InMemoryKeywordIndex
 from retrieval_testkit.container import in_memory_container
 from retrieval_testkit.multi_hop_corpus import ARCHER, CORPUS, FANS, KISS, NS, QUESTION, TEA, TEMPLE
+from retrieval_testkit.stages import offline_graph
+
+PORTRAYED = Relation(source="corliss archer", target="shirley temple", type="PORTRAYED_BY")
+
+
+def named(*names: str) -> Extraction:
+    return Extraction(names=names)
 
 
 def test_a_chunk_is_about_its_title_and_mentions_the_other_names() -> None:
-    record = graph_record(KISS, ["Kiss and Tell", "Shirley Temple", "Corliss Archer"])
+    record = graph_record(KISS, named("Kiss and Tell", "Shirley Temple", "Corliss Archer"))
     assert (record.id, record.about, record.mentions) == (
         KISS.chunk_id,
         ("kiss and tell",),
@@ -30,10 +45,40 @@ def test_a_chunk_is_about_its_title_and_mentions_the_other_names() -> None:
     assert record.metadata["domain"] == KISS.domain
 
 
+def test_a_chunk_mentions_the_entities_of_its_relations_and_keeps_a_few() -> None:
+    others = [
+        Relation(source="kiss and tell", target=f"actor {n}", type="STARS") for n in range(40)
+    ]
+    stated = Extraction(names=("Corliss Archer",), relations=(PORTRAYED, PORTRAYED, *others))
+    record = graph_record(KISS, stated)
+    assert record.mentions[:2] == ("corliss archer", "shirley temple")
+    assert record.relations[:2] == (PORTRAYED, others[0])
+    assert len(record.relations) == MAX_RELATIONS
+    assert "actor 39" not in record.mentions
+
+
+def test_a_relation_is_normalised_and_bounded() -> None:
+    stated = relation("The Beatles", "Abbey Road", "recorded-at (studio)", "x " * 300)
+    assert stated is not None
+    assert (stated.source, stated.target, stated.type) == ("beatles", "abbey road", "RECORDED_AT")
+    assert len(stated.description) <= MAX_DESCRIPTION_CHARS
+    assert relation("Ghana", "ghana", "IN") is None
+    assert relation("Ghana", "Accra", "---").type == "RELATED_TO"
+
+
 async def graph(store: InMemoryGraphStore | None = None) -> ChunkGraph:
-    built = ChunkGraph(store or InMemoryGraphStore(), RuleBasedEntityExtractor())
+    built = offline_graph(store or InMemoryGraphStore())
     await built.add(CORPUS, NS)
     return built
+
+
+async def searching(chunk_graph: ChunkGraph | None = None, **limits: int) -> GraphSearch:
+    """Graph search over ``chunk_graph`` (the corpus's by default), with near names found in
+    the corpus's keyword entries and texts."""
+    keywords, chunks = InMemoryKeywordIndex(), InMemoryChunkRepository()
+    await keywords.upsert([keyword_record(c) for c in CORPUS], NS)
+    await chunks.upsert_many(CORPUS)
+    return GraphSearch(chunk_graph or await graph(), NearNames(keywords, chunks), **limits)
 
 
 def state(question: str = QUESTION, hops: int = 2, **query: object) -> PipelineState:
@@ -42,7 +87,7 @@ def state(question: str = QUESTION, hops: int = 2, **query: object) -> PipelineS
 
 
 async def test_the_question_s_entities_lead_to_the_chunks_about_them_first() -> None:
-    ranked = await GraphSearch(await graph()).ranked(state(hops=1), 10)
+    ranked = await (await searching()).ranked(state(hops=1), 10)
     ids = [chunk_id for chunk_id, _ in ranked]
     assert set(ids[:2]) == {KISS.chunk_id, ARCHER.chunk_id}
     assert TEMPLE.chunk_id not in ids
@@ -50,24 +95,59 @@ async def test_the_question_s_entities_lead_to_the_chunks_about_them_first() -> 
 
 
 async def test_the_second_hop_reaches_the_chunk_about_what_the_first_mentions() -> None:
-    ranked = dict(await GraphSearch(await graph()).ranked(state(), 10))
+    ranked = dict(await (await searching()).ranked(state(), 10))
     assert ranked[TEMPLE.chunk_id] == pytest.approx(0.5 * ranked[KISS.chunk_id])
     assert FANS.chunk_id not in ranked
 
 
 async def test_the_graph_keeps_to_the_query_s_filter() -> None:
-    assert await GraphSearch(await graph()).ranked(state(domains=("plant_diseases",)), 10) == []
+    assert await (await searching()).ranked(state(domains=("plant_diseases",)), 10) == []
 
 
 async def test_a_question_naming_nothing_finds_nothing() -> None:
-    assert (
-        await GraphSearch(await graph()).ranked(state("what is steamed after picking?"), 10) == []
-    )
+    assert await (await searching()).ranked(state("what is steamed after picking?"), 10) == []
+
+
+async def test_the_second_hop_follows_a_relation_before_the_mentions() -> None:
+    crowded = named(*(f"Studio {n}" for n in range(8)), "Corliss Archer", "Shirley Temple")
+
+    async def ranked(kiss: Extraction) -> dict[str, float]:
+        store = InMemoryGraphStore()
+        await store.upsert([graph_record(KISS, kiss), graph_record(TEMPLE, named())], NS)
+        search = await searching(offline_graph(store), names_per_source=1)
+        return dict(await search.ranked(state("Who portrayed Corliss Archer?"), 10))
+
+    related = await ranked(crowded.model_copy(update={"relations": (PORTRAYED,)}))
+    assert related[TEMPLE.chunk_id] == pytest.approx(HOP * related[KISS.chunk_id])
+    assert TEMPLE.chunk_id not in await ranked(crowded)
+
+
+async def test_a_name_no_chunk_gives_leads_to_the_entities_near_it() -> None:
+    ranked = dict(await (await searching()).ranked(state("What did Temple and Ghana do?"), 10))
+    assert set(ranked) >= {TEMPLE.chunk_id, FANS.chunk_id, KISS.chunk_id}
+    assert ranked[TEMPLE.chunk_id] > ranked[KISS.chunk_id]
+    assert TEA.chunk_id not in ranked
+
+
+@pytest.mark.parametrize(
+    ("name", "entity", "close"),
+    [
+        ("harrison bryce jordan barnes", "harrison barnes", True),
+        ("belinda", "belinda peregrin", True),
+        ("temple", "temple", False),
+        ("temple", "ghana", False),
+        ("shirley temple", "temple fan clubs", False),
+    ],
+)
+def test_names_are_near_when_the_words_of_one_hold_the_other_s(
+    name: str, entity: str, close: bool
+) -> None:
+    assert near(name, entity) is close
 
 
 def test_a_rare_entity_weighs_more_than_a_common_one() -> None:
-    rare = graph_record(TEMPLE, [])
-    common = [graph_record(c, ["Kiss and Tell"]) for c in (ARCHER, FANS, TEA)]
+    rare = graph_record(TEMPLE, named())
+    common = [graph_record(c, named("Kiss and Tell")) for c in (ARCHER, FANS, TEA)]
     scores = first_hop({"shirley temple": [rare], "kiss and tell": common})
     assert scores[TEMPLE.chunk_id] > scores[ARCHER.chunk_id]
 
@@ -118,7 +198,7 @@ async def test_graph_records_follow_their_chunks_through_delete_and_repair(
 
         [[kiss]] = [page async for page in store.list_ids(NS, prefix="kiss#")]
         await store.delete(namespace=NS, ids=[kiss])
-        await store.upsert([graph_record(TEA, []).model_copy(update={"id": "tea#9"})], NS)
+        await store.upsert([graph_record(TEA, named()).model_copy(update={"id": "tea#9"})], NS)
         [broken] = (await app.stats.collect()).namespaces
         assert broken.orphans is not None
         assert (broken.orphans.texts_without_graph, broken.orphans.graph_without_texts) == (1, 1)

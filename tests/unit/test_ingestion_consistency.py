@@ -10,13 +10,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.ledger import DocumentState, fingerprint
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.caching_embedder import CachingEmbedder
-from retrieval.service.chunk_graph import ChunkGraph
 from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval_testkit import (
@@ -29,6 +27,7 @@ from retrieval_testkit import (
     InMemoryVectorIndex,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.stages import offline_graph
 
 NS = "crash"
 
@@ -61,7 +60,7 @@ class Stores:
         self.ledger = InMemoryDocumentLedger(lease_s=60.0, clock=lambda: self.now)
 
     async def audit(self) -> NamespaceAudit:
-        graph = ChunkGraph(self.graph, RuleBasedEntityExtractor())
+        graph = offline_graph(self.graph)
         return await audit(
             ChunkStores(self.index, self.keywords, self.chunks, graph), self.ledger, NS
         )
@@ -92,7 +91,7 @@ class Stores:
             ChunkingPolicy(max_words=60, overlap_words=10),
             documents_per_write=2,
             lease_wait_s=lease_wait_s,
-            graph=ChunkGraph(wrap(self.graph), RuleBasedEntityExtractor()),
+            graph=offline_graph(wrap(self.graph)),
         )
         return service, calls
 

@@ -18,6 +18,7 @@ from retrieval.service.pipeline import Candidate, PipelineState, SearchPlan
 from retrieval.service.pipeline.llm_filter import LlmFilter
 from retrieval_testkit import ChatRequest, InMemoryChunkRepository, ScriptedLlm
 from retrieval_testkit.scripted_llm import Reply
+from retrieval_testkit.stages import candidate_texts
 
 NS = "filter"
 ON = SearchPlan(llm_filter=True)
@@ -74,7 +75,7 @@ def numbers(candidates: Sequence[Candidate]) -> list[int]:
 async def test_off_it_returns_its_input_and_asks_nothing() -> None:
     llm, chunks = ScriptedLlm(keeping(set())), await stored(4)
     before = state(4, SearchPlan())
-    assert await LlmFilter(llm, chunks).run(before) is before
+    assert await LlmFilter(llm, candidate_texts(chunks)).run(before) is before
     assert llm.calls == []
     assert chunks.get_many_calls == 0
 
@@ -82,7 +83,7 @@ async def test_off_it_returns_its_input_and_asks_nothing() -> None:
 async def test_irrelevant_candidates_go_and_the_others_stay_as_they_were() -> None:
     llm, chunks = ScriptedLlm(keeping({0, 2, 3})), await stored(5)
     before = state(5)
-    after = await LlmFilter(llm, chunks).run(before)
+    after = await LlmFilter(llm, candidate_texts(chunks)).run(before)
     assert after.candidates == tuple(before.candidates[n] for n in (0, 2, 3))
     assert after.degraded == ()
     [call] = llm.calls
@@ -93,21 +94,23 @@ async def test_irrelevant_candidates_go_and_the_others_stay_as_they_were() -> No
 async def test_texts_are_fetched_once_and_kept_for_the_fetch_stage() -> None:
     llm, chunks = ScriptedLlm(keeping({1})), await stored(5)
     known = {chunk(0).chunk_id: chunk(0)}
-    after = await LlmFilter(llm, chunks).run(replace(state(5), chunks=known))
+    after = await LlmFilter(llm, candidate_texts(chunks)).run(replace(state(5), chunks=known))
     assert chunks.get_many_calls == 1
     assert after.chunks == {c.chunk_id: c for c in map(chunk, range(5))}
 
 
 async def test_passages_go_in_batches_of_the_configured_size() -> None:
     llm, chunks = ScriptedLlm(keeping({0, 4, 6})), await stored(7)
-    after = await LlmFilter(llm, chunks).run(state(7, replace(ON, llm_filter_batch=3)))
+    after = await LlmFilter(llm, candidate_texts(chunks)).run(
+        state(7, replace(ON, llm_filter_batch=3))
+    )
     assert [list(passages(call).values()) for call in llm.calls] == [[0, 1, 2], [3, 4, 5], [6]]
     assert numbers(after.candidates) == [0, 4, 6]
 
 
 async def test_only_twice_top_k_are_judged_and_those_past_them_go() -> None:
     llm, chunks = ScriptedLlm(keeping(set(range(10)))), await stored(10)
-    after = await LlmFilter(llm, chunks).run(state(10, top_k=3))
+    after = await LlmFilter(llm, candidate_texts(chunks)).run(state(10, top_k=3))
     assert numbers(after.candidates) == [0, 1, 2, 3, 4, 5]
     assert sorted(n for call in llm.calls for n in passages(call).values()) == [0, 1, 2, 3, 4, 5]
 
@@ -115,7 +118,7 @@ async def test_only_twice_top_k_are_judged_and_those_past_them_go() -> None:
 async def test_a_candidate_without_a_stored_text_is_left_for_the_fetch_stage() -> None:
     llm, chunks = ScriptedLlm(keeping({2})), await stored(3)
     await chunks.delete_chunks([chunk(1).chunk_id], NS)
-    after = await LlmFilter(llm, chunks).run(state(3))
+    after = await LlmFilter(llm, candidate_texts(chunks)).run(state(3))
     assert numbers(after.candidates) == [1, 2]
     assert list(passages(llm.calls[0]).values()) == [0, 2]
 
@@ -132,7 +135,9 @@ def failing_on(chunk_number: int, otherwise: Reply) -> Reply:
 async def test_a_failed_call_keeps_its_batch_and_says_degraded() -> None:
     llm, chunks = ScriptedLlm(failing_on(3, keeping(set()))), await stored(6)
     with capture_logs() as logs:
-        after = await LlmFilter(llm, chunks).run(state(6, replace(ON, llm_filter_batch=2)))
+        after = await LlmFilter(llm, candidate_texts(chunks)).run(
+            state(6, replace(ON, llm_filter_batch=2))
+        )
     assert numbers(after.candidates) == [2, 3]
     assert after.degraded == ("llm_filter",)
     assert [e["event"] for e in logs if e["log_level"] == "warning"] == [
@@ -144,7 +149,7 @@ async def test_a_reply_that_cannot_be_read_keeps_its_batch_and_says_degraded() -
     llm, chunks = ScriptedLlm(lambda request: "Both look useful to me."), await stored(3)
     before = state(3)
     with capture_logs() as logs:
-        after = await LlmFilter(llm, chunks).run(before)
+        after = await LlmFilter(llm, candidate_texts(chunks)).run(before)
     assert after.candidates == before.candidates
     assert after.degraded == ("llm_filter",)
     assert any(e["event"] == "retrieve.llm_filter_unreadable" for e in logs)
@@ -179,7 +184,7 @@ async def test_at_most_the_configured_calls_are_in_flight() -> None:
     for concurrency in (1, 3):
         llm, chunks = SlowLlm(), await stored(10)
         plan = replace(ON, llm_filter_batch=1, llm_filter_concurrency=concurrency)
-        after = await LlmFilter(llm, chunks).run(state(10, plan))
+        after = await LlmFilter(llm, candidate_texts(chunks)).run(state(10, plan))
         assert (llm.calls, llm.most_in_flight) == (10, concurrency)
         assert after.candidates == ()
 
@@ -213,7 +218,7 @@ def test_never_more_out_than_in_and_only_judged_irrelevant_ones_go(
         before = state(count, replace(ON, llm_filter_batch=batch), top_k)
         return (
             before,
-            await LlmFilter(ScriptedLlm(reply), chunks).run(before),
+            await LlmFilter(ScriptedLlm(reply), candidate_texts(chunks)).run(before),
             chunks.get_many_calls,
         )
 

@@ -21,7 +21,6 @@ from retrieval.domain.models import (
 )
 from retrieval.domain.neighbours import merged_text
 from retrieval.domain.vectors import VectorRecord
-from retrieval.service.current_versions import CurrentVersions
 from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.pipeline import (
     Candidate,
@@ -42,7 +41,7 @@ from retrieval_testkit import (
     InMemoryVectorIndex,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
-from retrieval_testkit.stages import offline_stages
+from retrieval_testkit.stages import candidate_texts, offline_stages
 from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "stages"
@@ -176,9 +175,7 @@ MONSOON = [piece("monsoon", p, f"Monsoon\n\nRain part {p}.") for p in range(3)]
 
 
 async def hydrated(chunks: InMemoryChunkRepository, plan: SearchPlan, *ids: str) -> PipelineState:
-    after = await Hydrate(chunks, CurrentVersions(InMemoryDocumentLedger(), chunks)).run(
-        state(plan=plan, candidates=ranked(*ids))
-    )
+    after = await Hydrate(candidate_texts(chunks)).run(state(plan=plan, candidates=ranked(*ids)))
     chunks.get_many_calls = 0
     return after
 

@@ -5,6 +5,7 @@ deleted document's text is never served."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -23,7 +24,9 @@ from retrieval_testkit import (
 )
 from retrieval_testkit.container import in_memory_container
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.in_memory_reranker import WordOverlapReranker
 from retrieval_testkit.lagging_vector_index import LaggingVectorIndex
+from retrieval_testkit.scripted_llm import ChatRequest, ScriptedLlm
 from retrieval_testkit.versioned_document import OTHER, QUESTION, shows, version
 
 NS = "replicas"
@@ -33,8 +36,11 @@ DENSE = RetrievalOptions(mode=SearchMode.DENSE)
 
 
 @asynccontextmanager
-async def replicas(tmp_path: Path, count: int = 2) -> AsyncIterator[list[Application]]:
-    """``count`` applications sharing every store, each with its own caches."""
+async def replicas(
+    tmp_path: Path, count: int = 2, **collaborators: object
+) -> AsyncIterator[list[Application]]:
+    """``count`` applications sharing every store, each with its own caches, and sharing
+    ``collaborators`` (providers by name)."""
     index = LaggingVectorIndex(LAG_S)
     keywords = InMemoryKeywordIndex()
     chunks = InMemoryChunkRepository()
@@ -51,6 +57,7 @@ async def replicas(tmp_path: Path, count: int = 2) -> AsyncIterator[list[Applica
                 chunk_repository=chunks,
                 document_ledger=ledger,
                 namespace_generations=generations,
+                **collaborators,
             )
             container.freshness.override(
                 providers.Object(NamespaceFreshness(generations, SETTLE_S))
@@ -59,8 +66,9 @@ async def replicas(tmp_path: Path, count: int = 2) -> AsyncIterator[list[Applica
         yield apps
 
 
-async def answer(app: Application) -> list[str]:
-    result = await app.retrieval.retrieve(QUESTION, top_k=5, namespace=NS, options=DENSE)
+async def answer(app: Application, options: RetrievalOptions = DENSE) -> list[str]:
+    result = await app.retrieval.retrieve(QUESTION, top_k=5, namespace=NS, options=options)
+    assert not result.degraded
     return [match.content for match in result.matches]
 
 
@@ -83,18 +91,38 @@ async def test_an_update_is_answered_by_every_replica_once_the_index_shows_it(
             assert not shows(contents, "ONE")
 
 
+def every_passage(request: ChatRequest) -> str:
+    """A judgement keeping every passage the model is shown."""
+    return ", ".join(re.findall(r"^\[(\d+)\]", request.messages[-1].content, re.MULTILINE))
+
+
+READING_STAGES = {
+    "reranked": (
+        DENSE.model_copy(update={"rerank": True}),
+        {"reranker": WordOverlapReranker()},
+    ),
+    "filtered by the model": (
+        DENSE.model_copy(update={"llm_filter": True}),
+        {"llm": ScriptedLlm(every_passage)},
+    ),
+}
+
+
+@pytest.mark.parametrize("stage", [None, *READING_STAGES])
 async def test_an_updated_document_is_shown_throughout_in_its_current_version(
-    tmp_path: Path,
+    tmp_path: Path, stage: str | None
 ) -> None:
     """While the index still returns the replaced version's chunk, whose text is gone, the
-    current version's chunk at that position stands in: the document never drops out."""
-    async with replicas(tmp_path) as (writer, reader):
+    current version's chunk at that position stands in: the document never drops out, also
+    where a stage reads the texts before they are fetched (reranking, the model's filter)."""
+    options, collaborators = READING_STAGES[stage] if stage else (DENSE, {})
+    async with replicas(tmp_path, **collaborators) as (writer, reader):
         await writer.ingestion.ingest([version("ONE"), OTHER], NS)
         await asyncio.sleep(LAG_S + SETTLE_S)
         await writer.ingestion.ingest([version("TWO")], NS)
         for _ in range(3):
             for app in (reader, writer):
-                contents = await answer(app)
+                contents = await answer(app, options)
                 assert shows(contents, "TWO")
                 assert not shows(contents, "ONE")
                 assert sum(shows([content]) for content in contents) == 1

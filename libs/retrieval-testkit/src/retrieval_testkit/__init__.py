@@ -4,6 +4,7 @@ from retrieval_testkit.hash_embedder import HashEmbedder
 from retrieval_testkit.in_memory_chunk_repository import InMemoryChunkRepository
 from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
 from retrieval_testkit.in_memory_embedding_cache import InMemoryEmbeddingCache
+from retrieval_testkit.in_memory_extraction_cache import InMemoryExtractionCache
 from retrieval_testkit.in_memory_graph_store import InMemoryGraphStore
 from retrieval_testkit.in_memory_keyword_index import InMemoryKeywordIndex
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
@@ -18,6 +19,7 @@ __all__ = [
     "InMemoryChunkRepository",
     "InMemoryDocumentLedger",
     "InMemoryEmbeddingCache",
+    "InMemoryExtractionCache",
     "InMemoryGraphStore",
     "InMemoryKeywordIndex",
     "InMemoryNamespaceGenerations",

@@ -10,6 +10,7 @@ from retrieval_testkit.hash_embedder import HashEmbedder
 from retrieval_testkit.in_memory_chunk_repository import InMemoryChunkRepository
 from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
 from retrieval_testkit.in_memory_embedding_cache import InMemoryEmbeddingCache
+from retrieval_testkit.in_memory_extraction_cache import InMemoryExtractionCache
 from retrieval_testkit.in_memory_graph_store import InMemoryGraphStore
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.in_memory_vector_index import InMemoryVectorIndex
@@ -27,11 +28,13 @@ def in_memory_container(settings: Settings, **replacements: object) -> Container
 
 
 def without_mongodb(settings: Settings, **replacements: object) -> Container:
-    """A ``Container`` whose MongoDB stores (chunk texts, ledger, embedding cache, namespace
-    generations, graph) live in memory; the model and the indexes are the configured ones.
+    """A ``Container`` whose MongoDB stores (chunk texts, ledger, embedding and extraction
+    caches, namespace generations, graph) live in memory; the model and the indexes are the
+    configured ones.
     ``replacements`` overrides providers by name with the objects given, these included."""
     doubles: dict[str, object] = {
         "embedding_cache": InMemoryEmbeddingCache(),
+        "extraction_cache": InMemoryExtractionCache(),
         "document_ledger": InMemoryDocumentLedger(),
         "chunk_repository": InMemoryChunkRepository(),
         "namespace_generations": InMemoryNamespaceGenerations(),

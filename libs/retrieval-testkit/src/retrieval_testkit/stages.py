@@ -4,6 +4,7 @@ extractor, an empty ledger and an empty graph, unless the test gives its own."""
 
 from __future__ import annotations
 
+from retrieval.adapters.names_only import NamesOnly
 from retrieval.adapters.no_reranker import NoReranker
 from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
@@ -12,8 +13,10 @@ from retrieval.ports.graph_store import GraphStore
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
 from retrieval.service.chunk_graph import ChunkGraph
+from retrieval.service.current_versions import CurrentVersions
 from retrieval.service.pipeline import Stage, retrieval_stages
 from retrieval.service.pipeline.rewrite import Rewriter, RocchioRewriter
+from retrieval.service.pipeline.texts import CandidateTexts
 from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
 from retrieval_testkit.in_memory_graph_store import InMemoryGraphStore
 from retrieval_testkit.scripted_llm import ScriptedLlm
@@ -31,7 +34,6 @@ def offline_stages(
     llm: Llm | None = None,
     graph: GraphStore | None = None,
 ) -> tuple[Stage, ...]:
-    entities = RuleBasedEntityExtractor()
     return retrieval_stages(
         embedder,
         index,
@@ -41,6 +43,17 @@ def offline_stages(
         rewriter or RocchioRewriter(index),
         llm or ScriptedLlm(),
         ledger or InMemoryDocumentLedger(),
-        entities,
-        ChunkGraph(graph or InMemoryGraphStore(), entities),
+        offline_graph(graph or InMemoryGraphStore()),
     )
+
+
+def offline_graph(store: GraphStore) -> ChunkGraph:
+    """``store`` with the rule-based extractor reading both chunks and questions."""
+    entities = RuleBasedEntityExtractor()
+    return ChunkGraph(store, entities, NamesOnly(entities))
+
+
+def candidate_texts(chunks: ChunkRepository) -> CandidateTexts:
+    """The texts of candidates in ``chunks``, with an empty ledger: no current version stands
+    in for a missing text."""
+    return CandidateTexts(chunks, CurrentVersions(InMemoryDocumentLedger(), chunks))

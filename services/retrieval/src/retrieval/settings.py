@@ -40,6 +40,11 @@ class RewriteBackend(StrEnum):
     LLM = "llm"
 
 
+class GraphExtractor(StrEnum):
+    RULES = "rules"
+    LLM = "llm"
+
+
 class OmpWaitPolicy(StrEnum):
     PASSIVE = "passive"
     ACTIVE = "active"
@@ -113,8 +118,15 @@ class Settings(BaseSettings):
     graph_collection: str = Field(
         default="graph", description="Collection of the knowledge graph: entities per chunk."
     )
+    extraction_cache_collection: str = Field(
+        default="extraction_cache",
+        description="Collection of cached knowledge extractions (the LLM graph extractor's).",
+    )
     embedding_cache_ttl_days: int = Field(
         default=30, ge=1, description="Days a cached vector nobody uses is kept (TTL index)."
+    )
+    extraction_cache_ttl_days: int = Field(
+        default=90, ge=1, description="Days a cached extraction nobody uses is kept (TTL index)."
     )
     embedding_cache_max_entries: int = Field(
         default=200_000, ge=0, description="Cached vectors kept at most; least recent go first."
@@ -287,6 +299,15 @@ class Settings(BaseSettings):
     )
     search_graph_weight: float = Field(
         default=1.0, ge=0, le=10, description="Weight of the graph search in fusion."
+    )
+    graph_extractor: GraphExtractor = Field(
+        default=GraphExtractor.RULES,
+        description="What reads the chunks written into the knowledge graph: rules (names by "
+        "their shape, offline) or llm (entities and typed relations by the configured chat "
+        "model, cached). Questions are always read by the rules.",
+    )
+    graph_extract_concurrency: int = Field(
+        default=4, ge=1, le=32, description="Chat model calls the llm extractor makes at once."
     )
     rewrite_backend: RewriteBackend = Field(
         default=RewriteBackend.ROCCHIO,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.domain.graph import GraphRecord
+from retrieval.domain.graph import GraphRecord, Relation
 from retrieval.errors import InvalidFilterError, InvalidRequestError
 from retrieval.ports.graph_store import GraphStore
 from retrieval.ports.vector_index import LIST_PAGE_SIZE
@@ -101,6 +101,19 @@ class GraphStoreContract:
         assert await filled.about(["kiss and tell"], namespace=NS) == [rewritten]
         found = await filled.linked(["shirley temple"], namespace=NS, per_entity=5)
         assert ids(found) == {"shirley temple": ["temple#0", "archer#0"]}
+
+    async def test_relations_are_read_back_with_their_record(self, filled) -> None:
+        portrayed = Relation(
+            source="corliss archer",
+            target="shirley temple",
+            type="PORTRAYED_BY",
+            description="Shirley Temple stars as Corliss Archer.",
+        )
+        related = KISS.model_copy(update={"relations": (portrayed,)})
+        await filled.upsert([related], NS)
+        assert await filled.about(["kiss and tell"], namespace=NS) == [related]
+        found = await filled.linked(["corliss archer"], namespace=NS, per_entity=5)
+        assert found["corliss archer"][-1].relations == (portrayed,)
 
     async def test_delete_by_ids_or_all(self, filled) -> None:
         await filled.delete(namespace=NS, ids=["kiss#0", "missing"])

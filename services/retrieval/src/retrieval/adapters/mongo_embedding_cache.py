@@ -15,36 +15,31 @@ One document per entry: ``{_id: key, vector: float32 little-endian bytes, used_a
 
 Reads ask for at most 1000 keys per round trip and writes send at most 500 entries per bulk;
 every round trip runs under its own deadline (``pymongo.timeout``, ``timeout_ms``, which
-replaces the client's ``timeoutMS``): a slow cache is given up on, never waited for.
+replaces the client's ``timeoutMS``): a slow cache is given up on, never waited for
+(``retrieval.adapters.mongo_cache_entries``, shared with the extraction cache).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
-from pymongo import ASCENDING, ReplaceOne
+from pymongo import ASCENDING
 
-from retrieval.adapters.mongo_chunk_repository import mongo_errors, round_trip
-from retrieval.batching import slices
+from retrieval.adapters.mongo_cache_entries import (
+    READ_BATCH,
+    SECONDS_PER_DAY,
+    ensure_ttl_index,
+    read_entries,
+    utc_now,
+    write_entries,
+)
+from retrieval.adapters.mongo_chunk_repository import round_trip
 from retrieval.ports.embedder import Vector
 
-READ_BATCH = 1000
-WRITE_BATCH = 500
-TTL_INDEX = "used_at_ttl"
 STORED = np.dtype("<f4")
-SECONDS_PER_DAY = 86_400
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def as_utc(moment: datetime) -> datetime:
-    """PyMongo returns naive UTC dates unless the client was made ``tz_aware``."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 class MongoEmbeddingCache:
@@ -64,51 +59,28 @@ class MongoEmbeddingCache:
         self._clock = clock
 
     async def ensure_indexes(self) -> None:
-        with mongo_errors("create_index"):
-            existing = (await self._collection.index_information()).get(TTL_INDEX)
-            if existing is None:
-                await self._collection.create_index(
-                    [("used_at", ASCENDING)], name=TTL_INDEX, expireAfterSeconds=self._ttl_seconds
-                )
-            elif existing.get("expireAfterSeconds") != self._ttl_seconds:
-                await self._collection.database.command(
-                    "collMod",
-                    self._collection.name,
-                    index={"name": TTL_INDEX, "expireAfterSeconds": self._ttl_seconds},
-                )
+        await ensure_ttl_index(self._collection, self._ttl_seconds)
 
     async def get_many(self, keys: Sequence[str]) -> dict[str, Vector]:
-        now = self._clock()
-        found: dict[str, Vector] = {}
-        stale: list[str] = []
-        for batch in slices(list(dict.fromkeys(keys)), READ_BATCH):
-            with round_trip("find", self._timeout):
-                documents = await self._collection.find({"_id": {"$in": batch}}).to_list(None)
-            for document in documents:
-                key = document["_id"]
-                found[key] = np.frombuffer(document["vector"], STORED).astype(np.float32)
-                if now - as_utc(document["used_at"]) >= self._refresh_after:
-                    stale.append(key)
-        for batch in slices(stale, READ_BATCH):
-            with round_trip("update", self._timeout):
-                await self._collection.update_many(
-                    {"_id": {"$in": batch}}, {"$max": {"used_at": now}}
-                )
-        return found
+        documents = await read_entries(
+            self._collection,
+            keys,
+            now=self._clock(),
+            refresh_after=self._refresh_after,
+            round_trip_s=self._timeout,
+        )
+        return {
+            document["_id"]: np.frombuffer(document["vector"], STORED).astype(np.float32)
+            for document in documents
+        }
 
     async def put_many(self, entries: Mapping[str, Vector]) -> None:
-        now = self._clock()
-        operations = [
-            ReplaceOne(
-                {"_id": key},
-                {"vector": np.asarray(vector, STORED).tobytes(), "used_at": now},
-                upsert=True,
-            )
-            for key, vector in entries.items()
-        ]
-        for batch in slices(operations, WRITE_BATCH):
-            with round_trip("upsert", self._timeout):
-                await self._collection.bulk_write(batch, ordered=False)
+        await write_entries(
+            self._collection,
+            {key: {"vector": np.asarray(v, STORED).tobytes()} for key, v in entries.items()},
+            now=self._clock(),
+            round_trip_s=self._timeout,
+        )
 
     async def evict(self, max_entries: int) -> int:
         removed = 0

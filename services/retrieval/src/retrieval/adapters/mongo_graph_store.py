@@ -1,9 +1,11 @@
 """The knowledge graph in MongoDB: one document per chunk, its entities in two array fields.
 
-``{namespace, chunk_id, about: [entity], mentions: [entity], metadata}``, with multikey indexes
-on ``(namespace, about)`` and ``(namespace, mentions)``: an entity's chunks are one index
-range per edge kind. Production's MongoDB holds it beside the chunk
-texts, so every replica reads the same graph (docs/graph.md says why not a graph database).
+``{namespace, chunk_id, about: [entity], mentions: [entity], metadata, relations: [{source,
+target, type, description}]}``, with multikey indexes on ``(namespace, about)`` and
+``(namespace, mentions)``: an entity's chunks are one index range per edge kind (a record
+written before relations were kept reads as having none). Production's MongoDB holds it
+beside the chunk texts, so every replica reads the same graph (docs/graph.md says why not a
+graph database).
 Filters are evaluated on the records read (``retrieval.domain.filters``): a lookup that
 names more than an index's fields is scanned by some MongoDB-protocol servers (SecantusDB).
 """
@@ -20,7 +22,7 @@ from retrieval.adapters.mongo_chunk_repository import mongo_errors
 from retrieval.adapters.mongo_document_ledger import key
 from retrieval.batching import slices
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
-from retrieval.domain.graph import GraphRecord
+from retrieval.domain.graph import GraphRecord, Relation
 from retrieval.errors import InvalidRequestError
 from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
 
@@ -38,6 +40,7 @@ def to_document(record: GraphRecord, namespace: str) -> dict[str, Any]:
         "about": list(record.about),
         "mentions": list(record.mentions),
         "metadata": record.metadata,
+        "relations": [relation.model_dump() for relation in record.relations],
     }
 
 
@@ -47,6 +50,7 @@ def to_record(document: dict[str, Any]) -> GraphRecord:
         about=tuple(document["about"]),
         mentions=tuple(document["mentions"]),
         metadata=document["metadata"],
+        relations=tuple(Relation(**relation) for relation in document.get("relations", ())),
     )
 
 

@@ -74,11 +74,15 @@ def parsed_reply(kind: type[Reply], payload: Any, what: str) -> Reply:
     try:
         return kind.model_validate(payload)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(map(str, problem['loc'])) or 'reply'}: {problem['msg']}"
-            for problem in error.errors()[:3]
-        )
-        raise BackendError(f"{what}: malformed reply: {problems}") from error
+        raise BackendError(f"{what}: malformed reply: {problems(error)}") from error
+
+
+def problems(error: ValidationError) -> str:
+    """The first three problems Pydantic found in a reply, each after where it is."""
+    return "; ".join(
+        f"{'.'.join(map(str, problem['loc'])) or 'reply'}: {problem['msg']}"
+        for problem in error.errors()[:3]
+    )
 
 
 def completion_from(payload: Any, what: str, model: str) -> Completion:

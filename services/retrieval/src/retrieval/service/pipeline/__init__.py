@@ -2,7 +2,6 @@
 
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
-from retrieval.ports.entity_extractor import EntityExtractor
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
 from retrieval.service.chunk_graph import ChunkGraph
@@ -14,6 +13,7 @@ from retrieval.service.pipeline.fuse import Fuse
 from retrieval.service.pipeline.graph_search import GraphSearch
 from retrieval.service.pipeline.hydrate import Hydrate
 from retrieval.service.pipeline.llm_filter import LlmFilter
+from retrieval.service.pipeline.near_names import NearNames
 from retrieval.service.pipeline.options import SearchPlan
 from retrieval.service.pipeline.query import FitQuery
 from retrieval.service.pipeline.rerank import Rerank
@@ -21,6 +21,7 @@ from retrieval.service.pipeline.rewrite import Rewriter, RewriteWeakQuery
 from retrieval.service.pipeline.search import Search
 from retrieval.service.pipeline.second_hop import SecondHop
 from retrieval.service.pipeline.stage import Candidate, Pipeline, PipelineState, Stage
+from retrieval.service.pipeline.texts import CandidateTexts
 from retrieval.service.pipeline.threshold import ScoreThreshold
 from retrieval.service.pipeline.widen import Widen
 
@@ -34,7 +35,6 @@ def retrieval_stages(
     rewriter: Rewriter,
     llm: Llm,
     ledger: DocumentLedger,
-    entities: EntityExtractor,
     graph: ChunkGraph,
 ) -> tuple[Stage, ...]:
     """Fit the query to the model, search (dense, keyword and graph at once), fuse, follow the names
@@ -43,10 +43,11 @@ def retrieval_stages(
     drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
     texts (a chunk of a version just replaced shows the current one), widen them to their
     neighbouring chunks."""
+    texts = CandidateTexts(chunks, CurrentVersions(ledger, chunks))
     search = (
-        Search(embedder, index, keywords, GraphSearch(graph)),
+        Search(embedder, index, keywords, GraphSearch(graph, NearNames(keywords, chunks))),
         Fuse(),
-        SecondHop(entities, keywords, chunks),
+        SecondHop(graph, texts),
     )
     scoring = (CompleteDenseScores(embedder, index), ScoreThreshold())
     return (
@@ -54,11 +55,11 @@ def retrieval_stages(
         *search,
         *scoring,
         RewriteWeakQuery(rewriter, search, scoring),
-        Rerank(reranker, chunks),
+        Rerank(reranker, texts),
         Compress(),
-        LlmFilter(llm, chunks),
+        LlmFilter(llm, texts),
         Diversify(),
-        Hydrate(chunks, CurrentVersions(ledger, chunks)),
+        Hydrate(texts),
         Widen(chunks),
     )
 

@@ -11,9 +11,9 @@ from retrieval.batching import gather_bounded, slices
 from retrieval.domain.chat import ChatMessage
 from retrieval.domain.ranking.relevance import Judgement, read_judgement
 from retrieval.errors import BackendError, BackendNotConfiguredError, InvalidRequestError
-from retrieval.ports import ChunkRepository
 from retrieval.ports.llm import Llm
-from retrieval.service.pipeline.stage import PipelineState, with_texts
+from retrieval.service.pipeline.stage import PipelineState
+from retrieval.service.pipeline.texts import CandidateTexts
 
 log = structlog.get_logger("retrieval")
 
@@ -33,23 +33,24 @@ class LlmFilter:
     """Asks the language model which of the first ``JUDGED_PER_MATCH * top_k`` candidates
     help answer the query and keeps those, in their order; the candidates past them are
     dropped (every match returned was judged). Their texts are fetched here, in one round
-    trip, and kept for ``Hydrate``. The model reads ``llm_filter_batch`` numbered passages a
+    trip, and kept for ``Hydrate`` (a chunk of a version just replaced is judged in its
+    current version, ``CandidateTexts``). The model reads ``llm_filter_batch`` numbered passages a
     call, ``llm_filter_concurrency`` calls at a time. A call that fails, or whose reply
     cannot be read, keeps its batch, with a warning and ``llm_filter`` in ``degraded``. A
     candidate without a stored text is left for ``Hydrate`` to skip."""
 
     name = LLM_FILTER_STAGE
 
-    def __init__(self, llm: Llm, chunks: ChunkRepository) -> None:
+    def __init__(self, llm: Llm, texts: CandidateTexts) -> None:
         self._llm = llm
-        self._chunks = chunks
+        self._texts = texts
 
     async def run(self, state: PipelineState) -> PipelineState:
         plan = state.plan
         if not plan.llm_filter or not state.candidates:
             return state
         judged = state.candidates[: JUDGED_PER_MATCH * state.query.top_k]
-        chunks = await with_texts(state, judged, self._chunks)
+        chunks = await self._texts.of(state, judged)
         batches = slices(
             [c.chunk_id for c in judged if c.chunk_id in chunks], plan.llm_filter_batch
         )

@@ -4,9 +4,9 @@ import structlog
 
 from retrieval.domain.models import RERANK, RERANK_STAGE
 from retrieval.errors import BackendError, BackendNotConfiguredError
-from retrieval.ports import ChunkRepository
 from retrieval.ports.reranker import Reranker
-from retrieval.service.pipeline.stage import Candidate, PipelineState, with_texts
+from retrieval.service.pipeline.stage import Candidate, PipelineState
+from retrieval.service.pipeline.texts import CandidateTexts
 
 log = structlog.get_logger("retrieval")
 
@@ -14,21 +14,22 @@ log = structlog.get_logger("retrieval")
 class Rerank:
     """Reorders the first ``rerank_depth`` candidates with a cross-encoder that reads each
     chunk's text with the query; the candidates past them are dropped. Their texts are
-    fetched here, in one round trip, and kept for ``Hydrate``. When the reranker fails (or
+    fetched here, in one round trip, and kept for ``Hydrate`` (a chunk of a version just
+    replaced is read in its current version, ``CandidateTexts``). When the reranker fails (or
     none is configured) the incoming order stays, with a warning and ``rerank`` in
     ``degraded``."""
 
     name = RERANK_STAGE
 
-    def __init__(self, reranker: Reranker, chunks: ChunkRepository) -> None:
+    def __init__(self, reranker: Reranker, texts: CandidateTexts) -> None:
         self._reranker = reranker
-        self._chunks = chunks
+        self._texts = texts
 
     async def run(self, state: PipelineState) -> PipelineState:
         if not state.plan.rerank or not state.candidates:
             return state
         considered = state.candidates[: state.plan.rerank_depth]
-        chunks = await with_texts(state, considered, self._chunks)
+        chunks = await self._texts.of(state, considered)
         present = [c for c in considered if c.chunk_id in chunks]
         try:
             ranked = await self._reranker.rerank(

@@ -9,20 +9,20 @@ first paragraph found (Kiss and Tell's) mentions.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 
 import structlog
 
-from retrieval.domain.chunk_identity import query_filter
-from retrieval.domain.graph import without_title
-from retrieval.domain.keywords import KeywordMatch
+from retrieval.domain.chunk_identity import document_of, query_filter
+from retrieval.domain.graph import GraphRecord, without_title
 from retrieval.domain.models import RagChunk
 from retrieval.domain.names import name_key, names_in
 from retrieval.domain.ranking.links import follow_links
 from retrieval.errors import BackendError, BackendNotConfiguredError
-from retrieval.ports import ChunkRepository, KeywordIndex
-from retrieval.ports.entity_extractor import EntityExtractor
-from retrieval.service.pipeline.stage import PipelineState, with_texts
+from retrieval.service.chunk_graph import ChunkGraph
+from retrieval.service.pipeline.stage import PipelineState
+from retrieval.service.pipeline.texts import CandidateTexts
 
 log = structlog.get_logger("retrieval")
 
@@ -36,58 +36,56 @@ LINKS_FOUND = "second_hop_links"
 class SecondHop:
     """Follows the names the best ``sources`` candidates mention to the documents about them.
 
-    From each source's text (its title heading aside), the first ``names_per_source`` names
-    the query does not name are searched in the keyword index (``hits_per_name`` matches
-    each, in the query's namespace and with its filter); a match whose document's title is
-    that name (a parenthesised qualifier aside: ``Kiss and Tell (1945 film)``) is a link.
-    The first ``links_per_source`` links of each source, in the order it mentions them, come
-    right after it in the ranking with a discounted score (``follow_links``); a chunk ranked
-    higher already stays where it is.
+    The names of each source's text (its title heading aside) that the query does not name,
+    ``names_per_source`` at most, are looked up in the knowledge graph in one read: the
+    chunks about them (their document's title names them: ``Kiss and Tell (1945 film)``,
+    ``Newark, New Jersey``), in the query's namespace and filter. Of the documents a source
+    leads to (the sources' own aside), those the searches ranked come first, best first,
+    then the others in the order the source mentions them; one chunk each. The first
+    ``links_per_source`` come right after their source in the ranking with a discounted
+    score (``follow_links``); a chunk ranked higher already stays where it is.
 
-    Costs a ``get_many`` of the sources' texts (kept for the later stages), one keyword
-    search per distinct name, all at once, and a ``get_many`` of the matches' texts. When the
-    keyword index fails, the ranking stays as it was, with ``second_hop`` in ``degraded``.
+    Costs a ``get_many`` of the sources' texts (kept for the later stages) and one graph
+    lookup. When the graph store fails, the ranking stays as it was, with ``second_hop`` in
+    ``degraded``.
     """
 
     name = SECOND_HOP_STAGE
 
     def __init__(
         self,
-        entities: EntityExtractor,
-        keywords: KeywordIndex,
-        chunks: ChunkRepository,
+        graph: ChunkGraph,
+        texts: CandidateTexts,
         *,
         sources: int = 3,
-        names_per_source: int = 8,
-        hits_per_name: int = 3,
+        names_per_source: int = 24,
         links_per_source: int = 2,
     ) -> None:
-        self._entities = entities
-        self._keywords = keywords
-        self._chunks = chunks
+        self._graph = graph
+        self._texts = texts
         self._sources = sources
         self._names_per_source = names_per_source
-        self._hits_per_name = hits_per_name
         self._links_per_source = links_per_source
 
     async def run(self, state: PipelineState) -> PipelineState:
         if not state.plan.second_hop or not state.candidates:
             return state
         leading = state.candidates[: self._sources]
-        texts = await with_texts(state, leading, self._chunks)
+        texts = await self._texts.of(state, leading)
         sources = [texts[c.chunk_id] for c in leading if c.chunk_id in texts]
         names = await self._names(sources, name_key(state.text))
         searched = list(dict.fromkeys(name for found in names.values() for name in found))
         try:
-            matches = await asyncio.gather(*(self._search(name, state) for name in searched))
+            about = await self._graph.store.about(
+                searched, namespace=state.namespace, filter=query_filter(state.query)
+            )
         except (BackendError, BackendNotConfiguredError) as error:
             log.warning("retrieve.second_hop_failed", error=str(error))
             return state.updated(chunks=texts, degraded=(*state.degraded, SECOND_HOP))
-        hits = dict(zip(searched, matches, strict=True))
-        missing = list(dict.fromkeys(m.id for found in matches for m in found if m.id not in texts))
-        if missing:
-            texts = {**texts, **await self._chunks.get_many(missing, state.namespace)}
-        links = {source: self._linked(source, names[source], hits, texts) for source in names}
+        standing = {c.chunk_id: position for position, c in enumerate(state.candidates)}
+        leaders = {document_of(c.chunk_id) for c in leading}
+        links = {source: linked(found, about, standing, leaders) for source, found in names.items()}
+        links = {source: found[: self._links_per_source] for source, found in links.items()}
         return state.updated(
             candidates=tuple(follow_links(state.candidates, links, SECOND_HOP)),
             chunks=texts,
@@ -99,39 +97,35 @@ class SecondHop:
         )
 
     async def _names(self, sources: Sequence[RagChunk], query: str) -> dict[str, list[str]]:
-        """The names each source's text mentions that the query does not, by chunk id."""
+        """The keys of the names each source's text mentions that the query does not, by
+        chunk id."""
         mentioned = await asyncio.gather(
-            *(self._entities.extract(without_title(chunk)) for chunk in sources)
+            *(self._graph.entities.extract(without_title(chunk)) for chunk in sources)
         )
         return {
-            chunk.chunk_id: [name for name in found if not names_in(query, name)][
-                : self._names_per_source
-            ]
+            chunk.chunk_id: list(
+                dict.fromkeys(name_key(name) for name in found if not names_in(query, name))
+            )[: self._names_per_source]
             for chunk, found in zip(sources, mentioned, strict=True)
         }
 
-    async def _search(self, name: str, state: PipelineState) -> list[KeywordMatch]:
-        return await self._keywords.query(
-            name,
-            top_k=self._hits_per_name,
-            namespace=state.namespace,
-            filter=query_filter(state.query),
-        )
 
-    def _linked(
-        self,
-        source: str,
-        names: Sequence[str],
-        hits: dict[str, list[KeywordMatch]],
-        texts: dict[str, RagChunk],
-    ) -> list[str]:
-        """The chunks about the names ``source`` mentions, in the order it mentions them."""
-        linked = dict.fromkeys(
-            match.id
-            for name in names
-            for match in hits[name]
-            if match.id != source
-            and match.id in texts
-            and name_key(texts[match.id].title) == name_key(name)
-        )
-        return list(linked)[: self._links_per_source]
+def linked(
+    names: Sequence[str],
+    about: Sequence[GraphRecord],
+    standing: dict[str, int],
+    leaders: set[str],
+) -> list[str]:
+    """One chunk of each document about one of ``names`` but the ``leaders`` (the sources,
+    already on top): the documents the searches ranked (by ``standing``, their best chunk)
+    before those they did not (in the order of ``names``, their first chunk by id)."""
+    order = {name: position for position, name in enumerate(names)}
+    best: dict[str, tuple[float, int, str]] = {}
+    for record in about:
+        document = document_of(record.id)
+        mentioned = [order[entity] for entity in record.about if entity in order]
+        if not mentioned or document in leaders:
+            continue
+        rank = (standing.get(record.id, math.inf), min(mentioned), record.id)
+        best[document] = min(best.get(document, rank), rank)
+    return [chunk_id for _, _, chunk_id in sorted(best.values())]

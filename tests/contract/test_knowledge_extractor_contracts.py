@@ -1,0 +1,54 @@
+"""Every KnowledgeExtractor honours one contract: names only from the rule-based extractor,
+the chat model's (scripted, and over HTTP against the loopback stand-in), and either behind
+the extraction cache."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from retrieval.adapters.llm_knowledge import LlmKnowledgeExtractor
+from retrieval.adapters.names_only import NamesOnly
+from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
+from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.service.cached_knowledge import CachedKnowledgeExtractor
+from retrieval_testkit import InMemoryExtractionCache, OpenAiStandIn, ScriptedLlm
+from retrieval_testkit.contracts.knowledge_extractor import (
+    KnowledgeExtractorContract,
+    capable_model,
+)
+
+
+class TestNamesOnlyRuleBased(KnowledgeExtractorContract):
+    @pytest.fixture
+    def extractor(self) -> NamesOnly:
+        return NamesOnly(RuleBasedEntityExtractor())
+
+
+class TestLlmKnowledgeExtractor(KnowledgeExtractorContract):
+    @pytest.fixture
+    def extractor(self) -> LlmKnowledgeExtractor:
+        return LlmKnowledgeExtractor(ScriptedLlm(capable_model))
+
+
+class TestLlmKnowledgeExtractorOverHttp(KnowledgeExtractorContract):
+    @pytest.fixture
+    def standin(self) -> Iterator[OpenAiStandIn]:
+        with OpenAiStandIn(reply=capable_model) as running:
+            yield running
+
+    @pytest.fixture
+    async def extractor(self, standin: OpenAiStandIn) -> AsyncIterator[LlmKnowledgeExtractor]:
+        llm = OpenAiChatLlm(
+            standin.base_url, None, standin.model, request_timeout_s=2.0, call_timeout_s=5.0
+        )
+        yield LlmKnowledgeExtractor(llm)
+        await llm.close()
+
+
+class TestCachedKnowledgeExtractor(KnowledgeExtractorContract):
+    @pytest.fixture
+    def extractor(self) -> CachedKnowledgeExtractor:
+        inner = LlmKnowledgeExtractor(ScriptedLlm(capable_model))
+        return CachedKnowledgeExtractor(inner, InMemoryExtractionCache())
