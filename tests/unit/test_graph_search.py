@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from retrieval.adapters.names_only import RULES_VERSION
 from retrieval.container import running
 from retrieval.domain.chunk_identity import keyword_record
 from retrieval.domain.graph import (
@@ -14,6 +15,7 @@ from retrieval.domain.graph import (
     Extraction,
     Relation,
     graph_record,
+    record_version,
     relation,
 )
 from retrieval.domain.models import GRAPH, RagDocument, RetrievalOptions, RetrievalQuery
@@ -211,3 +213,23 @@ async def test_graph_records_follow_their_chunks_through_delete_and_repair(
         await app.ingestion.delete_document("temple", NS)
         assert [page async for page in store.list_ids(NS, prefix="temple#")] == []
         assert await store.count(NS) == len(CORPUS) - 1
+
+
+async def test_a_repair_makes_again_the_records_another_extractor_made(tmp_path: Path) -> None:
+    settings = Settings(_env_file=None, data_dir=tmp_path)
+    store = InMemoryGraphStore()
+    container = in_memory_container(settings, graph_store=store)
+    async with running(settings, container) as app:
+        await app.ingestion.ingest(documents(), NS)
+        written = await store.about(["kiss and tell", "shirley temple"], namespace=NS)
+        assert {record.version for record in written} == {record_version(RULES_VERSION)}
+        older = [r.model_copy(update={"mentions": (), "version": ""}) for r in written]
+        await store.upsert(older, NS)
+
+        found = await app.ingestion.reconcile(NS, dry_run=True)
+        assert (found.outdated_graph, found.documents_to_repair) == (2, 2)
+        assert (found.texts_without_graph, found.graph_without_texts) == (0, 0)
+        repaired = await app.ingestion.reconcile(NS)
+        assert repaired.repaired_documents == 2
+        assert await store.about(["kiss and tell", "shirley temple"], namespace=NS) == written
+        assert (await app.ingestion.reconcile(NS, dry_run=True)).is_consistent

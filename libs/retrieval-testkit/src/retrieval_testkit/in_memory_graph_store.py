@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from retrieval.domain.filters import evaluate, parse_filter
 from retrieval.domain.graph import GraphRecord
 from retrieval.errors import InvalidRequestError
-from retrieval.ports.vector_index import MetadataFilter
+from retrieval.ports.vector_index import MetadataFilter, id_pages
 from retrieval_testkit.namespaced_records import NamespacedRecords
 
 
@@ -51,6 +51,13 @@ class InMemoryGraphStore(NamespacedRecords[GraphRecord]):
             for _, record in sorted(self._namespaces.get(namespace, {}).items())
             if wanted & set(record.about) and evaluate(expression, record.metadata)
         ]
+
+    async def outdated_ids(
+        self, namespace: str, version: str, *, prefix: str | None = None
+    ) -> AsyncIterator[list[str]]:
+        records = self._namespaces.get(namespace, {})
+        for page in id_pages([i for i, r in records.items() if r.version != version], prefix):
+            yield page
 
     async def entity_count(self, namespace: str) -> int:
         records = self._namespaces.get(namespace, {}).values()

@@ -134,6 +134,29 @@ class GraphStoreContract:
         assert await listed(store, prefix="dog") == [["dog#0"]]
         assert await listed(store, "empty") == []
 
+    async def test_records_of_another_version_are_listed_by_prefix(self, store) -> None:
+        current = [
+            record(f"doc#{n:04d}", f"e{n}").model_copy(update={"version": "v2"}) for n in range(3)
+        ]
+        older = [
+            record("doc#0100", "old").model_copy(update={"version": "v1"}),
+            record("dog#0", "unversioned"),
+            *(
+                record(f"doc#{n:04d}", "x").model_copy(update={"version": "v1"})
+                for n in range(200, 200 + LIST_PAGE_SIZE)
+            ),
+        ]
+        await store.upsert([*current, *older], NS)
+        outdated = [page async for page in store.outdated_ids(NS, "v2")]
+        assert [len(page) for page in outdated] == [LIST_PAGE_SIZE, 2]
+        assert [i for page in outdated for i in page] == sorted(r.id for r in older)
+        assert [p async for p in store.outdated_ids(NS, "v2", prefix="dog")] == [["dog#0"]]
+        assert [p async for p in store.outdated_ids(NS, "v1", prefix="doc#000")] == [
+            [r.id for r in current]
+        ]
+        assert (await store.about(["old"], namespace=NS))[0].version == "v1"
+        assert [p async for p in store.outdated_ids("empty", "v2")] == []
+
     async def test_counts(self, filled) -> None:
         assert await filled.count(NS) == 4
         assert await filled.entity_count(NS) == 5

@@ -41,6 +41,7 @@ def to_document(record: GraphRecord, namespace: str) -> dict[str, Any]:
         "mentions": list(record.mentions),
         "metadata": record.metadata,
         "relations": [relation.model_dump() for relation in record.relations],
+        "version": record.version,
     }
 
 
@@ -51,6 +52,7 @@ def to_record(document: dict[str, Any]) -> GraphRecord:
         mentions=tuple(document["mentions"]),
         metadata=document["metadata"],
         relations=tuple(Relation(**relation) for relation in document.get("relations", ())),
+        version=document.get("version", ""),
     )
 
 
@@ -145,17 +147,25 @@ class MongoGraphStore:
             with mongo_errors("delete"):
                 await self._collection.bulk_write(operations, ordered=True)
 
-    async def list_ids(
-        self, namespace: str, *, prefix: str | None = None
+    def list_ids(self, namespace: str, *, prefix: str | None = None) -> AsyncIterator[list[str]]:
+        return self._ids({"namespace": namespace}, prefix)
+
+    def outdated_ids(
+        self, namespace: str, version: str, *, prefix: str | None = None
     ) -> AsyncIterator[list[str]]:
+        return self._ids({"namespace": namespace, "version": {"$ne": version}}, prefix)
+
+    async def _ids(self, query: dict[str, Any], prefix: str | None) -> AsyncIterator[list[str]]:
+        """The ``chunk_id`` of the records ``query`` selects, in pages of ascending ids."""
         ids: dict[str, str] = {"$gte": prefix or ""}
         if prefix:
             ids["$lt"] = prefix + chr(0x10FFFF)
         while True:
-            query = {"namespace": namespace, "chunk_id": ids}
             with mongo_errors("find"):
                 found = (
-                    await self._collection.find(query, {"_id": False, "chunk_id": True})
+                    await self._collection.find(
+                        {**query, "chunk_id": ids}, {"_id": False, "chunk_id": True}
+                    )
                     .sort("chunk_id", ASCENDING)
                     .limit(LIST_PAGE_SIZE)
                     .to_list(None)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from retrieval.domain.graph import Extraction
 from retrieval.ports.entity_extractor import EntityExtractor
 
-RULES_VERSION = "rules:1"
-"""The version of the rule-based extractor's output (``RuleBasedEntityExtractor``)."""
+RULES_VERSION = "rules:2"
+"""The version of the rule-based extractor's output (``RuleBasedEntityExtractor``); 2: names
+with the year or ordinal written before them."""
 
 
 class NamesOnly:

@@ -26,6 +26,9 @@ MAX_DESCRIPTION_CHARS = 200
 RELATION_TYPE = r"^[A-Z0-9]+(?:_[A-Z0-9]+)*$"
 RELATED = "RELATED_TO"
 """The type of a relation whose stated type reads as none."""
+RECORD_FORMAT = "graph:2"
+"""Changes with how a record is made from a chunk and its extraction (``graph_record``, the
+title keys): records of another format, or another extractor, are made again by a repair."""
 
 
 class Relation(Frozen):
@@ -83,16 +86,26 @@ class GraphRecord(Frozen):
     relations: tuple[Relation, ...] = Field(
         default=(), max_length=MAX_RELATIONS, description="Relations its text states."
     )
+    version: str = Field(
+        default="",
+        description="The record format and extractor that made it (``record_version``); "
+        "empty for records written before versions were kept.",
+    )
 
     @property
     def entities(self) -> tuple[str, ...]:
         return (*self.about, *self.mentions)
 
 
-def graph_record(chunk: RagChunk, extraction: Extraction) -> GraphRecord:
-    """The record of a chunk whose text states ``extraction`` (an extractor's output): the
-    entities of its relations are mentioned too; its first ``MAX_RELATIONS`` distinct
-    relations are kept."""
+def record_version(extractor: str) -> str:
+    """The version of the records an extractor of version ``extractor`` makes."""
+    return f"{RECORD_FORMAT}/{extractor}"
+
+
+def graph_record(chunk: RagChunk, extraction: Extraction, version: str = "") -> GraphRecord:
+    """The record of a chunk whose text states ``extraction`` (an extractor's output, made
+    in ``version``): the entities of its relations are mentioned too; its first
+    ``MAX_RELATIONS`` distinct relations are kept."""
     about = title_keys(chunk.title)
     relations = tuple(dict.fromkeys(extraction.relations))[:MAX_RELATIONS]
     keys = (
@@ -106,6 +119,7 @@ def graph_record(chunk: RagChunk, extraction: Extraction) -> GraphRecord:
         mentions=tuple(mentions),
         metadata=vector_metadata(chunk),
         relations=relations,
+        version=version,
     )
 
 

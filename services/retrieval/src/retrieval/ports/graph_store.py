@@ -54,6 +54,13 @@ class GraphStore(Protocol):
         code point order, non-empty pages of at most ``LIST_PAGE_SIZE``."""
         ...
 
+    def outdated_ids(
+        self, namespace: str, version: str, *, prefix: str | None = None
+    ) -> AsyncIterator[list[str]]:
+        """The ids of the namespace's records whose ``version`` is not ``version`` (made by
+        another extractor or record format), as ``list_ids`` lists them."""
+        ...
+
     async def count(self, namespace: str) -> int:
         """Records in the namespace (0 for one never written)."""
         ...

@@ -4,11 +4,11 @@ graph store."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from retrieval.batching import slices
-from retrieval.domain.graph import Extraction, graph_record, without_title
+from retrieval.domain.graph import Extraction, graph_record, record_version, without_title
 from retrieval.domain.models import RagChunk
 from retrieval.ports.entity_extractor import EntityExtractor
 from retrieval.ports.graph_store import GraphStore
@@ -31,6 +31,15 @@ class ChunkGraph:
     entities: EntityExtractor
     knowledge: KnowledgeExtractor
 
+    @property
+    def version(self) -> str:
+        """The version of the records written here (``record_version``): a repair makes the
+        records of any other again."""
+        return record_version(self.knowledge.version)
+
+    def outdated_ids(self, namespace: str, prefix: str | None = None) -> AsyncIterator[list[str]]:
+        return self.store.outdated_ids(namespace, self.version, prefix=prefix)
+
     async def add(self, chunks: Sequence[RagChunk], namespace: str) -> None:
         """The graph records of chunks whose texts are stored (the title heading aside: the
         chunk is about its title, it does not mention it)."""
@@ -42,5 +51,7 @@ class ChunkGraph:
                 *(self.knowledge.extract(without_title(c)) for c in batch)
             )
             await asyncio.sleep(0)
-        records = [graph_record(c, stated) for c, stated in zip(chunks, found, strict=True)]
+        records = [
+            graph_record(c, stated, self.version) for c, stated in zip(chunks, found, strict=True)
+        ]
         await self.store.upsert(records, namespace)

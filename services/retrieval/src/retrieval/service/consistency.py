@@ -61,6 +61,15 @@ class ChunkStores:
             async for page in self.graph.store.list_ids(namespace, prefix=prefix):
                 yield page
 
+    async def outdated_graph_ids(
+        self, namespace: str, prefix: str | None = None
+    ) -> AsyncIterator[list[str]]:
+        """The ids of the graph's records another extractor or record format made (none
+        when no graph is kept)."""
+        if self.graph is not None:
+            async for page in self.graph.outdated_ids(namespace, prefix):
+                yield page
+
 
 @dataclass
 class NamespaceAudit:
@@ -72,6 +81,8 @@ class NamespaceAudit:
     records: dict[str, DocumentRecord] = field(default_factory=dict)
     graph: set[str] | None = None
     """Graph record ids; None when no graph is kept."""
+    outdated_graph: set[str] = field(default_factory=set)
+    """Ids of graph records another extractor or record format made."""
 
     @property
     def texts_without_vectors(self) -> set[str]:
@@ -141,6 +152,7 @@ class NamespaceAudit:
             | self.keywords_without_texts
             | self.texts_without_graph
             | self.graph_without_texts
+            | self.outdated_graph
             | self.stale
             | self.broken
         )
@@ -161,6 +173,9 @@ async def audit(stores: ChunkStores, ledger: DocumentLedger, namespace: str) -> 
         result.keywords.update(keyword_page)
     if stores.graph is not None:
         result.graph = {i async for page in stores.graph_ids(namespace) for i in page}
+        result.outdated_graph = {
+            i async for page in stores.outdated_graph_ids(namespace) for i in page
+        }
     async for text_page in stores.texts.list_chunks(namespace):
         result.texts.update(text_page)
     async for record_page in ledger.list_records(namespace):

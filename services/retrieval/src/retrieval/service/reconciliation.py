@@ -4,7 +4,8 @@ Per document, under its lease:
 - a PENDING write whose chunks are all whole is committed (rolled forward), otherwise the
   chunks it added are removed and the previous version restored (rolled back);
 - a committed chunk whose text lacks a vector is embedded again from its stored text, one
-  that lacks a keyword entry or a graph record is indexed again from it;
+  that lacks a keyword entry or a graph record is indexed again from it, and so is one whose
+  graph record another extractor or record format made (``ChunkGraph.version``);
 - a committed chunk whose text is gone loses its vector and keyword entry too, and the
   record's fingerprint
   is cleared so the next ingest of that document writes it whole again;
@@ -55,6 +56,11 @@ class ReconcileReport(Frozen):
     graph_without_texts: int = Field(
         default=0, ge=0, description="Graph records whose chunk text is missing."
     )
+    outdated_graph: int = Field(
+        default=0,
+        ge=0,
+        description="Graph records another extractor or record format made, made again.",
+    )
     stale_chunks: int = Field(ge=0, description="Stored chunks of no current version.")
     pending_documents: int = Field(ge=0, description="Documents left half-ingested.")
     documents_to_repair: int = Field(ge=0, description="Documents with any of the above.")
@@ -82,6 +88,7 @@ def found_in(namespace: str, result: NamespaceAudit, dry_run: bool) -> Reconcile
         texts_without_keywords=len(result.texts_without_keywords),
         texts_without_graph=len(result.texts_without_graph),
         graph_without_texts=len(result.graph_without_texts),
+        outdated_graph=len(result.outdated_graph),
         stale_chunks=len(result.stale),
         pending_documents=len(result.pending),
         documents_to_repair=len(result.documents_to_repair),
@@ -176,22 +183,26 @@ class Reconciliation:
         keywords = {
             c async for page in stores.keywords.list_ids(namespace, prefix=prefix) for c in page
         }
-        graph = (
+        listed = (
             {c async for page in stores.graph_ids(namespace, prefix=prefix) for c in page}
             if stores.graph is not None
             else set(texts)
         )
+        graph = listed - {
+            c async for page in stores.outdated_graph_ids(namespace, prefix=prefix) for c in page
+        }
         if record.state is DocumentState.PENDING:
             if set(record.chunk_ids) <= texts & vectors & keywords & graph:
                 record = record.commit()
             else:
                 fresh = set(record.fresh)
                 await stores.remove(sorted(fresh), namespace)
-                texts, vectors, keywords, graph = (
+                texts, vectors, keywords, graph, listed = (
                     texts - fresh,
                     vectors - fresh,
                     keywords - fresh,
                     graph - fresh,
+                    listed - fresh,
                 )
                 record = record.abandon()
         keep = set(record.chunk_ids) if record.state is DocumentState.COMMITTED else set()
@@ -202,7 +213,7 @@ class Reconciliation:
                 update={"chunk_ids": tuple(sorted(keep - lost)), "fingerprint": None}
             )
             keep -= lost
-        await stores.remove(sorted((texts | vectors | keywords | graph) - keep), namespace)
+        await stores.remove(sorted((texts | vectors | keywords | listed) - keep), namespace)
         await self._ledger.save([record.cleaned()], lease)
         return not lost
 
