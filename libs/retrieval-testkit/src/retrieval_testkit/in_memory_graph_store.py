@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Sequence
 from retrieval.domain.filters import evaluate, parse_filter
 from retrieval.domain.graph import GraphRecord
 from retrieval.errors import InvalidRequestError
+from retrieval.ports.graph_store import ABOUT_READ
 from retrieval.ports.vector_index import MetadataFilter, id_pages
 from retrieval_testkit.namespaced_records import NamespacedRecords
 
@@ -46,11 +47,12 @@ class InMemoryGraphStore(NamespacedRecords[GraphRecord]):
     ) -> list[GraphRecord]:
         expression = parse_filter(filter)
         wanted = set(entities)
-        return [
+        read = [
             record
             for _, record in sorted(self._namespaces.get(namespace, {}).items())
-            if wanted & set(record.about) and evaluate(expression, record.metadata)
-        ]
+            if wanted & set(record.about)
+        ][:ABOUT_READ]
+        return [record for record in read if evaluate(expression, record.metadata)]
 
     async def outdated_ids(
         self, namespace: str, version: str, *, prefix: str | None = None

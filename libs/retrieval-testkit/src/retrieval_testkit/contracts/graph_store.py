@@ -6,7 +6,7 @@ import pytest
 
 from retrieval.domain.graph import GraphRecord, Relation
 from retrieval.errors import InvalidFilterError, InvalidRequestError
-from retrieval.ports.graph_store import GraphStore
+from retrieval.ports.graph_store import ABOUT_READ, GraphStore
 from retrieval.ports.vector_index import LIST_PAGE_SIZE
 
 NS = "contract"
@@ -156,6 +156,16 @@ class GraphStoreContract:
         ]
         assert (await store.about(["old"], namespace=NS))[0].version == "v1"
         assert [p async for p in store.outdated_ids("empty", "v2")] == []
+
+    async def test_a_lookup_of_what_many_records_are_about_reads_a_bounded_number(
+        self, store
+    ) -> None:
+        book = [record(f"book#{n:05d}", "london", "thames") for n in range(ABOUT_READ + 5)]
+        await store.upsert([*book, TEMPLE], NS)
+        found = await store.about(["london", "shirley temple"], namespace=NS)
+        assert len(found) <= ABOUT_READ
+        assert {r.id for r in found} <= {r.id for r in [*book, TEMPLE]}
+        assert [r.id for r in found] == sorted(r.id for r in found)
 
     async def test_counts(self, filled) -> None:
         assert await filled.count(NS) == 4

@@ -24,6 +24,7 @@ from retrieval.batching import slices
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
 from retrieval.domain.graph import GraphRecord, Relation
 from retrieval.errors import InvalidRequestError
+from retrieval.ports.graph_store import ABOUT_READ
 from retrieval.ports.vector_index import LIST_PAGE_SIZE, MetadataFilter
 
 WRITE_BATCH = 500
@@ -128,7 +129,7 @@ class MongoGraphStore:
         expression = parse_filter(filter)
         query = {"namespace": namespace, "about": {"$in": list(dict.fromkeys(entities))}}
         with mongo_errors("find"):
-            found = await self._collection.find(query).to_list(None)
+            found = await self._collection.find(query).limit(ABOUT_READ).to_list(None)
         records = sorted((to_record(d) for d in found), key=lambda record: record.id)
         return [record for record in records if evaluate(expression, record.metadata)]
 

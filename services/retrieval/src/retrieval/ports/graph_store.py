@@ -6,6 +6,9 @@ from typing import Protocol
 from retrieval.domain.graph import GraphRecord
 from retrieval.ports.vector_index import MetadataFilter
 
+ABOUT_READ = 1000
+"""The most records one ``about`` lookup reads."""
+
 
 class GraphStore(Protocol):
     """The entities each chunk is about and mentions (``retrieval.domain.graph``), partitioned
@@ -39,7 +42,9 @@ class GraphStore(Protocol):
         filter: MetadataFilter | None = None,
     ) -> list[GraphRecord]:
         """The records about any of ``entities`` that pass ``filter``, by id, in one round
-        trip: the chunks of the documents those entities title."""
+        trip: the chunks of the documents those entities title. At most ``ABOUT_READ``
+        records are read (those past it, which ones unspecified, are left out), so a lookup
+        of an entity whole books are about stays bounded."""
         ...
 
     async def delete(
