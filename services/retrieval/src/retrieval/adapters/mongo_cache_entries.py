@@ -9,7 +9,7 @@ entries found forward when it is older than ``refresh_after``; writes send at mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -82,3 +82,40 @@ async def write_entries(
     for batch in slices(operations, WRITE_BATCH):
         with round_trip("upsert", round_trip_s):
             await collection.bulk_write(batch, ordered=False)
+
+
+class MongoCacheEntries:
+    """A cache's collection, with its expiry and deadlines; the caches store their entries'
+    fields through ``_read`` and ``_write``."""
+
+    def __init__(
+        self,
+        collection: Any,
+        *,
+        ttl_days: int,
+        timeout_ms: int = 10_000,
+        refresh_after: timedelta = timedelta(days=1),
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._collection = collection
+        self._ttl_seconds = ttl_days * SECONDS_PER_DAY
+        self._round_trip_s = timeout_ms / 1000
+        self._refresh_after = refresh_after
+        self._clock = clock
+
+    async def ensure_indexes(self) -> None:
+        await ensure_ttl_index(self._collection, self._ttl_seconds)
+
+    async def _read(self, keys: Sequence[str]) -> list[dict[str, Any]]:
+        return await read_entries(
+            self._collection,
+            keys,
+            now=self._clock(),
+            refresh_after=self._refresh_after,
+            round_trip_s=self._round_trip_s,
+        )
+
+    async def _write(self, entries: Mapping[str, dict[str, Any]]) -> None:
+        await write_entries(
+            self._collection, entries, now=self._clock(), round_trip_s=self._round_trip_s
+        )

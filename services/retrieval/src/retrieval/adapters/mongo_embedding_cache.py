@@ -21,71 +21,38 @@ replaces the client's ``timeoutMS``): a slow cache is given up on, never waited 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from pymongo import ASCENDING
 
-from retrieval.adapters.mongo_cache_entries import (
-    READ_BATCH,
-    SECONDS_PER_DAY,
-    ensure_ttl_index,
-    read_entries,
-    utc_now,
-    write_entries,
-)
+from retrieval.adapters.mongo_cache_entries import READ_BATCH, MongoCacheEntries
 from retrieval.adapters.mongo_chunk_repository import round_trip
 from retrieval.ports.embedder import Vector
 
 STORED = np.dtype("<f4")
 
 
-class MongoEmbeddingCache:
-    def __init__(
-        self,
-        collection: Any,
-        *,
-        ttl_days: int = 30,
-        timeout_ms: int = 10_000,
-        refresh_after: timedelta = timedelta(days=1),
-        clock: Callable[[], datetime] = utc_now,
-    ) -> None:
-        self._collection = collection
-        self._ttl_seconds = ttl_days * SECONDS_PER_DAY
-        self._timeout = timeout_ms / 1000
-        self._refresh_after = refresh_after
-        self._clock = clock
-
-    async def ensure_indexes(self) -> None:
-        await ensure_ttl_index(self._collection, self._ttl_seconds)
+class MongoEmbeddingCache(MongoCacheEntries):
+    def __init__(self, collection: Any, *, ttl_days: int = 30, **options: Any) -> None:
+        super().__init__(collection, ttl_days=ttl_days, **options)
 
     async def get_many(self, keys: Sequence[str]) -> dict[str, Vector]:
-        documents = await read_entries(
-            self._collection,
-            keys,
-            now=self._clock(),
-            refresh_after=self._refresh_after,
-            round_trip_s=self._timeout,
-        )
         return {
             document["_id"]: np.frombuffer(document["vector"], STORED).astype(np.float32)
-            for document in documents
+            for document in await self._read(keys)
         }
 
     async def put_many(self, entries: Mapping[str, Vector]) -> None:
-        await write_entries(
-            self._collection,
-            {key: {"vector": np.asarray(v, STORED).tobytes()} for key, v in entries.items()},
-            now=self._clock(),
-            round_trip_s=self._timeout,
+        await self._write(
+            {key: {"vector": np.asarray(v, STORED).tobytes()} for key, v in entries.items()}
         )
 
     async def evict(self, max_entries: int) -> int:
         removed = 0
         while (excess := await self._count() - max_entries) > 0:
-            with round_trip("find", self._timeout):
+            with round_trip("find", self._round_trip_s):
                 oldest = (
                     await self._collection.find({}, {"_id": True})
                     .sort("used_at", ASCENDING)
@@ -94,7 +61,7 @@ class MongoEmbeddingCache:
                 )
             if not oldest:
                 break
-            with round_trip("delete", self._timeout):
+            with round_trip("delete", self._round_trip_s):
                 result = await self._collection.delete_many(
                     {"_id": {"$in": [document["_id"] for document in oldest]}}
                 )
@@ -102,5 +69,5 @@ class MongoEmbeddingCache:
         return removed
 
     async def _count(self) -> int:
-        with round_trip("count", self._timeout):
+        with round_trip("count", self._round_trip_s):
             return await self._collection.estimated_document_count()
