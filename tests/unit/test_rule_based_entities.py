@@ -18,6 +18,16 @@ from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
         ("The crew of Apollo 11 landed in 1969.", ["Apollo 11"]),
         ("He won at the 1970 Asian Games.", ["1970 Asian Games", "Asian Games"]),
         ("He won in 1970. Asian Games followed in Asia.", ["Asian Games", "Asia"]),
+        ("METHODS AND RESULTS Clinical Trials Unit saw it.", ["Clinical Trials Unit"]),
+        (
+            "METHODS AND RESULTS In Ghana, NASA and NBA Draft picks.",
+            [
+                "Ghana",
+                "NASA and NBA Draft",
+                "NASA",
+                "NBA Draft",
+            ],
+        ),
         ("He led the 6th Armored Division.", ["6th Armored Division", "Armored Division"]),
         ('He sang "Blowin\' in the Wind" at Newport.', ["Blowin' in the Wind", "Newport"]),
         ("Released in 1945, the film starred Shirley Temple.", ["Shirley Temple"]),

@@ -13,6 +13,11 @@ quoted title) is not one of its own. ``and`` joins names as often as it lists th
 (``Kiss and Tell``, ``Pieter Aldrich and Danie Visser``): a run joined by it is a name, and
 so is each part on either side.
 
+Two words or more written in capitals throughout (``METHODS AND RESULTS``, a structured
+abstract's label) are a heading, not a name, and a heading's run ends at the first word not in
+capitals, which opens a sentence; a single word in capitals (``NASA``) is a name like any
+other.
+
 A sentence's first word is capitalised whatever it is: common words (``The``, ``In``,
 ``However``, ``Born``) are dropped from the start of a run that opens a sentence, and a
 single word opening a sentence is a name only when the text also writes it capitalised
@@ -22,10 +27,10 @@ inside a sentence. A lone letter (``I``) or a lone common word (``No``) is no na
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from retrieval.domain.names import APOSTROPHES, POSSESSIVE, normalised
+from retrieval.domain.names import APOSTROPHES, POSSESSIVE, is_heading, normalised
 
 TOKEN = re.compile(rf"[^\W_]+(?:[{APOSTROPHES}.\-][^\W_]+)*")
 QUOTED = re.compile(r"[\"“]([^\W_][^\"“”\n]{0,119})[\"”]")
@@ -80,6 +85,11 @@ class Word:
         return first.isupper() or (first.islower() and not self.text.islower())
 
     @property
+    def shouted(self) -> bool:
+        """Written in capitals throughout, two letters or more (``NASA``, ``METHODS``)."""
+        return len(self.text) > 1 and self.text.isupper()
+
+    @property
     def numeric(self) -> bool:
         return any(character.isdigit() for character in self.text)
 
@@ -117,6 +127,8 @@ def runs(text: str, found: list[Word]) -> list[list[Word]]:
         attached = bool(current) and not word.opens_sentence and previous is not None
         attached = attached and not POSSESSIVE.search(previous.text)
         attached = attached and (continues(previous, gap) or gap.strip() == "&")
+        if attached and not word.shouted and heading(current):
+            attached, word = False, replace(word, opens_sentence=True)
         if attached and word.capitalised:
             current += [*joining, word]
             joining = []
@@ -133,10 +145,16 @@ def runs(text: str, found: list[Word]) -> list[list[Word]]:
     return result
 
 
+def heading(run: list[Word]) -> bool:
+    return is_heading(" ".join(word.text for word in run))
+
+
 def trimmed(run: list[Word], capitalised_inside: set[str]) -> list[Word]:
     """The run without the common words that open its sentence (a lone word that opens a
     sentence is kept only when the text writes it capitalised elsewhere), and none for a
-    lone letter or common word."""
+    lone letter or common word, or a heading."""
+    if heading(run):
+        return []
     if run[0].opens_sentence:
         start = 0
         while start < len(run) and run[start].text.casefold() in COMMON_OPENERS:
@@ -146,7 +164,7 @@ def trimmed(run: list[Word], capitalised_inside: set[str]) -> list[Word]:
         run = run[start:]
     if len(run) == 1 and (run[0].initial or run[0].text.casefold() in COMMON_OPENERS):
         return []
-    return run
+    return run if any(word.capitalised for word in run) else []
 
 
 def with_parts(run: list[Word]) -> list[list[Word]]:
@@ -162,7 +180,7 @@ def with_parts(run: list[Word]) -> list[list[Word]]:
 def numbered(run: list[Word], found: list[Word], text: str) -> list[list[Word]]:
     """The run with the year or ordinal written right before it, if any (none when the run
     opens a sentence), then the run itself."""
-    position = found.index(run[0])
+    position = next(n for n, word in enumerate(found) if word.start == run[0].start)
     if position and not run[0].opens_sentence:
         number = found[position - 1]
         if LEADING_NUMBER.match(number.text) and not text[number.end : run[0].start].strip():

@@ -11,7 +11,8 @@ POSSESSIVE = re.compile(rf"[{APOSTROPHES}]s$", re.IGNORECASE)
 QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 SEPARATORS = re.compile(r"[^\w]+|_+")
 ARTICLE = re.compile(r"^(?:the|a|an) ")
-COMMA_QUALIFIER = re.compile(r"^([^,]+),\s+(\w)")
+COMMA_QUALIFIER = re.compile(r"^([^,]+),\s+((\w)[^,]*)$")
+QUALIFIER_WORDS = 4
 
 
 def normalised(name: str) -> str:
@@ -37,12 +38,23 @@ def names_in(text_key: str, name: str) -> bool:
     return bool(key) and f" {key} " in f" {text_key} "
 
 
+def is_heading(text: str) -> bool:
+    """Two words or more written in capitals throughout (``METHODS AND RESULTS``): a heading,
+    which names nothing."""
+    words = text.split()
+    return len(words) > 1 and all(len(word) > 1 and word.isupper() for word in words)
+
+
 def title_keys(title: str) -> tuple[str, ...]:
     """The names a document's title gives what it is about: the title's key, and the key of
-    its part before a comma followed by a capitalised word or a number, which qualifies it
-    (``Newark, New Jersey``; ``John Spencer, 1st Earl Spencer``), as texts mention it."""
+    part before its one comma when what follows is a qualifier, up to four words starting
+    with a capital or a number (``Newark, New Jersey``; ``John Spencer, 1st Earl Spencer``),
+    as texts mention it. A title written as a heading names nothing."""
+    if is_heading(title):
+        return ()
     key = name_key(title)
     qualified = COMMA_QUALIFIER.match(QUALIFIER.sub("", html.unescape(title)).strip())
-    qualifies = qualified is not None and not qualified.group(2).islower()
+    qualifies = qualified is not None and not qualified.group(3).islower()
+    qualifies = qualifies and len(qualified.group(2).split()) <= QUALIFIER_WORDS
     short = name_key(qualified.group(1)) if qualified and qualifies else ""
     return tuple(k for k in dict.fromkeys((key, short)) if k)
