@@ -10,10 +10,9 @@ from pathlib import Path
 
 import grpc
 import pytest
-from dependency_injector import providers
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from retrieval.container import Application, Container, running
+from retrieval.container import Application, running
 from retrieval.domain.models import RagDocument
 from retrieval.errors import PayloadTooLargeError, RateLimitedError
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, create_server
@@ -26,13 +25,8 @@ from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 from retrieval_testkit import (
     HashEmbedder,
-    InMemoryChunkRepository,
-    InMemoryDocumentLedger,
-    InMemoryEmbeddingCache,
-    InMemoryGraphStore,
-    InMemoryVectorIndex,
 )
-from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.container import in_memory_container
 from retrieval_testkit.waiting import until
 
 NAMESPACE = "backpressure"
@@ -66,18 +60,7 @@ class HeldEmbedder(HashEmbedder):
 async def served(tmp_path: Path, embedder: HeldEmbedder) -> AsyncIterator[tuple[Application, int]]:
     """The container's services on in-memory stores, served with at most ``LIMIT`` calls."""
     settings = Settings(data_dir=tmp_path)
-    container = Container(settings=settings)
-    container.override_providers(
-        model_embedder=providers.Object(embedder),
-        embedding_cache=providers.Object(InMemoryEmbeddingCache()),
-        document_ledger=providers.Object(InMemoryDocumentLedger()),
-        vector_index=providers.Object(InMemoryVectorIndex()),
-        mongo_uri=providers.Object(None),
-        graph_store=providers.Object(InMemoryGraphStore()),
-        mongo_client=providers.Object(None),
-        namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
-        chunk_repository=providers.Object(InMemoryChunkRepository()),
-    )
+    container = in_memory_container(settings, model_embedder=embedder)
     async with running(settings, container) as app:
         await app.ingestion.ingest([DOCUMENT], NAMESPACE)
         server, port = await create_server(

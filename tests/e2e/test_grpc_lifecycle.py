@@ -14,11 +14,10 @@ import grpc
 import httpx
 import pytest
 import structlog
-from dependency_injector import providers
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from retrieval.adapters.embedded_mongo import free_port
-from retrieval.container import Application, Container, running
+from retrieval.container import Application, running
 from retrieval.domain.collection_health import HealthStatus
 from retrieval.domain.models import RagChunk, RagDocument
 from retrieval.domain.vectors import VectorRecord
@@ -39,18 +38,15 @@ from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
-    InMemoryDocumentLedger,
-    InMemoryEmbeddingCache,
-    InMemoryGraphStore,
     InMemoryVectorIndex,
 )
+from retrieval_testkit.container import in_memory_container
 from retrieval_testkit.embedded_mongo import (
     kill_server,
     on_embedded_mongo,
     pausing_supervisor,
     restarted,
 )
-from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.served_process import serve_environment, served_process
 
 NAMESPACE = "lifecycle"
@@ -145,17 +141,11 @@ async def application(
 ) -> AsyncIterator[Application]:
     """The container's services on in-memory stores, with the demo document ingested."""
     settings = Settings(data_dir=tmp_path)
-    container = Container(settings=settings)
-    container.override_providers(
-        model_embedder=providers.Object(embedder or HashEmbedder()),
-        embedding_cache=providers.Object(InMemoryEmbeddingCache()),
-        document_ledger=providers.Object(InMemoryDocumentLedger()),
-        vector_index=providers.Object(index or InMemoryVectorIndex()),
-        mongo_uri=providers.Object(None),
-        graph_store=providers.Object(InMemoryGraphStore()),
-        mongo_client=providers.Object(None),
-        namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
-        chunk_repository=providers.Object(chunks or InMemoryChunkRepository()),
+    container = in_memory_container(
+        settings,
+        model_embedder=embedder or HashEmbedder(),
+        vector_index=index or InMemoryVectorIndex(),
+        chunk_repository=chunks or InMemoryChunkRepository(),
     )
     async with running(settings, container) as app:
         await app.ingestion.ingest([DOCUMENT], NAMESPACE)

@@ -16,7 +16,6 @@ import grpc
 import httpx
 import pytest
 import structlog
-from dependency_injector import providers
 from google.protobuf import (
     descriptor_pb2,
     descriptor_pool,
@@ -35,7 +34,7 @@ import retrieval.grpc
 from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
 from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
-from retrieval.container import Application, Container, running
+from retrieval.container import Application, running
 from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone, AnswerEvent
 from retrieval.domain.ledger import Lease
 from retrieval.domain.models import (
@@ -64,8 +63,8 @@ from retrieval.service.ingestion_service import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
-from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache, InMemoryGraphStore, ScriptedLlm
-from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit import HashEmbedder, ScriptedLlm
+from retrieval_testkit.container import without_mongodb
 from retrieval_testkit.openai_standin import Fault, OpenAiStandIn
 from retrieval_testkit.scripted_llm import Reply
 from retrieval_testkit.telemetry import tracer_into
@@ -133,18 +132,13 @@ async def application(
     spans: InMemorySpanExporter,
 ) -> AsyncIterator[Application]:
     settings = Settings(data_dir=tmp_path, ingest_lease_wait_s=0.2, allowed_domains=DEFAULT_DOMAINS)
-    container = Container(settings=settings)
-    container.override_providers(
-        model_embedder=providers.Object(HashEmbedder()),
-        embedding_cache=providers.Object(InMemoryEmbeddingCache()),
-        document_ledger=providers.Object(mongo_ledger),
-        mongo_uri=providers.Object(None),
-        graph_store=providers.Object(InMemoryGraphStore()),
-        mongo_client=providers.Object(None),
-        namespace_generations=providers.Object(InMemoryNamespaceGenerations()),
-        chunk_repository=providers.Object(mongo_repository),
-        llm=providers.Object(llm),
-        tracer=providers.Object(tracer_into(spans)),
+    container = without_mongodb(
+        settings,
+        model_embedder=HashEmbedder(),
+        document_ledger=mongo_ledger,
+        chunk_repository=mongo_repository,
+        llm=llm,
+        tracer=tracer_into(spans),
     )
     async with running(settings, container) as app:
         await app.ingestion.ingest(DOCUMENTS, NAMESPACE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import inspect
 import operator
@@ -63,7 +64,7 @@ from retrieval.service.result_cache import ResultCache, Uncached
 from retrieval.service.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.service.validation_service import ValidationService
-from retrieval.settings import IndexBackend, OmpWaitPolicy, Settings
+from retrieval.settings import GraphExtractor, IndexBackend, OmpWaitPolicy, Settings
 
 
 def omp_wait_policy(policy: OmpWaitPolicy) -> str | None:
@@ -198,7 +199,8 @@ async def extraction_cache(
         ttl_days=settings.extraction_cache_ttl_days,
         timeout_ms=settings.mongodb_operation_timeout_ms,
     )
-    await cache.ensure_indexes()
+    if settings.graph_extractor is GraphExtractor.LLM:
+        await cache.ensure_indexes()
     yield cache
 
 
@@ -536,6 +538,21 @@ async def resolve(provider: providers.Provider) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+async def start_resources(container: Container) -> None:
+    """Start every resource at once, as ``init_resources`` does, but when one fails let the
+    others finish starting (or failing) before raising its error: the shutdown that follows
+    closes the clients, and a MongoDB client closed under a start still using it can hang."""
+    starting = [
+        started
+        for provider in container.traverse(types=[providers.Resource])
+        if inspect.isawaitable(started := provider.init())
+    ]
+    outcomes = await asyncio.gather(*starting, return_exceptions=True)
+    failures = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+    if failures:
+        raise failures[0]
+
+
 async def recover_left_writes(ingestion: IngestionService) -> None:
     """Repair the writes this host's stopped processes left; a store that does not answer
     yet leaves them to the next write of each document, or to ``reconcile``."""
@@ -561,7 +578,7 @@ async def running(
         # the embedded indexes' locks, before anything starts
         await resolve(container.backend_index)
         await resolve(container.keyword_index)
-        await resolve(container.init_resources)
+        await start_resources(container)
         application = Application(
             settings=settings,
             retrieval=await resolve(container.retrieval_service),
