@@ -67,6 +67,38 @@ def test_a_killed_holder_leaves_no_stale_lock(
         assert lock.directory == tmp_path / "data"
 
 
+SHARING_HOLDER = """
+import subprocess, sys
+from pathlib import Path
+from retrieval.adapters.directory_lock import DirectoryLock
+
+lock = DirectoryLock(Path(sys.argv[1]))
+code = "import time; time.sleep(1.0)"
+subprocess.Popen([sys.executable, "-c", code], pass_fds=[lock.fileno()])
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_killed_holder_s_directory_is_taken_once_the_children_sharing_its_lock_end(
+    tmp_path: Path,
+) -> None:
+    """As the embedded MongoDB server, which holds the lock with its parent, ends a moment
+    after a SIGKILL of ``retrieval serve``."""
+    with subprocess.Popen(
+        [sys.executable, "-c", SHARING_HOLDER, str(tmp_path / "data")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "locked\n"
+        process.kill()
+        process.wait()
+    with DirectoryLock(tmp_path / "data") as lock:
+        assert lock.directory == tmp_path / "data"
+
+
 def test_a_second_lock_in_the_same_process_is_refused(tmp_path: Path) -> None:
     with DirectoryLock(tmp_path), pytest.raises(DataDirectoryInUseError, match="process"):
         DirectoryLock(tmp_path)

@@ -2,8 +2,11 @@
 
 The lock is ``flock`` on ``<directory>/.lock``. The kernel releases it when every descriptor of
 that open file is closed, so a holder that dies, even by SIGKILL, never leaves a stale lock. The
-file's content (pid and command line of the holder) only feeds the message of a refused process.
-A second lock on the same directory is refused in the same process too.
+file's content (pid and command line of the holder) feeds the message of a refused process, and
+tells a holder that has died from one that runs: the children a holder shares the lock with (the
+embedded MongoDB server) end with it, a moment later, so while the recorded holder is gone the
+lock is tried again for up to ``ORPHANS_END_S``. A second lock on the same directory is refused
+in the same process too.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import os
 import shlex
 import sys
+import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +25,8 @@ from types import TracebackType
 from retrieval.errors import DataDirectoryInUseError
 
 LOCK_FILE = ".lock"
+ORPHANS_END_S = 10.0
+RETRY_S = 0.05
 
 
 class DirectoryLock:
@@ -33,12 +39,13 @@ class DirectoryLock:
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
+        deadline = time.monotonic() + ORPHANS_END_S
+        while not locked(descriptor):
             pid, command = recorded_holder(descriptor)
-            os.close(descriptor)
-            raise DataDirectoryInUseError(directory, pid=pid, command=command) from exc
+            if pid is None or alive(pid) or time.monotonic() > deadline:
+                os.close(descriptor)
+                raise DataDirectoryInUseError(directory, pid=pid, command=command)
+            time.sleep(RETRY_S)
         os.ftruncate(descriptor, 0)
         holder = {"pid": os.getpid(), "command": shlex.join(sys.argv)}
         os.pwrite(descriptor, json.dumps(holder).encode(), 0)
@@ -74,6 +81,24 @@ def hold_and_load(directory: Path, load: Callable[[Path], None]) -> DirectoryLoc
         held.release()
         raise
     return held
+
+
+def locked(descriptor: int) -> bool:
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def recorded_holder(descriptor: int) -> tuple[int | None, str | None]:
