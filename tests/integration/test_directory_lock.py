@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
@@ -25,18 +26,25 @@ sys.stdin.read()
 """
 
 
-@pytest.fixture
-def holder(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
-    """Another process holding ``tmp_path / "data"`` until it is killed."""
+@contextmanager
+def holding(script: str, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """A Python process running ``script`` with ``args``, once it says it holds the lock."""
     with subprocess.Popen(
-        # A long command line (a shell glob over many files) must still name the holder.
-        [sys.executable, "-c", HOLDER, str(tmp_path / "data"), "x" * 5000, "--holder-mark"],
+        [sys.executable, "-c", script, *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     ) as process:
         assert process.stdout is not None
         assert process.stdout.readline() == "locked\n"
+        yield process
+
+
+@pytest.fixture
+def holder(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding ``tmp_path / "data"`` until it is killed."""
+    # A long command line (a shell glob over many files) must still name the holder.
+    with holding(HOLDER, str(tmp_path / "data"), "x" * 5000, "--holder-mark") as process:
         yield process
         process.kill()
 
@@ -85,14 +93,7 @@ def test_a_killed_holder_s_directory_is_taken_once_the_children_sharing_its_lock
 ) -> None:
     """As the embedded MongoDB server, which holds the lock with its parent, ends a moment
     after a SIGKILL of ``retrieval serve``."""
-    with subprocess.Popen(
-        [sys.executable, "-c", SHARING_HOLDER, str(tmp_path / "data")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as process:
-        assert process.stdout is not None
-        assert process.stdout.readline() == "locked\n"
+    with holding(SHARING_HOLDER, str(tmp_path / "data")) as process:
         process.kill()
         process.wait()
     with DirectoryLock(tmp_path / "data") as lock:

@@ -92,6 +92,7 @@ def locked(descriptor: int) -> bool:
 
 
 def alive(pid: int) -> bool:
+    """Whether a process of that pid runs (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

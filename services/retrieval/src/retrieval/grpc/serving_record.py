@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from retrieval.adapters.directory_lock import alive
+
 RECORD_FILE = "serving.json"
 ANY_ADDRESS = {"", "0.0.0.0", "::", "[::]"}
 
@@ -56,12 +58,4 @@ def serving_record(data_dir: Path) -> ServingRecord | None:
 
 
 def running(pid: int) -> bool:
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid != os.getpid() and alive(pid)

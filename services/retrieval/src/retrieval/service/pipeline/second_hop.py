@@ -84,8 +84,10 @@ class SecondHop:
             return state.updated(chunks=texts, degraded=(*state.degraded, SECOND_HOP))
         standing = {c.chunk_id: position for position, c in enumerate(state.candidates)}
         leaders = {document_of(c.chunk_id) for c in leading}
-        links = {source: linked(found, about, standing, leaders) for source, found in names.items()}
-        links = {source: found[: self._links_per_source] for source, found in links.items()}
+        links = {
+            source: linked(found, about, standing, leaders)[: self._links_per_source]
+            for source, found in names.items()
+        }
         return state.updated(
             candidates=tuple(follow_links(state.candidates, links, SECOND_HOP)),
             chunks=texts,
