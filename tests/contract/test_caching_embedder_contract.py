@@ -1,7 +1,7 @@
 import pytest
 
-from retrieval.service.caching_embedder import CachingEmbedder
-from retrieval.service.query_vector_cache import QueryVectorCache
+from retrieval.service.caching.caching_embedder import CachingEmbedder
+from retrieval.service.caching.query_vector_cache import QueryVectorCache
 from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache
 from retrieval_testkit.contracts import EmbedderContract
 from retrieval_testkit.telemetry import quiet_telemetry

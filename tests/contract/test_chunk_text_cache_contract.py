@@ -1,6 +1,6 @@
 import pytest
 
-from retrieval.service.chunk_cache import ChunkTextCache
+from retrieval.service.caching.chunk_cache import ChunkTextCache
 from retrieval_testkit import InMemoryChunkRepository
 from retrieval_testkit.contracts import ChunkRepositoryContract
 from retrieval_testkit.telemetry import quiet_telemetry

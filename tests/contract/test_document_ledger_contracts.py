@@ -7,7 +7,7 @@ import uuid
 import pytest
 from pymongo import AsyncMongoClient
 
-from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
+from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
 from retrieval_testkit import InMemoryDocumentLedger
 from retrieval_testkit.contracts.document_ledger import DocumentLedgerContract
 

@@ -5,7 +5,7 @@ import pytest
 from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import AsyncMongoClient
 
-from retrieval.adapters.mongo_embedding_cache import MongoEmbeddingCache
+from retrieval.adapters.mongo.embedding_cache import MongoEmbeddingCache
 from retrieval_testkit import InMemoryEmbeddingCache
 from retrieval_testkit.contracts.embedding_cache import EmbeddingCacheContract, TickingClock
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval_testkit.contracts import EntityExtractorContract
 
 

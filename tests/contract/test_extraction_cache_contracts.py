@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from pymongo import AsyncMongoClient
 
-from retrieval.adapters.mongo_extraction_cache import MongoExtractionCache
+from retrieval.adapters.mongo.extraction_cache import MongoExtractionCache
 from retrieval_testkit import InMemoryExtractionCache
 from retrieval_testkit.contracts.extraction_cache import KISS, ExtractionCacheContract
 

@@ -7,7 +7,7 @@ import uuid
 import pytest
 from pymongo import AsyncMongoClient
 
-from retrieval.adapters.mongo_graph_store import MongoGraphStore
+from retrieval.adapters.mongo.graph_store import MongoGraphStore
 from retrieval_testkit import InMemoryGraphStore
 from retrieval_testkit.contracts.graph_store import KISS, NS, GraphStoreContract
 

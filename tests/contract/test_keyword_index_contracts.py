@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.ports.keyword_index import KeywordIndex
 from retrieval_testkit.contracts import KeywordIndexContract

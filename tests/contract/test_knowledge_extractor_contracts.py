@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from retrieval.adapters.llm_knowledge import LlmKnowledgeExtractor
-from retrieval.adapters.names_only import NamesOnly
-from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
-from retrieval.service.cached_knowledge import CachedKnowledgeExtractor
+from retrieval.adapters.extraction.llm_knowledge import LlmKnowledgeExtractor
+from retrieval.adapters.extraction.names_only import NamesOnly
+from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.adapters.openai.chat_llm import OpenAiChatLlm
+from retrieval.service.caching.cached_knowledge import CachedKnowledgeExtractor
 from retrieval_testkit import InMemoryExtractionCache, OpenAiStandIn, ScriptedLlm
 from retrieval_testkit.contracts.knowledge_extractor import (
     KnowledgeExtractorContract,

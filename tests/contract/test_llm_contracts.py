@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
+from retrieval.adapters.openai.chat_llm import OpenAiChatLlm
 from retrieval_testkit.contracts import LlmContract
 from retrieval_testkit.contracts.llm import Scripted
 from retrieval_testkit.openai_standin import OpenAiStandIn

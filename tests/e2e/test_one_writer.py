@@ -31,7 +31,7 @@ Ground frost scorches the plucking table of tea bushes on clear, still winter ni
 MONGO_HOLDER = """
 import sys
 from pathlib import Path
-from retrieval.adapters.embedded_mongo_supervisor import EmbeddedMongoSupervisor
+from retrieval.adapters.mongo.embedded_supervisor import EmbeddedMongoSupervisor
 from retrieval.logging import configure_logging
 
 configure_logging("WARNING")  # on stderr: stdout says it serves

@@ -15,7 +15,7 @@ from retrieval import AnswerDelta, AnswerDone
 from retrieval.api import KnowledgeBase, connect
 from retrieval.domain.models import RagDocument
 from retrieval.errors import ConfigurationError, InvalidRequestError, NamespaceNotFoundError
-from retrieval.service.outcomes import Outcome
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval_testkit import ChatRequest, OpenAiStandIn
 from retrieval_testkit.openai_standin import Fault
 

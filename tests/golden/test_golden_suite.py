@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
-from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.domain.vectors import QueryMatch
 from retrieval.errors import InvalidRequestError
 from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_golden
 from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.reports import write_golden_reports
-from retrieval.service.ingestion_service import IngestionService
-from retrieval.service.pipeline import SearchPlan
-from retrieval.service.result_cache import Uncached
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.caching.result_cache import Uncached
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.retrieval.pipeline import SearchPlan
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval_testkit.stages import offline_stages
 from retrieval_testkit.telemetry import quiet_telemetry
 
@@ -46,7 +46,7 @@ def test_data_files_are_a_usable_suite(golden_suite: GoldenSuite) -> None:
 
 
 async def namespace_is_gone(
-    namespace: str, index: ExactVectorIndex, chunks: MongoChunkRepository
+    namespace: str, index: EmbeddedVectorIndex, chunks: MongoChunkRepository
 ) -> bool:
     return namespace not in (await index.stats()).namespaces and not await chunks.count(namespace)
 
@@ -55,7 +55,7 @@ async def test_suite_meets_the_target(
     golden_suite: GoldenSuite,
     retrieval: RetrievalService,
     ingestion: IngestionService,
-    index: ExactVectorIndex,
+    index: EmbeddedVectorIndex,
     mongo_repository: MongoChunkRepository,
     tmp_path: Path,
 ) -> None:
@@ -81,7 +81,7 @@ class RecordingIndex:
     """The index, noting for every query the namespace searched and how many vectors it held,
     and how many namespaces existed at the time."""
 
-    def __init__(self, inner: ExactVectorIndex) -> None:
+    def __init__(self, inner: EmbeddedVectorIndex) -> None:
         self._inner = inner
         self.queried: list[tuple[str, int]] = []
         self.namespaces_seen: set[int] = set()
@@ -111,7 +111,7 @@ async def test_two_concurrent_runs_do_not_meet(
     golden_suite: GoldenSuite,
     golden_embedder,
     ingestion: IngestionService,
-    index: ExactVectorIndex,
+    index: EmbeddedVectorIndex,
     keywords: Bm25KeywordIndex,
     mongo_repository: MongoChunkRepository,
 ) -> None:
@@ -154,7 +154,7 @@ async def test_namespace_is_removed_when_a_run_fails_midway(
     golden_suite: GoldenSuite,
     retrieval: RetrievalService,
     ingestion: IngestionService,
-    index: ExactVectorIndex,
+    index: EmbeddedVectorIndex,
     mongo_repository: MongoChunkRepository,
 ) -> None:
     unanswerable = GoldenSample(

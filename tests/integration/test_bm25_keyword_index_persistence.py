@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.adapters import bm25_keyword_index
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_index import bm25_keyword_index
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.errors import BackendError, DataDirectoryInUseError, InvalidRequestError
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import grpc
 import pytest
 
-from retrieval.adapters.directory_lock import LOCK_FILE, DirectoryLock
+from retrieval.adapters.data_directory.lock import LOCK_FILE, DirectoryLock
 from retrieval.errors import DataDirectoryInUseError
 from retrieval.grpc.errors import status_of
 
 HOLDER = """
 import sys
 from pathlib import Path
-from retrieval.adapters.directory_lock import DirectoryLock
+from retrieval.adapters.data_directory.lock import DirectoryLock
 
 lock = DirectoryLock(Path(sys.argv[1]))
 print("locked", flush=True)
@@ -78,7 +78,7 @@ def test_a_killed_holder_leaves_no_stale_lock(
 SHARING_HOLDER = """
 import subprocess, sys
 from pathlib import Path
-from retrieval.adapters.directory_lock import DirectoryLock
+from retrieval.adapters.data_directory.lock import DirectoryLock
 
 lock = DirectoryLock(Path(sys.argv[1]))
 code = "import time; time.sleep(1.0)"

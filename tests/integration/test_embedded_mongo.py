@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pymongo import MongoClient
 
-from retrieval.adapters.embedded_mongo_supervisor import EmbeddedMongoSupervisor
+from retrieval.adapters.mongo.embedded_supervisor import EmbeddedMongoSupervisor
 from retrieval.errors import DataDirectoryInUseError
 from retrieval.retries import RetryPolicy
 from retrieval_testkit.embedded_mongo import kill_server, restarted
@@ -26,7 +26,7 @@ PARENT = """
 import sys
 from pathlib import Path
 from pymongo import MongoClient
-from retrieval.adapters.embedded_mongo_supervisor import EmbeddedMongoSupervisor
+from retrieval.adapters.mongo.embedded_supervisor import EmbeddedMongoSupervisor
 from retrieval.logging import configure_logging
 
 configure_logging("WARNING")  # on stderr: stdout says the URI

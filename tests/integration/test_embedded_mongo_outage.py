@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from pymongo import AsyncMongoClient
 
-from retrieval.adapters.embedded_mongo_supervisor import EmbeddedMongoSupervisor
-from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
+from retrieval.adapters.mongo.embedded_supervisor import EmbeddedMongoSupervisor
+from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
 from retrieval.benchmarks.crash import mismatches
 from retrieval.container import Application, Container, resolve
 from retrieval.domain.ledger import fingerprint
 from retrieval.domain.models import RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.ports.embedder import Matrix
-from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
-from retrieval.service.ingestion_service import Outcome
+from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
+from retrieval.service.ingestion.ingestion_service import Outcome
 from retrieval.settings import Settings
 from retrieval_testkit import HashEmbedder
 from retrieval_testkit.embedded_mongo import (

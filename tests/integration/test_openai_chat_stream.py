@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
+from retrieval.adapters.openai.chat_llm import OpenAiChatLlm
 from retrieval.domain.chat import ChatMessage, Completion
 from retrieval.errors import (
     BackendError,

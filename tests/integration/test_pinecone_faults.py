@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 
-from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_errors import RETRIES, worst_case_seconds
-from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
-from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.errors import RETRIES, worst_case_seconds
+from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
+from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import (
     BackendTimeoutError,

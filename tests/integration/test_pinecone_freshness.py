@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from pinecone import AsyncIndex
 
-from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import NamespaceNotFoundError
 from retrieval_testkit.pinecone_standin import PineconeStandIn

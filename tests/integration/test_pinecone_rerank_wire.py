@@ -15,9 +15,9 @@ import pytest
 from pinecone import AsyncPinecone
 from pinecone.errors import ApiError
 
-from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_errors import RETRIES, worst_case_seconds
-from retrieval.adapters.pinecone_reranker import PineconeReranker
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.errors import RETRIES, worst_case_seconds
+from retrieval.adapters.pinecone.reranker import PineconeReranker
 from retrieval.errors import (
     BackendError,
     BackendTimeoutError,

@@ -14,10 +14,10 @@ import pytest
 from pinecone import AsyncIndex, AsyncPinecone, SparseEmbedding
 from pinecone.errors import ApiError
 
-from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_errors import RETRIES
-from retrieval.adapters.pinecone_limits import MAX_REQUEST_BYTES
-from retrieval.adapters.pinecone_sparse_keyword_index import TERMLESS, PineconeSparseKeywordIndex
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.errors import RETRIES
+from retrieval.adapters.pinecone.limits import MAX_REQUEST_BYTES
+from retrieval.adapters.pinecone.sparse_keyword_index import TERMLESS, PineconeSparseKeywordIndex
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.errors import (
     BackendTimeoutError,

@@ -10,10 +10,10 @@ import pytest
 from pinecone import AsyncIndex
 from pinecone.errors import ApiError
 
-from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
-from retrieval.adapters.pinecone_limits import MAX_REQUEST_BYTES
-from retrieval.adapters.pinecone_vector_index import MAX_FETCH_QUERY_CHARS, PineconeVectorIndex
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
+from retrieval.adapters.pinecone.limits import MAX_REQUEST_BYTES
+from retrieval.adapters.pinecone.vector_index import MAX_FETCH_QUERY_CHARS, PineconeVectorIndex
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import IndexNotFoundError, InvalidFilterError, InvalidRequestError
 from retrieval.ports.vector_index import MAX_FETCH_IDS

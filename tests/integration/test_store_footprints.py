@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.disk_usage import directory_bytes
-from retrieval.adapters.embedded_mongo import EmbeddedMongoStorage
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.data_directory.disk_usage import directory_bytes
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
+from retrieval.adapters.mongo.embedded_server import EmbeddedMongoStorage
 from retrieval.container import store_footprints
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.vectors import VectorRecord
@@ -29,7 +29,7 @@ def file_sizes(directory: Path) -> int:
 
 
 async def test_the_exact_index_holds_vectors_times_dimension_float32s(tmp_path: Path) -> None:
-    index = ExactVectorIndex(tmp_path)
+    index = EmbeddedVectorIndex(tmp_path)
     await index.upsert(vectors(5, "a"), namespace="one")
     await index.upsert(vectors(3, "b"), namespace="two")
     footprint = await index.footprint()
@@ -54,7 +54,7 @@ async def test_the_keyword_index_counts_its_files_and_its_built_score_matrices(
     await index.close()
 
 
-@pytest.mark.parametrize("store", [ExactVectorIndex, Bm25KeywordIndex])
+@pytest.mark.parametrize("store", [EmbeddedVectorIndex, Bm25KeywordIndex])
 async def test_an_index_kept_in_memory_has_no_disk(store: type) -> None:
     assert (await store().footprint()).disk_bytes is None
 
@@ -74,7 +74,7 @@ def test_a_directory_not_yet_created_occupies_nothing(tmp_path: Path) -> None:
 
 
 def test_only_embedded_stores_have_a_footprint(tmp_path: Path) -> None:
-    index = ExactVectorIndex()
+    index = EmbeddedVectorIndex()
     embedded = store_footprints(Settings(data_dir=tmp_path, _env_file=None), [index])
     assert embedded[0] is index
     assert isinstance(embedded[1], EmbeddedMongoStorage)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.benchmarks.vector_index import bytes_written
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackendError
@@ -33,7 +33,7 @@ def records(prefix: str, count: int, seed: int = 0, **metadata: object) -> list[
 
 async def contents(path: Path) -> dict[str, tuple[tuple[float, ...], dict]]:
     """Every record of the index at ``path`` (opened and closed again), by namespace and id."""
-    index = ExactVectorIndex(path)
+    index = EmbeddedVectorIndex(path)
     try:
         found = {}
         for namespace in (await index.stats()).namespaces:
@@ -52,7 +52,7 @@ def copy_of(directory: Path, target: Path) -> Path:
 
 
 async def test_an_upsert_writes_what_its_batch_holds_not_the_namespace(tmp_path: Path) -> None:
-    index = ExactVectorIndex(tmp_path)
+    index = EmbeddedVectorIndex(tmp_path)
     await index.upsert(records("seed-", 10_000), namespace="ns")
     batch = records("new-", 10, seed=1, domain="plant_diseases")
     one_record = DIMENSION * 4 + 100
@@ -73,13 +73,13 @@ async def test_an_upsert_writes_what_its_batch_holds_not_the_namespace(tmp_path:
 async def written_twice(path: Path) -> tuple[dict, Path, int]:
     """An index written once, then once more: the state after the first write, the log, and
     where the second write's record starts in it (it runs to the end)."""
-    index = ExactVectorIndex(path)
+    index = EmbeddedVectorIndex(path)
     await index.upsert(records("a", 3, domain="x"), namespace="ns")
     await index.close()
     first = await contents(path)
     (log,) = path.glob("ns.*.log")
     start = log.stat().st_size
-    index = ExactVectorIndex(path)
+    index = EmbeddedVectorIndex(path)
     await index.upsert([*records("b", 2, seed=1), *records("a", 1, seed=2)], namespace="ns")
     await index.close()
     assert len(await contents(path)) == 5
@@ -106,7 +106,7 @@ async def test_a_corrupt_last_record_is_ignored_and_writes_go_on_after_it(
     log.write_bytes(bytes(whole))
     assert await contents(tmp_path / "index") == first
 
-    index = ExactVectorIndex(tmp_path / "index")
+    index = EmbeddedVectorIndex(tmp_path / "index")
     await index.upsert(records("c", 1, seed=3), namespace="ns")
     await index.close()
     assert set(await contents(tmp_path / "index")) == {*first, "ns/c0"}
@@ -115,7 +115,7 @@ async def test_a_corrupt_last_record_is_ignored_and_writes_go_on_after_it(
 async def test_a_failed_append_changes_nothing_and_refuses_later_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    index = ExactVectorIndex(tmp_path)
+    index = EmbeddedVectorIndex(tmp_path)
     await index.upsert(records("a", 2), namespace="ns")
 
     def full_disk(descriptor: int) -> None:
@@ -157,7 +157,7 @@ async def test_a_compaction_interrupted_at_any_step_loses_nothing(
 ) -> None:
     directory = tmp_path / "index"
     options = {"compact_min_changes": 12, "ann_min_vectors": 20 if graph else 1_000}
-    index = ExactVectorIndex(directory, **options)
+    index = EmbeddedVectorIndex(directory, **options)
     await index.upsert(records("a", 30, domain="x"), namespace="ns")
     await index.upsert(records("keep", 5), namespace="other")
     await index.settle()
@@ -189,12 +189,12 @@ WRITER = """
 import asyncio, sys
 from pathlib import Path
 import numpy as np
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.benchmarks.vector_index import bytes_written
 from retrieval.domain.vectors import VectorRecord
 
 async def main():
-    index = ExactVectorIndex(Path(sys.argv[1]), compact_min_changes=60, ann_min_vectors=100)
+    index = EmbeddedVectorIndex(Path(sys.argv[1]), compact_min_changes=60, ann_min_vectors=100)
     rng = np.random.default_rng(0)
     for batch in range(10_000):
         written = [
@@ -227,7 +227,7 @@ def states_after_each_write(batches: int) -> list[dict[str, int]]:
 
 
 async def recovered_batches(path: Path) -> dict[str, int]:
-    index = ExactVectorIndex(path)
+    index = EmbeddedVectorIndex(path)
     stored = await index.fetch([f"r{n}" for n in range(300)], "ns")
     await index.close()
     return {record_id: record.metadata["batch"] for record_id, record in stored.items()}

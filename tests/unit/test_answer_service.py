@@ -18,11 +18,11 @@ from retrieval.errors import (
     InvalidRequestError,
 )
 from retrieval.logging import current_correlation_id
-from retrieval.service.answer_service import AnswerService
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan
-from retrieval.service.result_cache import Uncached
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.caching.result_cache import Uncached
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.retrieval.pipeline import SearchPlan
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval_testkit import (
     ChatRequest,
     HashEmbedder,

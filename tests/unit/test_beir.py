@@ -25,11 +25,11 @@ from retrieval.evaluation.beir_data import (
     load_queries,
     reference_figures,
 )
-from retrieval.service.answer_service import AnswerService
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan
-from retrieval.service.result_cache import Uncached
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.caching.result_cache import Uncached
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.retrieval.pipeline import SearchPlan
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.service.validation_service import ValidationService
 from retrieval.settings import Settings

@@ -9,7 +9,7 @@ import bm25s
 import numpy as np
 import pytest
 
-from retrieval.adapters.bm25_keyword_index import relevance
+from retrieval.adapters.embedded_index.bm25_keyword_index import relevance
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from retrieval.adapters import bm25_keyword_index
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex, Snapshot
+from retrieval.adapters.embedded_index import bm25_keyword_index
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex, Snapshot
 from retrieval.domain.keywords import KeywordRecord
 
 RECORDS = [KeywordRecord(id=f"r{n}", text=f"tea leaf number {n}") for n in range(5)]

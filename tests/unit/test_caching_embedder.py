@@ -11,7 +11,7 @@ from structlog.testing import capture_logs
 from retrieval.domain.embedding_keys import InputType, embedding_key
 from retrieval.errors import BackendUnavailableError, EmbeddingModelMismatchError
 from retrieval.ports.embedder import Vector
-from retrieval.service.caching_embedder import CachingEmbedder
+from retrieval.service.caching.caching_embedder import CachingEmbedder
 from retrieval_testkit import HashEmbedder, InMemoryEmbeddingCache
 
 PASSAGES = ["green tea withers", "black tea ferments", "oolong sits between"]

@@ -11,7 +11,7 @@ from retrieval.domain.models import RagChunk
 from retrieval.errors import BackendUnavailableError
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.ports.chunk_repository import ChunkRepository
-from retrieval.service.chunk_cache import ChunkTextCache
+from retrieval.service.caching.chunk_cache import ChunkTextCache
 from retrieval_testkit import InMemoryChunkRepository
 from retrieval_testkit.contracts.chunk_repository import chunk
 from retrieval_testkit.telemetry import quiet_telemetry

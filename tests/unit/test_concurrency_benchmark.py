@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.adapters.document_files import load_documents
+from retrieval.adapters.files.document_files import load_documents
 from retrieval.benchmarks.concurrency import (
     LAG_PERIOD_S,
     TOP_K,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry, Metric
 
-from retrieval.adapters.pinecone_clients import PineconeConnection
+from retrieval.adapters.pinecone.clients import PineconeConnection
 from retrieval.domain.tenants import grants_from_json
 from retrieval.grpc.access import check_exposure
 from retrieval.grpc.server import LIVENESS_SERVICE

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from retrieval.adapters.document_converters import convert, pdf_to_markdown
+from retrieval.adapters.files.converters import convert, pdf_to_markdown
 from retrieval.domain.chunking import chunk_markdown
 from retrieval.errors import InvalidRequestError
 from retrieval_testkit.sample_files import Bookmark, PdfPage, pdf, pdf_document

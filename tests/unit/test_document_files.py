@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrieval.adapters.document_files import (
+from retrieval.adapters.files.document_files import (
     LoadedDocuments,
     load_documents,
     read_documents,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from retrieval.adapters.document_files import MAX_FILE_BYTES, FileFailure, read_documents
+from retrieval.adapters.files.document_files import MAX_FILE_BYTES, FileFailure, read_documents
 from retrieval.cli.app import app
 from retrieval.settings import Settings
 
@@ -39,7 +39,7 @@ def test_a_pdf_over_the_limit_is_never_converted(
     def converted(*_: object) -> None:
         raise AssertionError("a file over the limit was read")
 
-    monkeypatch.setattr("retrieval.adapters.document_files.convert", converted)
+    monkeypatch.setattr("retrieval.adapters.files.document_files.convert", converted)
     (tmp_path / "scan.pdf").write_bytes(b"%PDF-1.4" + b"\0" * 2_000)
 
     loaded = read_documents([tmp_path], domain="plant_diseases", max_file_bytes=2_000)

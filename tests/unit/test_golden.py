@@ -30,12 +30,12 @@ from retrieval.evaluation.golden import (
 )
 from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.evaluation.reports import golden_markdown
-from retrieval.service.answer_service import AnswerService
-from retrieval.service.freshness import NamespaceFreshness
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan
-from retrieval.service.result_cache import ResultCache, Uncached
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.result_cache import ResultCache, Uncached
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.retrieval.pipeline import SearchPlan
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 from retrieval_testkit import (
     ChatRequest,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.adapters.names_only import RULES_VERSION
+from retrieval.adapters.extraction.names_only import RULES_VERSION
 from retrieval.container import running
 from retrieval.domain.chunk_identity import keyword_record
 from retrieval.domain.graph import (
@@ -20,10 +20,10 @@ from retrieval.domain.graph import (
 )
 from retrieval.domain.models import GRAPH, RagDocument, RetrievalOptions, RetrievalQuery
 from retrieval.errors import BackendUnavailableError
-from retrieval.service.chunk_graph import ChunkGraph
-from retrieval.service.pipeline import PipelineState, SearchPlan
-from retrieval.service.pipeline.graph_search import HOP, GraphSearch, first_hop
-from retrieval.service.pipeline.near_names import NearNames, near
+from retrieval.service.ingestion.chunk_graph import ChunkGraph
+from retrieval.service.retrieval.pipeline import PipelineState, SearchPlan
+from retrieval.service.retrieval.pipeline.graph_search import HOP, GraphSearch, first_hop
+from retrieval.service.retrieval.pipeline.near_names import NearNames, near
 from retrieval.settings import Settings
 from retrieval_testkit import InMemoryChunkRepository, InMemoryGraphStore, InMemoryKeywordIndex
 from retrieval_testkit.container import in_memory_container

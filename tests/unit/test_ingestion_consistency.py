@@ -14,9 +14,9 @@ from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.ledger import DocumentState, fingerprint
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
-from retrieval.service.caching_embedder import CachingEmbedder
-from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.caching.caching_embedder import CachingEmbedder
+from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,

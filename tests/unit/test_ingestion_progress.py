@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.ports.embedder import Matrix
-from retrieval.service.caching_embedder import CachingEmbedder
-from retrieval.service.ingestion_service import (
+from retrieval.service.caching.caching_embedder import CachingEmbedder
+from retrieval.service.ingestion.ingestion_service import (
     EMBEDDING_BATCH,
     ChunkingPolicy,
     DocumentOutcome,

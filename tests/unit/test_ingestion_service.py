@@ -9,7 +9,7 @@ import pytest
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackendUnavailableError, InvalidRequestError
-from retrieval.service.ingestion_service import (
+from retrieval.service.ingestion.ingestion_service import (
     ChunkingPolicy,
     IngestionService,
     Outcome,

@@ -10,7 +10,7 @@ import pytest
 
 from retrieval.domain.ledger import Lease
 from retrieval.errors import BackendUnavailableError
-from retrieval.service.leases import claim_documents
+from retrieval.service.ingestion.leases import claim_documents
 from retrieval_testkit import InMemoryDocumentLedger
 
 NS = "leases"

@@ -12,9 +12,9 @@ from retrieval.domain.ledger import Lease
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.provenance import Source
 from retrieval.errors import InvalidRequestError, MassDeleteError, NotFoundError
-from retrieval.service.consistency import ChunkStores
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
-from retrieval.service.library import Deletion
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.library import Deletion
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,

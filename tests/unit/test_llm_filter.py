@@ -14,8 +14,8 @@ from structlog.testing import capture_logs
 from retrieval.domain.chat import ChatMessage, Completion
 from retrieval.domain.models import RagChunk, RetrievalQuery
 from retrieval.errors import BackendTimeoutError
-from retrieval.service.pipeline import Candidate, PipelineState, SearchPlan
-from retrieval.service.pipeline.llm_filter import LlmFilter
+from retrieval.service.retrieval.pipeline import Candidate, PipelineState, SearchPlan
+from retrieval.service.retrieval.pipeline.llm_filter import LlmFilter
 from retrieval_testkit import ChatRequest, InMemoryChunkRepository, ScriptedLlm
 from retrieval_testkit.scripted_llm import Reply
 from retrieval_testkit.stages import candidate_texts

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.adapters.llm_knowledge import MAX_TEXT_CHARS, LlmKnowledgeExtractor
+from retrieval.adapters.extraction.llm_knowledge import MAX_TEXT_CHARS, LlmKnowledgeExtractor
 from retrieval.container import running
 from retrieval.domain.graph import MAX_DESCRIPTION_CHARS, Extraction, Relation
 from retrieval.errors import BackendUnavailableError, ConfigurationError, UnreadableReplyError
-from retrieval.service.cached_knowledge import CachedKnowledgeExtractor
+from retrieval.service.caching.cached_knowledge import CachedKnowledgeExtractor
 from retrieval.settings import Settings
 from retrieval_testkit import InMemoryExtractionCache, ScriptedLlm
 from retrieval_testkit.container import in_memory_container

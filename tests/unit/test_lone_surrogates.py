@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from retrieval.adapters.document_files import read_documents
+from retrieval.adapters.files.document_files import read_documents
 from retrieval.domain.models import RagDocument
 
 VALID = {

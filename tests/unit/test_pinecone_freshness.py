@@ -8,7 +8,7 @@ import pytest
 from pinecone import QueryResponse
 from pinecone.models.response_info import ResponseInfo
 
-from retrieval.adapters.pinecone_freshness import WrittenLsns, reflecting
+from retrieval.adapters.pinecone.freshness import WrittenLsns, reflecting
 
 
 class Clock:

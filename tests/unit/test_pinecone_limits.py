@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.adapters.pinecone_limits import (
+from retrieval.adapters.pinecone.limits import (
     MAX_REQUEST_BYTES,
     MAX_UPSERT_RECORDS,
     json_size,

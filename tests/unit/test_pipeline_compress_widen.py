@@ -21,18 +21,18 @@ from retrieval.domain.models import (
 )
 from retrieval.domain.neighbours import merged_text
 from retrieval.domain.vectors import VectorRecord
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import (
+from retrieval.service.caching.result_cache import Uncached
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.retrieval.pipeline import (
     Candidate,
     PipelineState,
     SearchPlan,
 )
-from retrieval.service.pipeline.compress import Compress
-from retrieval.service.pipeline.dense_scores import CompleteDenseScores
-from retrieval.service.pipeline.hydrate import Hydrate
-from retrieval.service.pipeline.widen import Widen
-from retrieval.service.result_cache import Uncached
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.retrieval.pipeline.compress import Compress
+from retrieval.service.retrieval.pipeline.dense_scores import CompleteDenseScores
+from retrieval.service.retrieval.pipeline.hydrate import Hydrate
+from retrieval.service.retrieval.pipeline.widen import Widen
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,

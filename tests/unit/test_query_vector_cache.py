@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval.service.query_vector_cache import QueryVectorCache
+from retrieval.service.caching.query_vector_cache import QueryVectorCache
 from retrieval_testkit import HashEmbedder
 from retrieval_testkit.telemetry import quiet_telemetry
 

@@ -15,7 +15,7 @@ from dependency_injector import providers
 
 from retrieval.container import Application, running
 from retrieval.domain.models import RetrievalOptions, SearchMode
-from retrieval.service.freshness import NamespaceFreshness
+from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.settings import Settings
 from retrieval_testkit import (
     InMemoryChunkRepository,

@@ -23,8 +23,8 @@ from retrieval.domain.models import (
     StageTimings,
 )
 from retrieval.errors import BackendUnavailableError
-from retrieval.service.freshness import NamespaceFreshness
-from retrieval.service.result_cache import ResultCache
+from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.result_cache import ResultCache
 from retrieval_testkit import InMemoryNamespaceGenerations
 
 NS = "tea"

@@ -14,12 +14,18 @@ from retrieval.domain.models import DENSE, RetrievalQuery, SearchMode
 from retrieval.domain.ranking.fusion import FusionMethod
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackendUnavailableError, InvalidFilterError, NamespaceNotFoundError
-from retrieval.service.pipeline import Candidate, Pipeline, PipelineState, SearchPlan, Stage
-from retrieval.service.pipeline.dense_scores import CompleteDenseScores
-from retrieval.service.pipeline.diversify import Diversify
-from retrieval.service.pipeline.fuse import Fuse
-from retrieval.service.pipeline.search import Search
-from retrieval.service.pipeline.threshold import ScoreThreshold
+from retrieval.service.retrieval.pipeline import (
+    Candidate,
+    Pipeline,
+    PipelineState,
+    SearchPlan,
+    Stage,
+)
+from retrieval.service.retrieval.pipeline.dense_scores import CompleteDenseScores
+from retrieval.service.retrieval.pipeline.diversify import Diversify
+from retrieval.service.retrieval.pipeline.fuse import Fuse
+from retrieval.service.retrieval.pipeline.search import Search
+from retrieval.service.retrieval.pipeline.threshold import ScoreThreshold
 from retrieval.service.timing import StageClock
 from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex
 from retrieval_testkit.telemetry import quiet_telemetry

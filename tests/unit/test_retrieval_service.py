@@ -25,12 +25,12 @@ from retrieval.errors import (
     InvalidRequestError,
     NamespaceNotFoundError,
 )
-from retrieval.service.freshness import NamespaceFreshness
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan
-from retrieval.service.pipeline.rewrite import LlmRewriter
-from retrieval.service.result_cache import ResultCache, Uncached
-from retrieval.service.retrieval_service import RetrievalService, check_domains
+from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.result_cache import ResultCache, Uncached
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.retrieval.pipeline import SearchPlan
+from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter
+from retrieval.service.retrieval.retrieval_service import RetrievalService, check_domains
 from retrieval_testkit import (
     ChatRequest,
     HashEmbedder,

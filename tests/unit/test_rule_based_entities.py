@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,8 @@ from retrieval.domain.names import name_key, names_in, title_keys
 from retrieval.domain.ranking.candidate import Candidate
 from retrieval.domain.ranking.links import follow_links
 from retrieval.errors import BackendUnavailableError
-from retrieval.service.pipeline import PipelineState, SearchPlan
-from retrieval.service.pipeline.second_hop import (
+from retrieval.service.retrieval.pipeline import PipelineState, SearchPlan
+from retrieval.service.retrieval.pipeline.second_hop import (
     LINKS_FOUND,
     NAMES_SEARCHED,
     SECOND_HOP,

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from retrieval.adapters.server_sent_events import event_data
+from retrieval.adapters.openai.server_sent_events import event_data
 
 
 async def lines_of(text: str) -> AsyncIterator[str]:

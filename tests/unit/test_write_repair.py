@@ -12,7 +12,7 @@ import pytest
 
 from retrieval.errors import BackendUnavailableError, InvalidRequestError
 from retrieval.grpc.write_repair import WriteRepair
-from retrieval.service.reconciliation import ReconcileReport
+from retrieval.service.ingestion.reconciliation import ReconcileReport
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 DEFAULT = "default"

@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 
 from dependency_injector import providers
 
-from retrieval.adapters.embedded_mongo_supervisor import EmbeddedMongoSupervisor
+from retrieval.adapters.mongo.embedded_supervisor import EmbeddedMongoSupervisor
 from retrieval.container import Application, Container, running
 from retrieval.ports.embedder import Embedder
 from retrieval.retries import RetryPolicy

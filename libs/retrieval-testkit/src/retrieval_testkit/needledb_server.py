@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from retrieval.adapters.pinecone_clients import PineconeConnection
+from retrieval.adapters.pinecone.clients import PineconeConnection
 
 CLI = Path(sys.executable).with_name("needledb")
 START_S = 60.0

@@ -56,7 +56,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
-from retrieval.adapters.pinecone_clients import PineconeConnection
+from retrieval.adapters.pinecone.clients import PineconeConnection
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
 from retrieval.errors import InvalidFilterError
 from retrieval_testkit.hash_embedder import TOKEN, HashEmbedder

@@ -23,7 +23,7 @@ from retrieval.domain.models import RagDocument
 from retrieval.errors import DocumentBusyError, NotFoundError, RetrievalError
 from retrieval.grpc import RetrievalClient
 from retrieval.grpc.errors import status_of
-from retrieval.service.outcomes import Outcome
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval_testkit.replica_history import Change, Read, stale_documents
 from retrieval_testkit.replica_set import ReplicaSet
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval.grpc import RetrievalClient
-from retrieval.service.reconciliation import ReconcileReport
+from retrieval.service.ingestion.reconciliation import ReconcileReport
 from retrieval_testkit.needledb_server import NeedleDb
 from retrieval_testkit.pinecone_standin import PineconeStandIn
 from retrieval_testkit.served_process import CLI, ServedProcess, serve_environment, served_process

@@ -4,19 +4,19 @@ extractor, an empty ledger and an empty graph, unless the test gives its own."""
 
 from __future__ import annotations
 
-from retrieval.adapters.names_only import NamesOnly
+from retrieval.adapters.extraction.names_only import NamesOnly
+from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.adapters.no_reranker import NoReranker
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.graph_store import GraphStore
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
-from retrieval.service.chunk_graph import ChunkGraph
-from retrieval.service.current_versions import CurrentVersions
-from retrieval.service.pipeline import Stage, retrieval_stages
-from retrieval.service.pipeline.rewrite import Rewriter, RocchioRewriter
-from retrieval.service.pipeline.texts import CandidateTexts
+from retrieval.service.ingestion.chunk_graph import ChunkGraph
+from retrieval.service.retrieval.current_versions import CurrentVersions
+from retrieval.service.retrieval.pipeline import Stage, retrieval_stages
+from retrieval.service.retrieval.pipeline.rewrite import Rewriter, RocchioRewriter
+from retrieval.service.retrieval.pipeline.texts import CandidateTexts
 from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
 from retrieval_testkit.in_memory_graph_store import InMemoryGraphStore
 from retrieval_testkit.scripted_llm import ScriptedLlm

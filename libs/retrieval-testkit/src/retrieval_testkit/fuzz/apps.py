@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.document_files import load_documents
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
+from retrieval.adapters.files.document_files import load_documents
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.container import Application, running
 from retrieval.demo import KNOWLEDGE_DIR
@@ -28,7 +28,7 @@ NAMESPACES = (CORPUS_NAMESPACE, CORPUS_NAMESPACE, "default", "fuzz-other", "")
 async def seeded_application() -> AsyncIterator[Application]:
     with tempfile.TemporaryDirectory(prefix="retrieval-fuzz-") as data_dir:
         settings = Settings(data_dir=Path(data_dir))
-        embedder, index = HashEmbedder(), ExactVectorIndex()
+        embedder, index = HashEmbedder(), EmbeddedVectorIndex()
         container = in_memory_container(
             settings,
             model_embedder=embedder,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from retrieval.domain.models import RagDocument
 from retrieval.errors import InvalidRequestError
-from retrieval.service.ingestion_service import Outcome
+from retrieval.service.ingestion.ingestion_service import Outcome
 from retrieval_testkit.fuzz.apps import seeded_application
 from retrieval_testkit.fuzz.harness import Check, RefusedError, Runner, Target, boundary
 from retrieval_testkit.fuzz.strategies import (

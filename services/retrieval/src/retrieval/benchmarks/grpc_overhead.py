@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from retrieval.adapters.document_files import load_documents
+from retrieval.adapters.files.document_files import load_documents
 from retrieval.benchmarks.latency import questions
 from retrieval.benchmarks.stats import percentile
 from retrieval.container import Application

@@ -13,11 +13,11 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 
-from retrieval.adapters.document_files import load_documents
+from retrieval.adapters.files.document_files import load_documents
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.models import RagDocument
 from retrieval.ports import Embedder
-from retrieval.service.ingestion_service import DocumentOutcome, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import DocumentOutcome, IngestionService, Outcome
 
 
 def corpus(copies: int, tag: str) -> list[RagDocument]:

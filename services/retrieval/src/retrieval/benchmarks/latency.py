@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retrieval.adapters.document_files import load_documents
+from retrieval.adapters.files.document_files import load_documents
 from retrieval.benchmarks.stats import percentile, summary
 from retrieval.container import Application
 from retrieval.demo import KNOWLEDGE_DIR

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval.adapters.document_files import load_documents
+from retrieval.adapters.files.document_files import load_documents
 from retrieval.benchmarks.grpc_overhead import PLAINTEXT_LOOPBACK
 from retrieval.benchmarks.latency import QUESTION_STARTS, TOPICS, questions
 from retrieval.benchmarks.stats import percentile
@@ -41,7 +41,7 @@ from retrieval.grpc.client import RetrievalClient
 from retrieval.grpc.server import create_server
 from retrieval.grpc.settings import GrpcSettings
 from retrieval.retries import RetryPolicy
-from retrieval.service.outcomes import Outcome
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.settings import EmbedderBackend, IndexBackend, RerankBackend, Settings
 
 NAMESPACE = "load"

@@ -27,8 +27,8 @@ from pathlib import Path
 from prometheus_client import Counter
 from pydantic import SecretStr
 
-from retrieval.adapters.document_files import load_documents
-from retrieval.adapters.embedded_mongo_supervisor import EmbeddedMongoSupervisor
+from retrieval.adapters.files.document_files import load_documents
+from retrieval.adapters.mongo.embedded_supervisor import EmbeddedMongoSupervisor
 from retrieval.benchmarks.concurrency import (
     PASSAGES,
     TOP_K,

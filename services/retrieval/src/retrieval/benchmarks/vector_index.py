@@ -19,20 +19,20 @@ from typing import Any
 
 import numpy as np
 
-from retrieval.adapters.exact_vector_index import (
+from retrieval.adapters.embedded_index.ann_graph import (
+    ADD_CHUNK,
+    EF_CONSTRUCTION,
+    EF_SEARCH,
+    NEIGHBOURS,
+    HnswAnnGraph,
+)
+from retrieval.adapters.embedded_index.vector_index import (
     ANN_MIN_VECTORS,
     COMPACT_MIN_CHANGES,
     COMPACT_RATIO,
     EXACT_SUBSET_ROWS,
     EXACT_SUBSET_SHARE,
-    ExactVectorIndex,
-)
-from retrieval.adapters.vector_graph import (
-    ADD_CHUNK,
-    EF_CONSTRUCTION,
-    EF_SEARCH,
-    NEIGHBOURS,
-    HnswGraph,
+    EmbeddedVectorIndex,
 )
 from retrieval.benchmarks.mixture import Matrix, Mixture, fidelity
 from retrieval.benchmarks.stats import summary
@@ -70,7 +70,7 @@ def records(vectors: Matrix, start: int) -> list[VectorRecord]:
     ]
 
 
-async def fill(index: ExactVectorIndex, vectors: Matrix) -> None:
+async def fill(index: EmbeddedVectorIndex, vectors: Matrix) -> None:
     for start in range(0, vectors.shape[0], FILL_BATCH):
         await index.upsert(records(vectors[start : start + FILL_BATCH], start), NAMESPACE)
     await index.settle()
@@ -81,7 +81,7 @@ def share_filter(share: float) -> dict[str, Any] | None:
 
 
 async def answers(
-    index: ExactVectorIndex, queries: Matrix, flt: dict[str, Any] | None
+    index: EmbeddedVectorIndex, queries: Matrix, flt: dict[str, Any] | None
 ) -> tuple[list[set[str]], list[float]]:
     found, seconds = [], []
     for query in queries.tolist():
@@ -101,7 +101,7 @@ def milliseconds(seconds: list[float]) -> dict[str, float]:
     return {name: value * 1000 for name, value in summary(seconds).items()}
 
 
-async def write_costs(index: ExactVectorIndex, mixture: Mixture, size: int) -> dict[str, float]:
+async def write_costs(index: EmbeddedVectorIndex, mixture: Mixture, size: int) -> dict[str, float]:
     """Upserts of ``WRITE_BATCH`` new records into the namespace of ``size``: seconds until
     acknowledged (logged and synced) per record, of the median batch and on average (which
     counts the occasional doubling of the rows' buffer), and bytes written per record."""
@@ -127,7 +127,7 @@ def graph_costs(mixture: Mixture, size: int) -> dict[str, float]:
     threshold, and at each compaction of a large namespace with dead rows) and adding a
     write's rows to it."""
     started = time.perf_counter()
-    graph = HnswGraph.build(mixture.sample(size, seed=size))
+    graph = HnswAnnGraph.build(mixture.sample(size, seed=size))
     built = time.perf_counter() - started
     added = mixture.sample(WRITE_BATCH, seed=size + 1)
     started = time.perf_counter()
@@ -144,7 +144,7 @@ async def measure_size(
     mixture: Mixture, size: int, directory: Path, progress: Callable[[str], None]
 ) -> dict[str, Any]:
     progress(f"filling {size:,} records")
-    index = ExactVectorIndex(directory)
+    index = EmbeddedVectorIndex(directory)
     started = time.perf_counter()
     await fill(index, mixture.sample(size, seed=size))
     figures: dict[str, Any] = {"size": size, "fill_s": time.perf_counter() - started}
@@ -156,7 +156,7 @@ async def measure_size(
     await index.close()
     figures["disk_bytes_per_record"] = (footprint.disk_bytes or 0) / records_held
     started = time.perf_counter()
-    reopened = ExactVectorIndex(directory)
+    reopened = EmbeddedVectorIndex(directory)
     figures["startup_s"] = time.perf_counter() - started
     await reopened.close()
     return figures
@@ -165,7 +165,7 @@ async def measure_size(
 async def searches_by_share(
     directory: Path, sample: Matrix, ann_min_vectors: int, progress: Callable[[str], None]
 ) -> dict[float, tuple[list[set[str]], list[float]]]:
-    index = ExactVectorIndex(directory, ann_min_vectors=ann_min_vectors)
+    index = EmbeddedVectorIndex(directory, ann_min_vectors=ann_min_vectors)
     answered = {}
     for share in (1.0, *FILTER_SHARES):
         progress(f"queries keeping {share:.0%}")
@@ -198,7 +198,7 @@ async def real_vectors(passages: Matrix) -> dict[str, Any]:
     figures: dict[str, Any] = {"records": int(corpus.shape[0]), "queries": HELD_OUT}
     found: dict[str, list[set[str]]] = {}
     for name, threshold in (("exact", EXACT_ONLY), ("hnsw", 1)):
-        index = ExactVectorIndex(ann_min_vectors=threshold, exact_subset_rows=0)
+        index = EmbeddedVectorIndex(ann_min_vectors=threshold, exact_subset_rows=0)
         await fill(index, corpus)
         found[name], seconds = await answers(index, queries, None)
         figures[f"{name}_ms"] = milliseconds(seconds)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from retrieval.adapters.local_sources import source_or_none
+from retrieval.adapters.files.local_sources import source_or_none
 from retrieval.cli.runtime import checked_query, console, json_errors, run_here_or_served
 from retrieval.cli.sources import located
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from retrieval.adapters.document_files import load_documents
+from retrieval.adapters.files.document_files import load_documents
 from retrieval.cli.runtime import VERBOSE, console, load_settings, run_with_application
 from retrieval.cli.tables import result_table
 from retrieval.demo import EXAMPLE_QUERIES, KNOWLEDGE_DIR, NAMESPACE, demo_settings

@@ -24,7 +24,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from retrieval.adapters.document_files import FileFailure, LoadedDocuments, read_documents
+from retrieval.adapters.files.document_files import FileFailure, LoadedDocuments, read_documents
 from retrieval.cli.runtime import (
     console,
     load_settings,
@@ -37,8 +37,8 @@ from retrieval.errors import RetrievalError
 
 if TYPE_CHECKING:
     from retrieval.container import Application
-    from retrieval.service.ingest_progress import IngestProgress
-    from retrieval.service.outcomes import DocumentOutcome
+    from retrieval.service.ingestion.outcomes import DocumentOutcome
+    from retrieval.service.ingestion.progress import IngestProgress
 
 
 def count(number: int, noun: str) -> str:
@@ -115,7 +115,7 @@ def ingest_progress(
     """Yields the ``on_progress`` of ``IngestionService.ingest``: a bar of the documents
     settled and the chunks embedded. ``settled`` collects the outcomes as groups settle.
     Each report stops the run if its task was cancelled (``stop_if_cancelled``)."""
-    from retrieval.service.ingest_progress import IngestProgress
+    from retrieval.service.ingestion.progress import IngestProgress
 
     with bar(DocumentsColumn(), ChunksColumn(), EtaColumn()) as progress:
         task = progress.add_task("ingesting", total=None, documents=documents, settled=0)
@@ -187,7 +187,7 @@ def ingest(
         loaded = read_reporting_failures(paths, domain, title, settings.ingest_max_file_bytes)
 
         async def work(app: Application) -> None:
-            from retrieval.service.file_intake import check_each
+            from retrieval.service.ingestion.file_intake import check_each
 
             ingested.namespace = target
             accepted, ingested.rejected = check_each(app.ingestion, loaded.documents, target)
@@ -236,7 +236,7 @@ def told_when_interrupted(ingested: Ingested) -> Iterator[None]:
 
 def written(outcomes: Sequence[DocumentOutcome]) -> str:
     """Documents and chunks, and how many documents had each outcome."""
-    from retrieval.service.outcomes import Outcome
+    from retrieval.service.ingestion.outcomes import Outcome
 
     counts = Counter(outcome.outcome for outcome in outcomes)
     summary = ", ".join(f"{counts[kind]} {kind.value}" for kind in Outcome if counts[kind])
@@ -247,7 +247,7 @@ def written(outcomes: Sequence[DocumentOutcome]) -> str:
 
 
 def failed_outcomes(outcomes: Iterable[DocumentOutcome]) -> list[DocumentOutcome]:
-    from retrieval.service.outcomes import Outcome
+    from retrieval.service.ingestion.outcomes import Outcome
 
     return [outcome for outcome in outcomes if outcome.outcome is Outcome.FAILED]
 

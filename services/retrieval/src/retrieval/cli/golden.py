@@ -22,7 +22,7 @@ from retrieval.evaluation.ablation import (
 from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_golden
 from retrieval.evaluation.golden_suite import load_suite
 from retrieval.evaluation.reports import answer_rows, figure, write_golden_reports
-from retrieval.service.answer_service import AnswerService
+from retrieval.service.answers.answer_service import AnswerService
 from retrieval.settings import Settings
 
 

@@ -12,8 +12,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from retrieval.adapters.local_sources import source_or_none
-from retrieval.adapters.sync_scope import sync_scope
+from retrieval.adapters.files.local_sources import source_or_none
+from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.cli.documents import (
     Ingested,
     count,
@@ -34,15 +34,15 @@ from retrieval.domain.models import check_slug
 
 if TYPE_CHECKING:
     from retrieval.container import Application
-    from retrieval.service.library import DocumentSummary
-    from retrieval.service.outcomes import DeleteReport, DocumentOutcome, SyncReport
+    from retrieval.service.ingestion.library import DocumentSummary
+    from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, SyncReport
 
 NAMESPACE = typer.Option(..., "--namespace", "-n", help="The namespace.")
 JSON = typer.Option(False, "--json", help="Print the report as JSON, and nothing else.")
 
 
 def outcome_lines(outcomes: Iterable[DocumentOutcome]) -> None:
-    from retrieval.service.outcomes import Outcome
+    from retrieval.service.ingestion.outcomes import Outcome
 
     for outcome in outcomes:
         if outcome.outcome is Outcome.UNCHANGED:
@@ -57,7 +57,7 @@ def outcome_lines(outcomes: Iterable[DocumentOutcome]) -> None:
 
 
 def summary(outcomes: Iterable[DocumentOutcome]) -> str:
-    from retrieval.service.outcomes import Outcome
+    from retrieval.service.ingestion.outcomes import Outcome
 
     counts = Counter(outcome.outcome for outcome in outcomes)
     return ", ".join(f"{counts[kind]} {kind.value}" for kind in Outcome)
@@ -94,7 +94,7 @@ def sync(
     unreadable = set(scope.unreadable)
 
     async def work(app: Application) -> SyncReport:
-        from retrieval.service.file_intake import check_each, refused_sources
+        from retrieval.service.ingestion.file_intake import check_each, refused_sources
 
         accepted, rejected = check_each(app.ingestion, loaded.documents, namespace)
         failures.extend(problem.reason for problem in rejected)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from retrieval.adapters.local_sources import source_or_none
+from retrieval.adapters.files.local_sources import source_or_none
 from retrieval.cli.runtime import (
     VERBOSE,
     checked_query,

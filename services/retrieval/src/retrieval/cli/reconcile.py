@@ -17,7 +17,7 @@ from retrieval.domain.models import check_slug
 
 if TYPE_CHECKING:
     from retrieval.container import Application
-    from retrieval.service.reconciliation import ReconcileReport
+    from retrieval.service.ingestion.reconciliation import ReconcileReport
 
 
 def reconcile(

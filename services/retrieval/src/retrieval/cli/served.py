@@ -14,13 +14,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from retrieval.errors import InvalidRequestError
-from retrieval.service.outcomes import DocumentOutcome, failed
+from retrieval.service.ingestion.outcomes import DocumentOutcome, failed
 
 if TYPE_CHECKING:
     from retrieval.domain.models import RagDocument
     from retrieval.grpc.client import RetrievalClient
-    from retrieval.service.ingest_progress import Progress
-    from retrieval.service.outcomes import SyncReport
+    from retrieval.service.ingestion.outcomes import SyncReport
+    from retrieval.service.ingestion.progress import Progress
     from retrieval.settings import Settings
 
 T = TypeVar("T")
@@ -90,7 +90,7 @@ class ServedIngestion:
         *,
         replace: bool = False,
     ) -> list[DocumentOutcome]:
-        from retrieval.service.ingest_progress import IngestProgress
+        from retrieval.service.ingestion.progress import IngestProgress
 
         progress = IngestProgress.of(on_progress)
         outcomes: list[DocumentOutcome] = []
@@ -117,8 +117,8 @@ class ServedIngestion:
         allow_mass_delete: bool,
         on_progress: Progress | None = None,
     ) -> SyncReport:
-        from retrieval.service.file_intake import refused_sources
-        from retrieval.service.ingest_progress import IngestProgress
+        from retrieval.service.ingestion.file_intake import refused_sources
+        from retrieval.service.ingestion.progress import IngestProgress
 
         async def send(pending: list[RagDocument]) -> SyncReport:
             return await self._client.sync(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from retrieval.adapters.local_sources import as_source as as_source
+from retrieval.adapters.files.local_sources import as_source as as_source
 from retrieval.domain.provenance import URL, location
 
 

@@ -131,7 +131,7 @@ KEYWORD = "keyword"
 """Source name of the keyword search; its score is BM25 (or the sparse index's dot product)."""
 GRAPH = "graph"
 """Source name of the graph search; its score sums the question's entities a chunk is about
-or mentions, weighted by their rarity (``retrieval.service.pipeline.graph_search``)."""
+or mentions, weighted by their rarity (``retrieval.service.retrieval.pipeline.graph_search``)."""
 FUSED = "fused"
 """Score name of the fusion of both sources."""
 RERANK = "rerank"

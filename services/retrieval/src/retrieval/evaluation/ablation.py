@@ -23,7 +23,7 @@ from retrieval.domain.models import (
     SearchMode,
 )
 from retrieval.domain.ranking.fusion import FusionMethod
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import RerankBackend, Settings
 
 ABLATION_FILE = "ablation.json"

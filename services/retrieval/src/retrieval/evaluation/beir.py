@@ -48,7 +48,7 @@ from retrieval.evaluation.beir_data import BeirDataset, BeirDocument
 from retrieval.evaluation.beir_figures import RankingFigures, figures_by_type, ranking_figures
 from retrieval.evaluation.metrics import Run, hit_at, mean_over_queries, reciprocal_rank
 from retrieval.ports.embedder import Matrix
-from retrieval.service.ingestion_service import IngestionService, PassageEmbedder
+from retrieval.service.ingestion.ingestion_service import IngestionService, PassageEmbedder
 
 MIN_COSINE = 0.999
 MIN_CHECKED = 16

@@ -66,9 +66,9 @@ from retrieval.evaluation.metrics import (
     reciprocal_rank,
     threshold_report,
 )
-from retrieval.service.answer_service import AnswerService
-from retrieval.service.ingestion_service import DocumentOutcome, IngestionService, Outcome
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.ingestion.ingestion_service import DocumentOutcome, IngestionService, Outcome
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 
 HIT_K = 5
 ONLY_DEFAULT = {DEFAULT_VARIANT: RetrievalOptions()}

@@ -20,7 +20,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints, ValidationError
 
-from retrieval.adapters.document_files import load_documents
+from retrieval.adapters.files.document_files import load_documents
 from retrieval.domain.allowed_domains import refusal, refused_domains
 from retrieval.domain.models import DomainName, Frozen, RagDocument, Slug
 from retrieval.errors import InvalidRequestError

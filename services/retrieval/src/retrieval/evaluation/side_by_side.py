@@ -38,7 +38,7 @@ from retrieval.evaluation.beir_figures import ranking_figures
 from retrieval.evaluation.metrics import Qrels, Run, relevant_ids
 from retrieval.evaluation.peer_process import PeerProcess, serving
 from retrieval.ports.embedder import Matrix
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 
 RUNNER = Path(__file__).resolve().parents[1] / "benchmarks" / "peers" / "runner.py"

@@ -25,8 +25,8 @@ import structlog
 from google.protobuf.message import Message
 from pydantic import SecretStr
 
-from retrieval.adapters.document_files import read_documents
-from retrieval.adapters.sync_scope import sync_scope
+from retrieval.adapters.files.document_files import read_documents
+from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.domain.answers import Answer, AnswerEvent, ContextResult
 from retrieval.domain.models import (
     RagDocument,
@@ -62,9 +62,9 @@ from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
 from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
 from retrieval.grpc.stats_conversions import stats_from_proto
 from retrieval.retries import RetryPolicy, retrying
-from retrieval.service.file_intake import PathSync
-from retrieval.service.library import DocumentSummary
-from retrieval.service.outcomes import DeleteReport, DocumentOutcome, SyncReport
+from retrieval.service.ingestion.file_intake import PathSync
+from retrieval.service.ingestion.library import DocumentSummary
+from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, SyncReport
 from retrieval.service.stats import CollectionStats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc

@@ -42,8 +42,8 @@ from retrieval.domain.validation import (
     ValidationRequest,
 )
 from retrieval.errors import InvalidRequestError
-from retrieval.service.library import DocumentSummary
-from retrieval.service.outcomes import DeleteReport, DocumentOutcome, Outcome, SyncReport
+from retrieval.service.ingestion.library import DocumentSummary
+from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, Outcome, SyncReport
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 MAX_EXACT_INTEGER = 2**53

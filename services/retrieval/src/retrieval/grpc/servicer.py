@@ -29,9 +29,9 @@ from retrieval.grpc.conversions import (
 from retrieval.grpc.errors import translate_errors
 from retrieval.grpc.stats_conversions import stats_to_proto
 from retrieval.grpc.tenancy import visible_namespaces
-from retrieval.service.answer_service import AnswerService
-from retrieval.service.ingestion_service import IngestionService
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.service.validation_service import ValidationService
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from retrieval.adapters.directory_lock import alive
+from retrieval.adapters.data_directory.lock import alive
 
 RECORD_FILE = "serving.json"
 ANY_ADDRESS = {"", "0.0.0.0", "::", "[::]"}

@@ -3,10 +3,10 @@
 A write that fails because a store does not answer can seldom undo what it began: the undo
 needs that store too. Its document is left PENDING, its texts stored without vectors (no
 search finds them), until the next write of it or ``retrieval reconcile`` (see
-``retrieval.service.ingestion_service``). ``WriteRepair`` notes the namespace of every write
-call that failed or was cut short, and ``repair``, which the health monitor calls while the
-stores answer, reconciles those namespaces (``IngestionService.reconcile``). A namespace stays
-noted until a reconcile has gone through it with no document busy.
+``retrieval.service.ingestion.ingestion_service``). ``WriteRepair`` notes the namespace of
+every write call that failed or was cut short, and ``repair``, which the health monitor calls
+while the stores answer, reconciles those namespaces (``IngestionService.reconcile``). A
+namespace stays noted until a reconcile has gone through it with no document busy.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import structlog
 
 from retrieval.errors import InvalidRequestError, RetrievalError
 from retrieval.grpc.interceptors import Behaviour, CallInterceptor, service_and_method
-from retrieval.service.ingestion_service import IngestionService
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 log = structlog.get_logger("grpc")

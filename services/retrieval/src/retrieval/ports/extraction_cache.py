@@ -7,7 +7,7 @@ from retrieval.domain.graph import Extraction
 
 
 class ExtractionCache(Protocol):
-    """Extractions already made, by key (``retrieval.service.cached_knowledge``).
+    """Extractions already made, by key (``retrieval.service.caching.cached_knowledge``).
 
     Every process using the same store shares the entries. A cache may forget any entry at
     any time (expiry); it never returns an extraction stored under another key.

@@ -1,7 +1,7 @@
 """What ``GetStats`` and ``retrieval stats`` report: the size and the health of the collection.
 
-``collect`` audits every namespace (``retrieval.service.consistency.audit``): it lists every
-id the vector index, the keyword index, the chunk texts and the ledger hold, so its cost grows
+``collect`` audits every namespace (``retrieval.service.ingestion.consistency.audit``): it lists
+every id the vector index, the keyword index, the chunk texts and the ledger hold, so its cost grows
 with the number of chunks. The health service calls ``reachability`` instead: one count from
 each store under a short timeout.
 """
@@ -29,8 +29,8 @@ from retrieval.errors import BackendError
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.store_footprint import StoreFootprint
-from retrieval.service.chunk_graph import ChunkGraph
-from retrieval.service.consistency import ChunkStores, NamespaceAudit, audit
+from retrieval.service.ingestion.chunk_graph import ChunkGraph
+from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
 
 
 class NamespaceSummary(Frozen):

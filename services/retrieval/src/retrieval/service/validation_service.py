@@ -22,8 +22,8 @@ from retrieval.domain.validation import (
 )
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError, RetrievalError
 from retrieval.ports import ChunkRepository
-from retrieval.service.pipeline import SearchPlan
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.retrieval.pipeline import SearchPlan
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 
 log = structlog.get_logger("retrieval")

@@ -8,7 +8,7 @@ from starlette.responses import Response
 
 from retrieval.console.access import check_read
 from retrieval.console.rendering import Renderer
-from retrieval.service.ingestion_service import IngestionService
+from retrieval.service.ingestion.ingestion_service import IngestionService
 
 
 class DocumentPage:

@@ -11,7 +11,7 @@ from retrieval.console.rendering import Renderer
 from retrieval.domain.collection_health import ORPHAN_LABELS
 from retrieval.errors import NotFoundError
 from retrieval.grpc.tenancy import visible_namespaces
-from retrieval.service.ingestion_service import IngestionService
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.stats import StatsService
 
 

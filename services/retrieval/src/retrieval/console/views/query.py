@@ -22,7 +22,7 @@ from retrieval.domain.models import (
     validated,
 )
 from retrieval.errors import InvalidRequestError
-from retrieval.service.retrieval_service import RetrievalService
+from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 
 SWITCH = (("true", "on"), ("false", "off"))

@@ -1,0 +1,1 @@
+"""The data directory of the embedded stores: its lock, durable files and disk usage."""

@@ -1,0 +1,1 @@
+"""MongoDB adapters (texts, ledger, caches, graph, generations) and the embedded MongoDB server."""

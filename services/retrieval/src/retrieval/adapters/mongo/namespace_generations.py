@@ -1,0 +1,66 @@
+"""Namespace generations in MongoDB: one document per namespace, ``{_id: namespace, generation}``.
+
+Lookups are by ``_id`` alone, which every server answers from its index. ``advance`` makes
+sure the document exists, then runs one ``findAndModify`` with ``$inc`` (no upsert), so concurrent
+advances each count once: an upserting increment that lost an insert race was, on
+SecantusDB, applied yet answered with no document.
+
+Both run on the primary, the advance acknowledged by a majority once journaled (``j``, like
+the client's other writes: SecantusDB, the embedded server, syncs its journal only when a
+write asks, so without it a SIGKILL of the server loses the last advances) and the read at
+``majority`` read concern: a read issued after an advance was acknowledged sees it, on every
+replica of the service, and an acknowledged advance survives a failover. (A primary cut off
+from its set answers with what it has until it steps down, within the election timeout.)
+Every round trip runs under its own deadline (``timeout_ms``), errors translated to
+``retrieval.errors``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
+from pymongo.read_concern import ReadConcern
+from pymongo.read_preferences import Primary
+from pymongo.write_concern import WriteConcern
+
+from retrieval.adapters.mongo.chunk_repository import round_trip
+from retrieval.errors import BackendError
+
+GENERATION = {"_id": False, "generation": True}
+
+
+class MongoNamespaceGenerations:
+    def __init__(self, collection: Any, *, timeout_ms: int = 10_000) -> None:
+        self._collection = collection.with_options(
+            read_preference=Primary(),
+            read_concern=ReadConcern("majority"),
+            write_concern=WriteConcern("majority", j=True),
+        )
+        self._timeout = timeout_ms / 1000
+
+    async def current(self, namespace: str) -> int:
+        with round_trip("find", self._timeout):
+            document = await self._collection.find_one({"_id": namespace}, GENERATION)
+        return 0 if document is None else document["generation"]
+
+    async def advance(self, namespace: str) -> int:
+        """Creates the namespace's document if it is missing (``$setOnInsert``, so racing
+        creators leave one document at 0), then increments it: an increment never races
+        an insert, so each advance counts exactly once and returns its own value."""
+        with round_trip("update", self._timeout), contextlib.suppress(DuplicateKeyError):
+            await self._collection.update_one(
+                {"_id": namespace}, {"$setOnInsert": {"generation": 0}}, upsert=True
+            )
+        with round_trip("find_and_modify", self._timeout):
+            document = await self._collection.find_one_and_update(
+                {"_id": namespace},
+                {"$inc": {"generation": 1}},
+                projection=GENERATION,
+                return_document=ReturnDocument.AFTER,
+            )
+        if document is None:
+            raise BackendError(f"the generation of {namespace!r} vanished while advancing")
+        return document["generation"]

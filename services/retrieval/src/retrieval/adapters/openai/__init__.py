@@ -1,0 +1,1 @@
+"""The Llm port on an OpenAI-compatible chat completions API."""

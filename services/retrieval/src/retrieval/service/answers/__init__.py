@@ -1,0 +1,1 @@
+"""Answers written by a chat model from retrieved context, citing its chunks."""

@@ -1,0 +1,1 @@
+"""Retrieval: the service and its pipeline of stages."""

@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import structlog
+
+from retrieval.domain.allowed_domains import check_domains
+from retrieval.domain.models import (
+    MatchStatistics,
+    RetrievalOptions,
+    RetrievalQuery,
+    RetrievalResult,
+    StageTimings,
+    validated,
+)
+from retrieval.errors import BackendNotConfiguredError
+from retrieval.logging import correlation_scope
+from retrieval.observability.telemetry import Telemetry
+from retrieval.service.caching.result_cache import ResultCacheProtocol
+from retrieval.service.retrieval.pipeline import Pipeline, PipelineState, SearchPlan, Stage
+from retrieval.service.timing import StageClock
+
+log = structlog.get_logger("retrieval")
+
+
+class RetrievalService:
+    """Finds the chunks that best answer a question, best first, by running its stages in
+    order (the container builds the list: ``retrieval_stages``); ``defaults`` are the
+    switches a request does not set; ``cache`` keeps results until their namespace is
+    written (``ResultCache``) or keeps none (``Uncached``); ``telemetry`` traces each call and
+    stage and counts them."""
+
+    def __init__(
+        self,
+        stages: Sequence[Stage],
+        allowed_domains: Collection[str],
+        default_namespace: str,
+        defaults: SearchPlan,
+        cache: ResultCacheProtocol,
+        telemetry: Telemetry,
+    ) -> None:
+        self._pipeline = Pipeline(stages, telemetry)
+        self._telemetry = telemetry
+        self._allowed_domains = frozenset(allowed_domains)
+        self._default_namespace = default_namespace
+        self._defaults = defaults
+        self._cache = cache
+
+    async def retrieve(
+        self,
+        query: str,
+        domains: Sequence[str] = (),
+        top_k: int = 5,
+        confidence_threshold: float = 0.0,
+        namespace: str | None = None,
+        options: RetrievalOptions | None = None,
+        *,
+        source_prefix: str | None = None,
+        section: str | None = None,
+    ) -> RetrievalResult:
+        """``retrieve_query`` with the query's fields as arguments."""
+        request = validated(
+            RetrievalQuery,
+            query=query,
+            domains=tuple(domains),
+            top_k=top_k,
+            confidence_threshold=confidence_threshold,
+            namespace=namespace or None,
+            source_prefix=source_prefix,
+            section=section,
+            options=options or RetrievalOptions(),
+        )
+        return await self.retrieve_query(request)
+
+    async def retrieve_query(self, request: RetrievalQuery) -> RetrievalResult:
+        """Search the query's domains (every domain when it names none) in its namespace (the
+        service's default when it names none) by meaning and by keywords, fuse, diversify,
+        return texts best first.
+
+        Raises ``InvalidRequestError`` for bad input (a domain outside ``allowed_domains``
+        when that allow-list is set), ``NotFoundError`` for a missing index or namespace,
+        ``BackendError`` when a store fails. A blank query, or a backend without settings,
+        gives an empty result.
+        """
+        with correlation_scope(), self._telemetry.operation("retrieve") as span:
+            check_domains(request.domains, self._allowed_domains)
+            namespace = request.namespace or self._default_namespace
+            result = await self._cache.through(
+                request, namespace, lambda: self._retrieve(request, namespace)
+            )
+            self._telemetry.retrieved(result, span)
+            if result.cached:
+                log.info("retrieve.cached", namespace=namespace, returned=result.total_matches)
+            return result
+
+    async def _retrieve(self, request: RetrievalQuery, namespace: str) -> RetrievalResult:
+        clock = StageClock()
+        state = PipelineState.start(request, namespace, self._defaults)
+        if not state.text:
+            log.info("retrieve.blank_query", namespace=state.namespace)
+            return self._result(state, clock)
+        try:
+            state = await self._pipeline.run(state, clock)
+        except BackendNotConfiguredError as error:
+            log.warning("retrieve.backend_not_configured", reason=str(error))
+            return self._result(state, clock)
+        result = self._result(state, clock)
+        log.info(
+            "retrieve.done",
+            namespace=state.namespace,
+            domains=list(request.domains),
+            top_k=request.top_k,
+            mode=state.plan.mode.value,
+            candidates=dict(state.counts),
+            degraded=list(state.degraded),
+            truncated=state.truncated,
+            rewrites=len(state.rewrites),
+            returned=result.total_matches,
+            **{f"{stage}_ms": ms for stage, ms in result.timings.stages.items()},
+            total_ms=result.timings.total_ms,
+        )
+        return result
+
+    @staticmethod
+    def _result(state: PipelineState, clock: StageClock) -> RetrievalResult:
+        return RetrievalResult(
+            matches=state.matches,
+            query=state.query.query,
+            namespace=state.namespace,
+            total_matches=len(state.matches),
+            timings=StageTimings(
+                stages={**clock.stages, **state.timings}, total_ms=clock.elapsed_ms()
+            ),
+            query_truncated=state.truncated,
+            degraded=state.degraded,
+            statistics=MatchStatistics.of([match.score for match in state.matches]),
+            rewrites=state.rewrites,
+            query_used=next(
+                (r.query for r in reversed(state.rewrites) if r.error is None),
+                state.text,
+            ),
+        )
