@@ -33,13 +33,12 @@ from retrieval.domain.models import (
     validated,
 )
 from retrieval.domain.provenance import Source, check_source
-from retrieval.domain.validation import (
+from retrieval.domain.validation import ValidationCase, ValidationRequest
+from retrieval.domain.validation_report import (
     QueryOutcome,
     ScoreStatistics,
     TypeFigures,
-    ValidationCase,
     ValidationReport,
-    ValidationRequest,
 )
 from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.library import DocumentSummary
