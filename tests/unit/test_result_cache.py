@@ -22,6 +22,7 @@ from retrieval.domain.models import (
     SearchMode,
     StageTimings,
 )
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.caching.result_cache import ResultCache
@@ -104,7 +105,7 @@ async def test_a_cached_result_reports_the_time_of_the_call_that_served_it() -> 
     served = await cache.through(QUERY, NS, Computations())
     assert computed.timings.stages == {"search": COMPUTE_MS}
     assert served.timings.stages.keys() == {"cache"}
-    assert served.timings.total_ms == served.timings.stages["cache"] < COMPUTE_MS
+    assert served.timings.total_ms == served.timings.stages[StageName.CACHE] < COMPUTE_MS
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,6 @@ from pydantic import ValidationError
 from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone, AnswerEvent, ContextResult
 from retrieval.domain.context import BuiltContext, Citation
 from retrieval.domain.models import (
-    EMBED_STAGE,
-    FETCH_STAGE,
-    SEARCH_STAGE,
     MatchStatistics,
     QueryRewrite,
     RagDocument,
@@ -33,6 +30,7 @@ from retrieval.domain.models import (
     validated,
 )
 from retrieval.domain.provenance import Source, check_source
+from retrieval.domain.stage_names import StageName
 from retrieval.domain.validation import ValidationCase, ValidationRequest
 from retrieval.domain.validation_report import (
     QueryOutcome,
@@ -222,9 +220,9 @@ def stages_from_proto(response: pb.RetrieveResponse) -> dict[str, float]:
         return dict(response.stage_ms)
     timings = response.timings
     named = {
-        EMBED_STAGE: timings.embed_ms,
-        SEARCH_STAGE: timings.search_ms,
-        FETCH_STAGE: timings.fetch_ms,
+        StageName.EMBED: timings.embed_ms,
+        StageName.SEARCH: timings.search_ms,
+        StageName.FETCH: timings.fetch_ms,
     }
     return {name: ms for name, ms in named.items() if ms}
 

@@ -61,8 +61,9 @@ from typing import Protocol
 import structlog
 from cachetools import TTLCache
 
-from retrieval.domain.models import CACHE_STAGE, RetrievalQuery, RetrievalResult, StageTimings
+from retrieval.domain.models import RetrievalQuery, RetrievalResult, StageTimings
 from retrieval.domain.query_text import normalise
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import RetrievalError
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.timing import StageClock
@@ -134,7 +135,7 @@ class ResultCache:
         kept = self._entries.get(key)
         if kept is not None:
             spent = clock.elapsed_ms()
-            timings = StageTimings(stages={CACHE_STAGE: spent}, total_ms=spent)
+            timings = StageTimings(stages={StageName.CACHE: spent}, total_ms=spent)
             return kept.model_copy(
                 update={"cached": True, "query": request.query, "timings": timings}
             )
