@@ -27,7 +27,7 @@ from retrieval.errors import (
     NamespaceNotFoundError,
 )
 from retrieval.service.caching.freshness import NamespaceFreshness
-from retrieval.service.caching.result_cache import ResultCache, Uncached
+from retrieval.service.caching.result_cache import InProcessResultCache, Uncached
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter
@@ -504,7 +504,7 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
     stores = Stores()
     generations = InMemoryNamespaceGenerations()
     stages = offline_stages(stores.embedder, stores.index, stores.keywords, stores.chunks)
-    cache = ResultCache(NamespaceFreshness(generations, 0))
+    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
     service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())
     ingestion = IngestionService(
         stores.embedder,

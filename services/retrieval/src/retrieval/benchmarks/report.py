@@ -19,9 +19,9 @@ from retrieval.evaluation.side_by_side import (
     BEST,
     SideBySide,
     columns,
+    compared_systems,
     figure_rows,
     report_file,
-    shown,
 )
 
 Reports = dict[str, Any]
@@ -209,7 +209,7 @@ def side_by_side_section(reports: Reports, charts: Path) -> list[str]:
         return ["## Side by side", "", NOT_RUN, ""]
     chart = new_chart((10, 4 * len(runs)))
     for axes, run in zip(chart.subplots(len(runs), 2, squeeze=False), runs, strict=True):
-        rows = shown(run)
+        rows = compared_systems(run)
         names = [f"{system} {configuration}" for system, configuration, _ in rows]
         figures = [system_figures for _, _, system_figures in rows]
         axes[0].barh(names, [f.ndcg_at_10 for f in figures], color="tab:blue")

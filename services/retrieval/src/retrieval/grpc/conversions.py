@@ -66,13 +66,13 @@ def metadata_to_struct(metadata: Mapping[str, Any]) -> Struct:
     return struct
 
 
-def plain(value: Value) -> Any:
+def python_value(value: Value) -> Any:
     kind = value.WhichOneof("kind")
     if kind == "number_value":
         number = value.number_value
         return int(number) if number.is_integer() and abs(number) <= MAX_EXACT_INTEGER else number
     if kind == "list_value":
-        return [plain(item) for item in value.list_value.values]
+        return [python_value(item) for item in value.list_value.values]
     if kind == "struct_value":
         return metadata_from_struct(value.struct_value)
     if kind in ("string_value", "bool_value"):
@@ -82,7 +82,7 @@ def plain(value: Value) -> Any:
 
 def metadata_from_struct(struct: Struct) -> dict[str, Any]:
     """Plain values; what metadata may not hold (nulls, objects) is left for validation to name."""
-    return {key: plain(value) for key, value in struct.fields.items()}
+    return {key: python_value(value) for key, value in struct.fields.items()}
 
 
 def timestamp_of(moment: datetime | None) -> Timestamp | None:

@@ -2,10 +2,10 @@
 write to their namespace completes.
 
 Each namespace has a generation (``NamespaceGenerations``, shared by every replica through
-MongoDB) that writers advance AFTER they change the stores. ``ResultCache.through`` reads the
-generation once, BEFORE computing, and keys the result on it with everything of the request
-that shapes the answer: the normalised text, the domains as a set, ``top_k``, the threshold,
-the options, the namespace.
+MongoDB) that writers advance AFTER they change the stores. ``InProcessResultCache.through``
+reads the generation once, BEFORE computing, and keys the result on it with everything of the
+request that shapes the answer: the normalised text, the domains as a set, ``top_k``, the
+threshold, the options, the namespace.
 
 Why no result is served after a write that changed it completed. Let W change the stores,
 then advance the generation to ``g``:
@@ -88,7 +88,7 @@ def cache_key(request: RetrievalQuery, namespace: str, generation: int) -> Hasha
     )
 
 
-class ResultCacheProtocol(Protocol):
+class ResultCache(Protocol):
     """What ``RetrievalService`` asks of a result cache."""
 
     async def through(
@@ -96,7 +96,7 @@ class ResultCacheProtocol(Protocol):
     ) -> RetrievalResult: ...
 
 
-class ResultCache:
+class InProcessResultCache:
     def __init__(
         self,
         freshness: NamespaceFreshness,
