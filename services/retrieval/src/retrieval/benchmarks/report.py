@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from retrieval.domain.models import DENSE, KEYWORD
+from retrieval.domain.stage_names import StageName
 from retrieval.evaluation.reports import new_chart, table
 from retrieval.evaluation.side_by_side import (
     BEST,
@@ -26,7 +28,16 @@ from retrieval.evaluation.side_by_side import (
 
 Reports = dict[str, Any]
 NOT_RUN = "not run"
-STAGES = ("embed", "dense", "keyword", "fuse", "rerank", "fetch", "total")
+STAGES = (
+    StageName.EMBED,
+    DENSE,
+    KEYWORD,
+    StageName.FUSE,
+    StageName.RERANK,
+    StageName.FETCH,
+    "total",
+)
+"""The stages, searches and whole call the latency chart shows, in its order."""
 
 
 @dataclass(frozen=True)
