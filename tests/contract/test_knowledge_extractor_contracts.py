@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from retrieval.adapters.extraction.entity_names_knowledge import EntityNamesKnowledgeExtractor
 from retrieval.adapters.extraction.llm_knowledge import LlmKnowledgeExtractor
-from retrieval.adapters.extraction.names_only import NamesOnly
 from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.adapters.openai.chat_llm import OpenAiChatLlm
 from retrieval.service.caching.cached_knowledge import CachedKnowledgeExtractor
@@ -20,10 +20,10 @@ from retrieval_testkit.contracts.knowledge_extractor import (
 )
 
 
-class TestNamesOnlyRuleBased(KnowledgeExtractorContract):
+class TestEntityNamesKnowledgeExtractor(KnowledgeExtractorContract):
     @pytest.fixture
-    def extractor(self) -> NamesOnly:
-        return NamesOnly(RuleBasedEntityExtractor())
+    def extractor(self) -> EntityNamesKnowledgeExtractor:
+        return EntityNamesKnowledgeExtractor(RuleBasedEntityExtractor())
 
 
 class TestLlmKnowledgeExtractor(KnowledgeExtractorContract):

@@ -41,7 +41,7 @@ def caching(
     return CachingEmbedder(inner, cache, max_entries=max_entries)
 
 
-async def plain(texts: Sequence[str], **hash_options) -> np.ndarray:
+async def uncached_vectors(texts: Sequence[str], **hash_options) -> np.ndarray:
     return await HashEmbedder(**hash_options).embed_passages(texts)
 
 
@@ -51,7 +51,7 @@ async def test_a_second_call_for_the_same_texts_embeds_nothing() -> None:
     first = await embedder.embed_passages(PASSAGES)
     second = await embedder.embed_passages(PASSAGES)
     assert inner.passages == PASSAGES
-    assert np.array_equal(first, await plain(PASSAGES))
+    assert np.array_equal(first, await uncached_vectors(PASSAGES))
     assert np.array_equal(second, first)
     assert second.dtype == np.float32
 
@@ -63,7 +63,7 @@ async def test_only_new_texts_are_embedded_and_order_is_kept() -> None:
     texts = [PASSAGES[1], PASSAGES[2], PASSAGES[0]]
     vectors = await embedder.embed_passages(texts)
     assert inner.passages == [*PASSAGES[:2], PASSAGES[2]]
-    assert np.array_equal(vectors, await plain(texts))
+    assert np.array_equal(vectors, await uncached_vectors(texts))
 
 
 async def test_a_call_looks_the_cache_up_once() -> None:
@@ -81,7 +81,7 @@ async def test_another_models_entries_are_never_used(other: dict) -> None:
     inner = HashEmbedder(**other)
     vectors = await caching(inner, cache).embed_passages(PASSAGES)
     assert inner.passages == PASSAGES
-    assert np.array_equal(vectors, await plain(PASSAGES, **other))
+    assert np.array_equal(vectors, await uncached_vectors(PASSAGES, **other))
 
 
 async def test_the_same_text_twice_in_one_call_is_embedded_once() -> None:
@@ -90,14 +90,14 @@ async def test_the_same_text_twice_in_one_call_is_embedded_once() -> None:
     vectors = await caching(inner, InMemoryEmbeddingCache()).embed_passages(texts)
     assert inner.passages == PASSAGES[:2]
     assert vectors.shape == (3, inner.dimension)
-    assert np.array_equal(vectors, await plain(texts))
+    assert np.array_equal(vectors, await uncached_vectors(texts))
 
 
 async def test_a_failing_lookup_degrades_to_plain_embedding() -> None:
     inner = HashEmbedder()
     with capture_logs() as logs:
         vectors = await caching(inner, LookupsFail()).embed_passages(PASSAGES)
-    assert np.array_equal(vectors, await plain(PASSAGES))
+    assert np.array_equal(vectors, await uncached_vectors(PASSAGES))
     assert inner.passages == PASSAGES
     warning = next(line for line in logs if line["event"] == "embedding_cache.lookup_failed")
     assert warning["log_level"] == "warning"
@@ -107,7 +107,7 @@ async def test_a_failing_lookup_degrades_to_plain_embedding() -> None:
 async def test_a_failing_write_still_returns_the_vectors() -> None:
     with capture_logs() as logs:
         vectors = await caching(HashEmbedder(), WritesFail()).embed_passages(PASSAGES)
-    assert np.array_equal(vectors, await plain(PASSAGES))
+    assert np.array_equal(vectors, await uncached_vectors(PASSAGES))
     assert [line["event"] for line in logs if line["log_level"] == "warning"] == [
         "embedding_cache.store_failed"
     ]

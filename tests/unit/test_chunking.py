@@ -8,14 +8,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.domain.chunking import (
-    MAX_BREADCRUMB_CHARS,
-    MAX_CHUNK_CHARS,
-    TextChunk,
-    chunk_markdown,
-    chunk_section,
-    split_sections,
-)
+from retrieval.domain.chunking import MAX_CHUNK_CHARS, TextChunk, chunk_markdown, chunk_section
+from retrieval.domain.chunking_sections import MAX_BREADCRUMB_CHARS, split_sections
 
 word = st.text(alphabet="abcdefghij", min_size=1, max_size=8)
 sentence = st.lists(word, min_size=1, max_size=40).map(lambda ws: " ".join(ws) + ".")

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.domain.chunking import TextChunk, chunk_markdown, chunk_section, split_sections
+from retrieval.domain.chunking import TextChunk, chunk_markdown, chunk_section
+from retrieval.domain.chunking_sections import split_sections
 
 PROSE = re.compile(r"[a-j .]+")
 """A line of prose as generated here; no line of code looks like one."""

@@ -9,12 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.domain.chunking import (
-    chunk_markdown,
-    page_marker,
-    plain_heading,
-    split_sections,
-)
+from retrieval.domain.chunking import chunk_markdown
+from retrieval.domain.chunking_sections import page_marker, plain_heading, split_sections
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from retrieval.domain.models import RetrievalMatch, RetrievalResult, StageTiming
 from retrieval.service.stats import CollectionStats, NamespaceHealth
 
 STAGES = {
-    "query": 0.02, "search": 28.1, "fuse": 0.2, "vectors": 0.04, "threshold": 0.02,
+    "query": 0.02, "search": 28.1, "fuse": 0.2, "dense_scores": 0.04, "threshold": 0.02,
     "rewrite": 0.01, "rerank": 0.0, "compress": 0.0, "llm_filter": 0.0, "diversify": 0.01,
     "fetch": 2.3, "widen": 0.0, "embed": 24.9, "dense": 3.0, "keyword": 3.1,
 }  # fmt: skip

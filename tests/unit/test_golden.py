@@ -32,7 +32,7 @@ from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.evaluation.reports import golden_markdown
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.caching.freshness import NamespaceFreshness
-from retrieval.service.caching.result_cache import ResultCache, Uncached
+from retrieval.service.caching.result_cache import InProcessResultCache, Uncached
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
@@ -312,7 +312,8 @@ async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> 
     )  # fmt: skip
     retrieval = RetrievalService(
         offline_stages(embedder, index, keywords, chunks), DEFAULT_DOMAINS,
-        "tea", SearchPlan(), ResultCache(NamespaceFreshness(generations, 0)), quiet_telemetry(),
+        "tea", SearchPlan(), InProcessResultCache(NamespaceFreshness(generations, 0)),
+        quiet_telemetry(),
     )  # fmt: skip
     variants = ablation_variants(Settings(_env_file=None))
     requests = [RetrievalQuery(query=sample["query"]) for sample in SAMPLES]

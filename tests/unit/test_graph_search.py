@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.adapters.extraction.names_only import RULES_VERSION
+from retrieval.adapters.extraction.entity_names_knowledge import RULES_VERSION
 from retrieval.container import running
 from retrieval.domain.chunk_identity import keyword_record
 from retrieval.domain.graph import (

@@ -13,6 +13,7 @@ from structlog.testing import capture_logs
 
 from retrieval.domain.chat import ChatMessage, Completion
 from retrieval.domain.models import RagChunk, RetrievalQuery
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendTimeoutError
 from retrieval.service.retrieval.pipeline import Candidate, PipelineState, SearchPlan
 from retrieval.service.retrieval.pipeline.llm_filter import LlmFilter
@@ -139,7 +140,7 @@ async def test_a_failed_call_keeps_its_batch_and_says_degraded() -> None:
             state(6, replace(ON, llm_filter_batch=2))
         )
     assert numbers(after.candidates) == [2, 3]
-    assert after.degraded == ("llm_filter",)
+    assert after.degraded == (StageName.LLM_FILTER,)
     assert [e["event"] for e in logs if e["log_level"] == "warning"] == [
         "retrieve.llm_filter_failed"
     ]
@@ -151,7 +152,7 @@ async def test_a_reply_that_cannot_be_read_keeps_its_batch_and_says_degraded() -
     with capture_logs() as logs:
         after = await LlmFilter(llm, candidate_texts(chunks)).run(before)
     assert after.candidates == before.candidates
-    assert after.degraded == ("llm_filter",)
+    assert after.degraded == (StageName.LLM_FILTER,)
     assert any(e["event"] == "retrieve.llm_filter_unreadable" for e in logs)
 
 
@@ -233,5 +234,5 @@ def test_never_more_out_than_in_and_only_judged_irrelevant_ones_go(
     assert numbers(after.candidates) == [
         n for n in range(len(judged)) if n not in trusted or judgements[n][0]
     ]
-    assert (after.degraded == ("llm_filter",)) == (len(trusted) < len(judged))
+    assert (after.degraded == (StageName.LLM_FILTER,)) == (len(trusted) < len(judged))
     assert fetches == (1 if judged else 0)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.domain.chunking import chunk_markdown, split_sections
+from retrieval.domain.chunking import chunk_markdown
+from retrieval.domain.chunking_sections import split_sections
 from retrieval.domain.models import RagChunk, RetrievalMatch
 from retrieval.domain.neighbours import (
     around,

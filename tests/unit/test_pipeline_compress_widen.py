@@ -20,6 +20,7 @@ from retrieval.domain.models import (
     SearchMode,
 )
 from retrieval.domain.neighbours import merged_text
+from retrieval.domain.stage_names import StageName
 from retrieval.domain.vectors import VectorRecord
 from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
@@ -266,8 +267,12 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
     )
     stages = offline_stages(embedder, index, keywords, chunks)
     names = [stage.name for stage in stages]
-    assert names.index("rerank") < names.index("compress") < names.index("diversify")
-    assert names[-2:] == ["fetch", "widen"]
+    assert (
+        names.index(StageName.RERANK)
+        < names.index(StageName.COMPRESS)
+        < names.index(StageName.DIVERSIFY)
+    )
+    assert names[-2:] == [StageName.FETCH, StageName.WIDEN]
     service = RetrievalService(
         stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached(), quiet_telemetry()
     )

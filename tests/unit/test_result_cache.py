@@ -1,5 +1,5 @@
-"""ResultCache over the in-memory generations: keys, expiry, eviction, and that no result is
-served after a write that changed it completed, whatever the interleaving."""
+"""InProcessResultCache over the in-memory generations: keys, expiry, eviction, and that no
+result is served after a write that changed it completed, whatever the interleaving."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ from retrieval.domain.models import (
     SearchMode,
     StageTimings,
 )
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.caching.freshness import NamespaceFreshness
-from retrieval.service.caching.result_cache import ResultCache
+from retrieval.service.caching.result_cache import InProcessResultCache
 from retrieval_testkit import InMemoryNamespaceGenerations
 
 NS = "tea"
@@ -82,7 +83,7 @@ def version(result: RetrievalResult) -> int:
 
 async def test_an_identical_request_is_served_from_the_cache() -> None:
     generations = InMemoryNamespaceGenerations()
-    cache = ResultCache(NamespaceFreshness(generations, 0))
+    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
     compute = Computations()
     first = await cache.through(QUERY, NS, compute)
     second = await cache.through(QUERY, NS, compute)
@@ -99,12 +100,12 @@ async def test_an_identical_request_is_served_from_the_cache() -> None:
 
 
 async def test_a_cached_result_reports_the_time_of_the_call_that_served_it() -> None:
-    cache = ResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
+    cache = InProcessResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
     computed = await cache.through(QUERY, NS, Computations())
     served = await cache.through(QUERY, NS, Computations())
     assert computed.timings.stages == {"search": COMPUTE_MS}
     assert served.timings.stages.keys() == {"cache"}
-    assert served.timings.total_ms == served.timings.stages["cache"] < COMPUTE_MS
+    assert served.timings.total_ms == served.timings.stages[StageName.CACHE] < COMPUTE_MS
 
 
 @pytest.mark.parametrize(
@@ -124,7 +125,7 @@ async def test_a_cached_result_reports_the_time_of_the_call_that_served_it() -> 
 async def test_a_request_differing_in_any_part_of_the_key_is_computed(
     request_: RetrievalQuery, namespace: str
 ) -> None:
-    cache = ResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
+    cache = InProcessResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
     compute = Computations()
     await cache.through(QUERY, NS, compute)
     other = await cache.through(request_, namespace, compute)
@@ -133,7 +134,7 @@ async def test_a_request_differing_in_any_part_of_the_key_is_computed(
 
 
 async def test_requests_that_differ_only_in_form_share_an_entry() -> None:
-    cache = ResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
+    cache = InProcessResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
     compute = Computations()
     await cache.through(
         QUERY.model_copy(update={"domains": ("weather_patterns", "plant_diseases")}), NS, compute
@@ -152,7 +153,7 @@ async def test_requests_that_differ_only_in_form_share_an_entry() -> None:
 
 async def test_an_entry_expires_after_the_ttl() -> None:
     clock = ManualClock()
-    cache = ResultCache(
+    cache = InProcessResultCache(
         NamespaceFreshness(InMemoryNamespaceGenerations(), 0), ttl_s=60.0, clock=clock
     )
     compute = Computations()
@@ -166,7 +167,9 @@ async def test_an_entry_expires_after_the_ttl() -> None:
 
 
 async def test_the_least_recently_used_entry_is_evicted() -> None:
-    cache = ResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0), max_entries=2)
+    cache = InProcessResultCache(
+        NamespaceFreshness(InMemoryNamespaceGenerations(), 0), max_entries=2
+    )
     compute = Computations()
     first, second, third = (QUERY.model_copy(update={"top_k": k}) for k in (1, 2, 3))
     await cache.through(first, NS, compute)
@@ -181,7 +184,7 @@ async def test_the_least_recently_used_entry_is_evicted() -> None:
 
 async def test_advancing_the_generation_retires_that_namespace_only() -> None:
     generations = InMemoryNamespaceGenerations()
-    cache = ResultCache(NamespaceFreshness(generations, 0))
+    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
     compute = Computations()
     await cache.through(QUERY, NS, compute)
     await cache.through(QUERY, "coffee", compute)
@@ -194,7 +197,7 @@ async def test_advancing_the_generation_retires_that_namespace_only() -> None:
 
 
 async def test_a_degraded_result_is_not_kept() -> None:
-    cache = ResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
+    cache = InProcessResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
     compute = Computations(degraded=("keyword",))
     await cache.through(QUERY, NS, compute)
     again = await cache.through(QUERY, NS, compute)
@@ -203,7 +206,7 @@ async def test_a_degraded_result_is_not_kept() -> None:
 
 
 async def test_a_failed_computation_is_not_kept() -> None:
-    cache = ResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
+    cache = InProcessResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
 
     async def fails() -> RetrievalResult:
         raise BackendUnavailableError("index unreachable")
@@ -216,7 +219,7 @@ async def test_a_failed_computation_is_not_kept() -> None:
 
 
 async def test_without_a_generation_every_call_computes_and_warns() -> None:
-    cache = ResultCache(NamespaceFreshness(GenerationsDown(), 0))
+    cache = InProcessResultCache(NamespaceFreshness(GenerationsDown(), 0))
     compute = Computations()
     with capture_logs() as logs:
         results = [await cache.through(QUERY, NS, compute) for _ in range(2)]
@@ -230,7 +233,7 @@ async def test_without_a_generation_every_call_computes_and_warns() -> None:
 )
 def test_an_empty_or_instant_cache_is_refused(max_entries: int, ttl_s: float, named: str) -> None:
     with pytest.raises(ValueError, match=named):
-        ResultCache(
+        InProcessResultCache(
             NamespaceFreshness(InMemoryNamespaceGenerations(), 0),
             max_entries=max_entries,
             ttl_s=ttl_s,
@@ -309,7 +312,7 @@ async def test_no_result_is_served_after_a_write_that_changed_it_completed(
     starts after a write completed is served data at least as new, cached or not."""
     interleaving = Interleaving()
     generations = InterleavedGenerations(interleaving)
-    cache = ResultCache(NamespaceFreshness(generations, 0))
+    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
     stores: Counter[str] = Counter()
     tick = itertools.count()
     completed: list[tuple[int, str, int]] = []
@@ -351,7 +354,7 @@ async def test_advancing_before_the_stores_change_would_serve_a_stale_result() -
     """Why writers advance after their changes: in the other order, a read between the two
     stores the old data under the new generation, and it is served after the write."""
     generations = InMemoryNamespaceGenerations()
-    cache = ResultCache(NamespaceFreshness(generations, 0))
+    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
     data = {NS: 1}
 
     async def compute() -> RetrievalResult:

@@ -12,6 +12,7 @@ from structlog.testing import capture_logs
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.models import DENSE, RetrievalQuery, SearchMode
 from retrieval.domain.ranking.fusion import FusionMethod
+from retrieval.domain.stage_names import StageName
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackendUnavailableError, InvalidFilterError, NamespaceNotFoundError
 from retrieval.service.retrieval.pipeline import (
@@ -340,6 +341,33 @@ async def test_keyword_only_finds_get_their_cosine_when_a_threshold_needs_it() -
     after = await CompleteDenseScores(FixedEmbedder((1.0, 0.0)), index).run(before)
     assert after.candidates[0].scores["dense"] == pytest.approx(0.6)
     assert index.fetched == [["c#0"]]
+
+
+async def test_completing_dense_scores_is_timed_under_its_own_stage_name() -> None:
+    clock = StageClock()
+    stage = CompleteDenseScores(FixedEmbedder((1.0, 0.0)), Vectors())
+    await Pipeline([stage], quiet_telemetry()).run(state(), clock)
+    assert list(clock.stages) == [StageName.DENSE_SCORES] == ["dense_scores"]
+
+
+def test_stage_names_are_the_strings_results_logs_and_metrics_carry() -> None:
+    assert list(StageName) == [
+        "query",
+        "embed",
+        "search",
+        "fuse",
+        "second_hop",
+        "dense_scores",
+        "threshold",
+        "rewrite",
+        "rerank",
+        "compress",
+        "llm_filter",
+        "diversify",
+        "fetch",
+        "widen",
+        "cache",
+    ]
 
 
 async def test_without_threshold_or_mmr_only_the_returned_candidates_get_their_cosine() -> None:

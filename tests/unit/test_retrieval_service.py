@@ -18,6 +18,7 @@ from retrieval.domain.models import (
     validated,
 )
 from retrieval.domain.query_text import QUERY_WINDOW_CHARS
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import (
     BackendNotConfiguredError,
     BackendUnavailableError,
@@ -26,7 +27,7 @@ from retrieval.errors import (
     NamespaceNotFoundError,
 )
 from retrieval.service.caching.freshness import NamespaceFreshness
-from retrieval.service.caching.result_cache import ResultCache, Uncached
+from retrieval.service.caching.result_cache import InProcessResultCache, Uncached
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter
@@ -233,25 +234,8 @@ async def test_timings_cover_every_stage(stores: Stores) -> None:
     assert timings.fetch_ms > 0
     assert timings.total_ms >= timings.search_ms + timings.fetch_ms
     assert timings.search_ms >= max(timings.stages["dense"], timings.stages["keyword"])
-    assert set(timings.stages) == {
-        "query",
-        "embed",
-        "dense",
-        "keyword",
-        "search",
-        "fuse",
-        "second_hop",
-        "vectors",
-        "threshold",
-        "rewrite",
-        "rerank",
-        "compress",
-        "llm_filter",
-        "diversify",
-        "fetch",
-        "widen",
-    }
-    assert timings.stages["embed"] == timings.embed_ms
+    assert set(timings.stages) == {*StageName, "dense", "keyword"} - {StageName.CACHE}
+    assert timings.stages[StageName.EMBED] == timings.embed_ms
 
 
 @pytest.mark.parametrize("blank", ["", "   ", "\n\t"])
@@ -295,23 +279,23 @@ async def test_log_line_carries_stage_durations_and_counts(stores: Stores) -> No
         result = await stores.retrieval.retrieve("tea", top_k=2, confidence_threshold=0.0)
     done = next(e for e in logs if e["event"] == "retrieve.done")
     assert done["candidates"] == {
-        "query": 0,
+        StageName.QUERY: 0,
         "dense": 3,
         "keyword": 3,
-        "search": 3,
-        "fuse": 3,
-        "second_hop": 3,
+        StageName.SEARCH: 3,
+        StageName.FUSE: 3,
+        StageName.SECOND_HOP: 3,
         "second_hop_names": 0,
         "second_hop_links": 0,
-        "vectors": 3,
-        "threshold": 2,
-        "rewrite": 2,
-        "rerank": 2,
-        "compress": 2,
-        "llm_filter": 2,
-        "diversify": 2,
-        "fetch": 2,
-        "widen": 2,
+        StageName.DENSE_SCORES: 3,
+        StageName.THRESHOLD: 2,
+        StageName.REWRITE: 2,
+        StageName.RERANK: 2,
+        StageName.COMPRESS: 2,
+        StageName.LLM_FILTER: 2,
+        StageName.DIVERSIFY: 2,
+        StageName.FETCH: 2,
+        StageName.WIDEN: 2,
     }
     assert done["returned"] == result.total_matches == 2
     stage_keys = {"embed_ms", "dense_ms", "keyword_ms", "search_ms", "fetch_ms", "total_ms"}
@@ -520,7 +504,7 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
     stores = Stores()
     generations = InMemoryNamespaceGenerations()
     stages = offline_stages(stores.embedder, stores.index, stores.keywords, stores.chunks)
-    cache = ResultCache(NamespaceFreshness(generations, 0))
+    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
     service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())
     ingestion = IngestionService(
         stores.embedder,
@@ -718,7 +702,7 @@ async def test_a_failed_llm_filter_keeps_the_candidates_and_says_degraded(
             "tea", top_k=3, options=LLM_FILTER
         )
     assert result.matches == plain.matches
-    assert result.degraded == ("llm_filter",)
+    assert result.degraded == (StageName.LLM_FILTER,)
     assert any(e["log_level"] == "warning" and "llm_filter" in e["event"] for e in logs)
 
 

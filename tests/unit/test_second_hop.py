@@ -16,12 +16,12 @@ from retrieval.domain.models import RagChunk, RagDocument, RetrievalOptions, Ret
 from retrieval.domain.names import name_key, names_in, title_keys
 from retrieval.domain.ranking.candidate import Candidate
 from retrieval.domain.ranking.links import follow_links
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.retrieval.pipeline import PipelineState, SearchPlan
 from retrieval.service.retrieval.pipeline.second_hop import (
     LINKS_FOUND,
     NAMES_SEARCHED,
-    SECOND_HOP,
     SecondHop,
 )
 from retrieval.settings import Settings
@@ -178,7 +178,7 @@ async def test_the_document_titled_by_a_name_the_best_candidate_mentions_comes_a
     assert order == [KISS.chunk_id, TEMPLE.chunk_id, ARCHER.chunk_id, TEA.chunk_id]
     linked = after.candidates[1]
     assert linked.score == pytest.approx(1.4)
-    assert linked.scores == {SECOND_HOP: pytest.approx(1.4)}
+    assert linked.scores == {StageName.SECOND_HOP: pytest.approx(1.4)}
     assert after.counts[LINKS_FOUND] == 1
     assert after.counts[NAMES_SEARCHED] >= 1
     assert KISS.chunk_id in after.chunks
@@ -204,7 +204,7 @@ async def test_a_linked_candidate_ranked_lower_moves_up_and_keeps_its_scores() -
     lower = Candidate(TEMPLE.chunk_id, 0.1, {"fused": 0.1, "dense": 0.7})
     after = await hop(state.updated(candidates=(*state.candidates, lower)))
     assert [c.chunk_id for c in after.candidates][:2] == [KISS.chunk_id, TEMPLE.chunk_id]
-    assert after.candidates[1].scores == {"fused": 0.1, "dense": 0.7, SECOND_HOP: 1.4}
+    assert after.candidates[1].scores == {"fused": 0.1, "dense": 0.7, StageName.SECOND_HOP: 1.4}
     assert len(after.candidates) == 4
 
 
@@ -276,7 +276,7 @@ async def test_a_failing_graph_store_keeps_the_ranking_and_says_degraded() -> No
     state = first_ranking()
     after = await hop(state, FailingGraph())
     assert after.candidates == state.candidates
-    assert after.degraded == (SECOND_HOP,)
+    assert after.degraded == (StageName.SECOND_HOP,)
 
 
 async def test_the_service_follows_names_unless_the_request_says_not_to(tmp_path: Path) -> None:
@@ -293,7 +293,7 @@ async def test_the_service_follows_names_unless_the_request_says_not_to(tmp_path
         without = await app.retrieval.retrieve_query(
             asked.model_copy(update={"options": RetrievalOptions(second_hop=False)})
         )
-    assert "second_hop" in with_hop.timings.stages
+    assert StageName.SECOND_HOP in with_hop.timings.stages
     assert "temple" not in [m.document_id for m in without.matches]
     found = [m.document_id for m in with_hop.matches]
     assert found.index("temple") == found.index("kiss") + 1

@@ -10,13 +10,8 @@ from typer.testing import CliRunner
 
 from retrieval.cli.app import app
 from retrieval.cli.validation_report import validation_markdown
-from retrieval.domain.validation import (
-    CaseSource,
-    NamespaceSurvey,
-    QueryOutcome,
-    ValidationCase,
-    summarise,
-)
+from retrieval.domain.validation import CaseSource, ValidationCase
+from retrieval.domain.validation_report import NamespaceSurvey, QueryOutcome, summarise
 
 
 @pytest.mark.parametrize(

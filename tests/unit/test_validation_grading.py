@@ -11,18 +11,22 @@ from hypothesis import strategies as st
 from retrieval.domain.models import RagChunk, RetrievalMatch
 from retrieval.domain.validation import (
     CaseSource,
-    NamespaceSurvey,
-    QueryOutcome,
     QueryType,
-    ScoreStatistics,
     ValidationCase,
-    ValidationReport,
+    parse_case_file,
+    smoke_cases,
+)
+from retrieval.domain.validation_grading import (
     grade,
     low_score,
     missing_documents,
     missing_keywords,
-    parse_case_file,
-    smoke_cases,
+)
+from retrieval.domain.validation_report import (
+    NamespaceSurvey,
+    QueryOutcome,
+    ScoreStatistics,
+    ValidationReport,
     success_rate,
     summarise,
 )

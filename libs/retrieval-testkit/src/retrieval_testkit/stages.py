@@ -4,7 +4,7 @@ extractor, an empty ledger and an empty graph, unless the test gives its own."""
 
 from __future__ import annotations
 
-from retrieval.adapters.extraction.names_only import NamesOnly
+from retrieval.adapters.extraction.entity_names_knowledge import EntityNamesKnowledgeExtractor
 from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.adapters.no_reranker import NoReranker
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
@@ -50,7 +50,7 @@ def offline_stages(
 def offline_graph(store: GraphStore) -> ChunkGraph:
     """``store`` with the rule-based extractor reading both chunks and questions."""
     entities = RuleBasedEntityExtractor()
-    return ChunkGraph(store, entities, NamesOnly(entities))
+    return ChunkGraph(store, entities, EntityNamesKnowledgeExtractor(entities))
 
 
 def candidate_texts(chunks: ChunkRepository) -> CandidateTexts:

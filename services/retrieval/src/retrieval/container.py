@@ -19,8 +19,8 @@ from pymongo import AsyncMongoClient
 
 from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
+from retrieval.adapters.extraction.entity_names_knowledge import EntityNamesKnowledgeExtractor
 from retrieval.adapters.extraction.llm_knowledge import LlmKnowledgeExtractor
-from retrieval.adapters.extraction.names_only import NamesOnly
 from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
@@ -55,7 +55,7 @@ from retrieval.service.caching.caching_embedder import CachingEmbedder
 from retrieval.service.caching.chunk_cache import ChunkTextCache
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.caching.query_vector_cache import QueryVectorCache
-from retrieval.service.caching.result_cache import ResultCache, Uncached
+from retrieval.service.caching.result_cache import InProcessResultCache, ResultCache, Uncached
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.priority_embedder import PriorityEmbedder
@@ -168,11 +168,11 @@ def namespace_freshness(
     return NamespaceFreshness(generations, settings.index_freshness_s if pinecone else 0.0)
 
 
-def result_cache(freshness: NamespaceFreshness, settings: Settings) -> ResultCache | Uncached:
+def result_cache(freshness: NamespaceFreshness, settings: Settings) -> ResultCache:
     """A cache keyed on each namespace's write generation, or none (0 entries)."""
     if settings.result_cache_entries == 0:
         return Uncached(freshness)
-    return ResultCache(
+    return InProcessResultCache(
         freshness,
         max_entries=settings.result_cache_entries,
         ttl_s=settings.result_cache_ttl_s,
@@ -430,7 +430,7 @@ class Container(containers.DeclarativeContainer):
     entity_extractor = providers.Singleton(RuleBasedEntityExtractor)
     knowledge_extractor = providers.Selector(
         settings.provided.graph_extractor,
-        rules=providers.Singleton(NamesOnly, entities=entity_extractor),
+        rules=providers.Singleton(EntityNamesKnowledgeExtractor, entities=entity_extractor),
         llm=providers.Singleton(
             CachedKnowledgeExtractor,
             inner=providers.Singleton(llm_knowledge, llm=llm, settings=settings),

@@ -35,7 +35,7 @@ from secantus import SecantusDBServer
 
 from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
-from retrieval.adapters.extraction.names_only import NamesOnly
+from retrieval.adapters.extraction.entity_names_knowledge import EntityNamesKnowledgeExtractor
 from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.adapters.files.document_files import load_documents
 from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
@@ -188,7 +188,7 @@ class Harness:
             graph = ChunkGraph(
                 MongoGraphStore(database[settings.graph_collection]),
                 entities,
-                NamesOnly(entities),
+                EntityNamesKnowledgeExtractor(entities),
             )
             stores = ChunkStores(index, keywords, chunks, graph)
             found = await audit(stores, ledger, NAMESPACE)

@@ -14,19 +14,30 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from retrieval.domain.models import DENSE, KEYWORD
+from retrieval.domain.stage_names import StageName
 from retrieval.evaluation.reports import new_chart, table
 from retrieval.evaluation.side_by_side import (
     BEST,
     SideBySide,
     columns,
+    compared_systems,
     figure_rows,
     report_file,
-    shown,
 )
 
 Reports = dict[str, Any]
 NOT_RUN = "not run"
-STAGES = ("embed", "dense", "keyword", "fuse", "rerank", "fetch", "total")
+STAGES = (
+    StageName.EMBED,
+    DENSE,
+    KEYWORD,
+    StageName.FUSE,
+    StageName.RERANK,
+    StageName.FETCH,
+    "total",
+)
+"""The stages, searches and whole call the latency chart shows, in its order."""
 
 
 @dataclass(frozen=True)
@@ -209,7 +220,7 @@ def side_by_side_section(reports: Reports, charts: Path) -> list[str]:
         return ["## Side by side", "", NOT_RUN, ""]
     chart = new_chart((10, 4 * len(runs)))
     for axes, run in zip(chart.subplots(len(runs), 2, squeeze=False), runs, strict=True):
-        rows = shown(run)
+        rows = compared_systems(run)
         names = [f"{system} {configuration}" for system, configuration, _ in rows]
         figures = [system_figures for _, _, system_figures in rows]
         axes[0].barh(names, [f.ndcg_at_10 for f in figures], color="tab:blue")

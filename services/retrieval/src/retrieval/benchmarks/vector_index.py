@@ -26,13 +26,12 @@ from retrieval.adapters.embedded_index.ann_graph import (
     NEIGHBOURS,
     HnswAnnGraph,
 )
-from retrieval.adapters.embedded_index.vector_index import (
+from retrieval.adapters.embedded_index.index_maintenance import COMPACT_MIN_CHANGES, COMPACT_RATIO
+from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
+from retrieval.adapters.embedded_index.vector_search import (
     ANN_MIN_VECTORS,
-    COMPACT_MIN_CHANGES,
-    COMPACT_RATIO,
     EXACT_SUBSET_ROWS,
     EXACT_SUBSET_SHARE,
-    EmbeddedVectorIndex,
 )
 from retrieval.benchmarks.mixture import Matrix, Mixture, fidelity
 from retrieval.benchmarks.stats import summary

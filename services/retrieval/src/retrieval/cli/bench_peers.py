@@ -14,6 +14,7 @@ from retrieval.cli.bench_beir import DEFAULT_EMBEDDINGS, dataset_name
 from retrieval.cli.progress import stage_progress
 from retrieval.cli.runtime import console, load_settings, run
 from retrieval.container import Container
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import RetrievalError
 from retrieval.evaluation.beir_data import default_dataset_name, load_dataset, load_embeddings
 from retrieval.evaluation.peer_process import PeerStoppedError
@@ -114,7 +115,7 @@ def peers(
     target = reports / report_file(name)
     write_report(target, report)
     console.print(side_by_side_table(report))
-    embed = ours.latency_ms["embed"]
+    embed = ours.latency_ms[StageName.EMBED]
     console.print(
         "ours: each query's vector was put in the query vector cache before its timed call "
         f"(embed stage p50 {embed['p50']:.2f} ms, p95 {embed['p95']:.2f} ms)"

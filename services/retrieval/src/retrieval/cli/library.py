@@ -28,7 +28,7 @@ from retrieval.cli.runtime import (
     refused_when_invalid,
     run_here_or_served,
 )
-from retrieval.cli.sources import shown
+from retrieval.cli.sources import readable_source
 from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.models import check_slug
 
@@ -50,7 +50,7 @@ def outcome_lines(outcomes: Iterable[DocumentOutcome]) -> None:
         colour = {Outcome.FAILED: "red", Outcome.DELETED: "yellow"}.get(outcome.outcome, "green")
         line = f"[{colour}]{outcome.outcome.value:>9}[/{colour}] {escape(outcome.document_id)}"
         if outcome.source is not None:
-            line += f" [dim]{escape(shown(outcome.source))}[/dim]"
+            line += f" [dim]{escape(readable_source(outcome.source))}[/dim]"
         console.print(line)
         if outcome.error is not None:
             console.print(f"          {escape(outcome.error)}")
@@ -164,7 +164,7 @@ def delete(
         for document in report.deleted:
             console.print(
                 f"[yellow]  deleted[/yellow] {escape(document.document_id)} "
-                f"[dim]{escape(shown(document.source))}[/dim]"
+                f"[dim]{escape(readable_source(document.source))}[/dim]"
             )
         for document_id in report.missing:
             console.print(f"[red]  missing[/red] {escape(document_id)}: no such document")
@@ -207,7 +207,7 @@ def documents(
         table.add_row(
             document.document_id + (" [yellow](pending)[/yellow]" if document.pending else ""),
             escape(document.title or ""),
-            escape(shown(document.source)),
+            escape(readable_source(document.source)),
             str(document.chunks),
             updated.strftime("%Y-%m-%d %H:%M") if updated is not None else "",
         )

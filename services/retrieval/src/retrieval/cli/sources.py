@@ -11,10 +11,10 @@ from retrieval.domain.provenance import URL, location
 
 def located(source: str | None, fallback: str, section: str, pages: Sequence[int]) -> str:
     """Where a match or citation is, for a person: source (else ``fallback``), section, pages."""
-    return " · ".join(location(shown(source) or fallback, section, pages))
+    return " · ".join(location(readable_source(source) or fallback, section, pages))
 
 
-def shown(source: str | None) -> str:
+def readable_source(source: str | None) -> str:
     """A source as a person reads it: relative to the working directory when inside it."""
     if source is None:
         return ""

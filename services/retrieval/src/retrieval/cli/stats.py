@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 UNKNOWN = "-"
 
 
-def shown(value: int | None) -> str:
+def count_or_unknown(value: int | None) -> str:
     return UNKNOWN if value is None else str(value)
 
 
@@ -44,7 +44,7 @@ def out_of_place(orphans: Orphans | None) -> str:
 
 
 def namespace_table(report: CollectionStats) -> Table:
-    title = f"model {report.embedding_model}, dimension {shown(report.dimension)}"
+    title = f"model {report.embedding_model}, dimension {count_or_unknown(report.dimension)}"
     table = Table(title=escape(title), title_justify="left")
     table.add_column("namespace", overflow="fold")
     table.add_column("status", no_wrap=True)
@@ -56,12 +56,12 @@ def namespace_table(report: CollectionStats) -> Table:
             escape(namespace.namespace),
             coloured(namespace.status),
             str(namespace.vector_count),
-            shown(namespace.chunk_count),
+            count_or_unknown(namespace.chunk_count),
             out_of_place(namespace.orphans),
         )
     table.caption = (
-        f"total: {shown(report.total_vector_count)} vectors, "
-        f"{shown(report.total_chunk_count)} chunk texts"
+        f"total: {count_or_unknown(report.total_vector_count)} vectors, "
+        f"{count_or_unknown(report.total_chunk_count)} chunk texts"
     )
     return table
 

@@ -8,7 +8,7 @@ from operator import itemgetter
 from rich.table import Table
 from rich.text import Text
 
-from retrieval.cli.sources import shown
+from retrieval.cli.sources import readable_source
 from retrieval.domain.models import DENSE, RetrievalMatch, RetrievalResult, StageTimings
 from retrieval.domain.provenance import location
 
@@ -24,7 +24,7 @@ def snippet(text: str) -> str:
 def provenance(match: RetrievalMatch) -> Text:
     """The match's title, then its document and where it is: source, section, pages."""
     cell = Text(match.title, style="bold")
-    where = location(shown(match.source), match.section, match.pages)
+    where = location(readable_source(match.source), match.section, match.pages)
     cell.append("\n" + " · ".join([match.document_id, *where]), style="dim")
     return cell
 

@@ -10,13 +10,8 @@ from rich.markup import escape
 
 from retrieval.cli.runtime import console, run_here_or_served
 from retrieval.domain.models import MAX_TOP_K, validated
-from retrieval.domain.validation import (
-    DEFAULT_TOP_K,
-    CaseFile,
-    ValidationReport,
-    ValidationRequest,
-    parse_case_file,
-)
+from retrieval.domain.validation import DEFAULT_TOP_K, CaseFile, ValidationRequest, parse_case_file
+from retrieval.domain.validation_report import ValidationReport
 from retrieval.errors import InvalidRequestError, RetrievalError
 
 if TYPE_CHECKING:

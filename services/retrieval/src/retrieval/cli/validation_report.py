@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from retrieval.domain.validation import ScoreStatistics, ValidationReport
+from retrieval.domain.validation_report import ScoreStatistics, ValidationReport
 from retrieval.evaluation.reports import ABSENT, figure, table
 
 

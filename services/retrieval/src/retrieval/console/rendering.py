@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
-from retrieval.cli.sources import shown
+from retrieval.cli.sources import readable_source
 from retrieval.console.report_files import ABSENT, is_number
 from retrieval.domain.provenance import page_span
 from retrieval.errors import (
@@ -55,7 +55,7 @@ def environment() -> Environment:
         loader=PackageLoader("retrieval.console"), autoescape=True, undefined=StrictUndefined
     )
     env.filters.update(
-        ms=milliseconds, count=count, when=when, size=size, source=shown, pages=page_span
+        ms=milliseconds, count=count, when=when, size=size, source=readable_source, pages=page_span
     )
     env.tests["number"] = is_number
     return env

@@ -20,6 +20,7 @@ from retrieval.domain.frozen import Frozen
 from retrieval.domain.metadata import Metadata
 from retrieval.domain.provenance import SourceField, SourceText
 from retrieval.domain.ranking.fusion import FusionMethod
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import InvalidRequestError
 
 SLUG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
@@ -114,17 +115,6 @@ class RagChunk(Frozen):
     pages: tuple[int, ...] = Field(default=(), description="Pages of the source it spans.")
 
 
-QUERY_STAGE = "query"
-EMBED_STAGE = "embed"
-SEARCH_STAGE = "search"
-FUSE_STAGE = "fuse"
-THRESHOLD_STAGE = "threshold"
-RERANK_STAGE = "rerank"
-DIVERSIFY_STAGE = "diversify"
-FETCH_STAGE = "fetch"
-REWRITE_STAGE = "rewrite"
-CACHE_STAGE = "cache"
-
 DENSE = "dense"
 """Source name of the vector search; its score is the cosine similarity."""
 KEYWORD = "keyword"
@@ -165,17 +155,17 @@ class StageTimings(Frozen):
     @property
     def embed_ms(self) -> float:
         """Embedding the query."""
-        return self.stages.get(EMBED_STAGE, 0.0)
+        return self.stages.get(StageName.EMBED, 0.0)
 
     @property
     def search_ms(self) -> float:
         """Searching the vector index."""
-        return self.stages.get(SEARCH_STAGE, 0.0)
+        return self.stages.get(StageName.SEARCH, 0.0)
 
     @property
     def fetch_ms(self) -> float:
         """Fetching chunk texts."""
-        return self.stages.get(FETCH_STAGE, 0.0)
+        return self.stages.get(StageName.FETCH, 0.0)
 
 
 class RetrievalOptions(Frozen):

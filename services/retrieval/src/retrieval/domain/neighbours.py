@@ -13,7 +13,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import islice, pairwise
 
-from retrieval.domain.chunking import Fence
+from retrieval.domain.chunking_sections import Fence
 from retrieval.domain.models import RagChunk, RetrievalMatch
 
 POSITION = re.compile(r"#(\d+)-[0-9a-f]+$")

@@ -281,7 +281,7 @@ def columns(report: SideBySide) -> tuple[str, ...]:
     return ("nDCG@10", "R@100", *both, "p95 ms")
 
 
-def shown(report: SideBySide) -> list[tuple[str, str, SystemFigures]]:
+def compared_systems(report: SideBySide) -> list[tuple[str, str, SystemFigures]]:
     """Ours, then each library in its default configuration and, where another scored higher,
     in its best (``BEST`` for system): system, configuration and figures."""
     rows = [(OURS, "default", report.ours)]
@@ -293,9 +293,9 @@ def shown(report: SideBySide) -> list[tuple[str, str, SystemFigures]]:
 
 
 def figure_rows(report: SideBySide) -> list[list[str]]:
-    """The rows of ``shown``: system, configuration, then the figures of ``columns``."""
+    """The rows of ``compared_systems``: system, configuration, then the figures of ``columns``."""
     rows = []
-    for system, configuration, figures in shown(report):
+    for system, configuration, figures in compared_systems(report):
         both = (figures.both_at_5, figures.both_at_10) if report.several_relevant else ()
         scores = (figures.ndcg_at_10, figures.recall_at_100, *both)
         rows.append(

@@ -34,7 +34,8 @@ from retrieval.domain.models import (
     RetrievalQuery,
     RetrievalResult,
 )
-from retrieval.domain.validation import ValidationReport, ValidationRequest
+from retrieval.domain.validation import ValidationRequest
+from retrieval.domain.validation_report import ValidationReport
 from retrieval.errors import (
     BackendTimeoutError,
     BackendUnavailableError,

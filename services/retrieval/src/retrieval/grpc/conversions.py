@@ -17,9 +17,6 @@ from pydantic import ValidationError
 from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone, AnswerEvent, ContextResult
 from retrieval.domain.context import BuiltContext, Citation
 from retrieval.domain.models import (
-    EMBED_STAGE,
-    FETCH_STAGE,
-    SEARCH_STAGE,
     MatchStatistics,
     QueryRewrite,
     RagDocument,
@@ -33,13 +30,13 @@ from retrieval.domain.models import (
     validated,
 )
 from retrieval.domain.provenance import Source, check_source
-from retrieval.domain.validation import (
+from retrieval.domain.stage_names import StageName
+from retrieval.domain.validation import ValidationCase, ValidationRequest
+from retrieval.domain.validation_report import (
     QueryOutcome,
     ScoreStatistics,
     TypeFigures,
-    ValidationCase,
     ValidationReport,
-    ValidationRequest,
 )
 from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.library import DocumentSummary
@@ -69,13 +66,13 @@ def metadata_to_struct(metadata: Mapping[str, Any]) -> Struct:
     return struct
 
 
-def plain(value: Value) -> Any:
+def python_value(value: Value) -> Any:
     kind = value.WhichOneof("kind")
     if kind == "number_value":
         number = value.number_value
         return int(number) if number.is_integer() and abs(number) <= MAX_EXACT_INTEGER else number
     if kind == "list_value":
-        return [plain(item) for item in value.list_value.values]
+        return [python_value(item) for item in value.list_value.values]
     if kind == "struct_value":
         return metadata_from_struct(value.struct_value)
     if kind in ("string_value", "bool_value"):
@@ -85,7 +82,7 @@ def plain(value: Value) -> Any:
 
 def metadata_from_struct(struct: Struct) -> dict[str, Any]:
     """Plain values; what metadata may not hold (nulls, objects) is left for validation to name."""
-    return {key: plain(value) for key, value in struct.fields.items()}
+    return {key: python_value(value) for key, value in struct.fields.items()}
 
 
 def timestamp_of(moment: datetime | None) -> Timestamp | None:
@@ -223,9 +220,9 @@ def stages_from_proto(response: pb.RetrieveResponse) -> dict[str, float]:
         return dict(response.stage_ms)
     timings = response.timings
     named = {
-        EMBED_STAGE: timings.embed_ms,
-        SEARCH_STAGE: timings.search_ms,
-        FETCH_STAGE: timings.fetch_ms,
+        StageName.EMBED: timings.embed_ms,
+        StageName.SEARCH: timings.search_ms,
+        StageName.FETCH: timings.fetch_ms,
     }
     return {name: ms for name, ms in named.items() if ms}
 

@@ -7,7 +7,7 @@ class NamespaceGenerations(Protocol):
     """A counter per namespace that every write moves forward, shared by every replica.
 
     A cached answer is keyed on the generation read before it was computed, so advancing the
-    generation after a write retires every answer computed before it (``ResultCache``).
+    generation after a write retires every answer computed before it (``InProcessResultCache``).
     A generation never goes back: the counter of a deleted namespace is kept.
     """
 

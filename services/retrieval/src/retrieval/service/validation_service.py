@@ -8,17 +8,13 @@ import structlog
 
 from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.models import DENSE, RetrievalQuery
-from retrieval.domain.validation import (
-    CaseSource,
+from retrieval.domain.validation import CaseSource, ValidationCase, ValidationRequest, smoke_cases
+from retrieval.domain.validation_grading import grade, top_cosine
+from retrieval.domain.validation_report import (
     NamespaceSurvey,
     QueryOutcome,
-    ValidationCase,
     ValidationReport,
-    ValidationRequest,
-    grade,
-    smoke_cases,
     summarise,
-    top_cosine,
 )
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError, RetrievalError
 from retrieval.ports import ChunkRepository

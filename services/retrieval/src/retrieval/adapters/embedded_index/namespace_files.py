@@ -2,7 +2,7 @@
 
 - ``<namespace>.npz``: the snapshot (unit vectors, ids, metadata) as of log ``generation``;
   written by a compaction only (a snapshot without a generation is 0).
-- ``<namespace>.<n>.log``: the write-ahead logs (``vector_log``); the namespace is its
+- ``<namespace>.<n>.log``: the write-ahead logs (``write_ahead_log``); the namespace is its
   snapshot with the logs numbered above its generation replayed in order. The last is the
   one written to.
 - ``<namespace>.hnsw``: the HNSW graph of a large namespace, if saved (faiss

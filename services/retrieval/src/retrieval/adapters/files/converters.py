@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, TypeVar
 
-from retrieval.domain.chunking import HEADING, page_marker
+from retrieval.domain.chunking_sections import HEADING, page_marker
 from retrieval.errors import InvalidRequestError
 
 if TYPE_CHECKING:

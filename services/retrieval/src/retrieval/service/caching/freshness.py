@@ -6,7 +6,7 @@ shows a write once it returns). Until then a search may miss a new chunk or retu
 one. Computing such an answer is unavoidable (it is what the index says); keeping it is not:
 
 - the result cache keeps no result computed while the namespace is settling, so a stale
-  answer is never served after the index caught up (``ResultCache``);
+  answer is never served after the index caught up (``InProcessResultCache``);
 - the chunk text cache serves no kept text of a settling namespace: texts are read from the
   chunk store, which is strongly consistent, so a chunk deleted there is not shown even while
   the index still returns its id (``ChunkTextCache``).

@@ -2,10 +2,10 @@
 write to their namespace completes.
 
 Each namespace has a generation (``NamespaceGenerations``, shared by every replica through
-MongoDB) that writers advance AFTER they change the stores. ``ResultCache.through`` reads the
-generation once, BEFORE computing, and keys the result on it with everything of the request
-that shapes the answer: the normalised text, the domains as a set, ``top_k``, the threshold,
-the options, the namespace.
+MongoDB) that writers advance AFTER they change the stores. ``InProcessResultCache.through``
+reads the generation once, BEFORE computing, and keys the result on it with everything of the
+request that shapes the answer: the normalised text, the domains as a set, ``top_k``, the
+threshold, the options, the namespace.
 
 Why no result is served after a write that changed it completed. Let W change the stores,
 then advance the generation to ``g``:
@@ -61,8 +61,9 @@ from typing import Protocol
 import structlog
 from cachetools import TTLCache
 
-from retrieval.domain.models import CACHE_STAGE, RetrievalQuery, RetrievalResult, StageTimings
+from retrieval.domain.models import RetrievalQuery, RetrievalResult, StageTimings
 from retrieval.domain.query_text import normalise
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import RetrievalError
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.timing import StageClock
@@ -87,7 +88,7 @@ def cache_key(request: RetrievalQuery, namespace: str, generation: int) -> Hasha
     )
 
 
-class ResultCacheProtocol(Protocol):
+class ResultCache(Protocol):
     """What ``RetrievalService`` asks of a result cache."""
 
     async def through(
@@ -95,7 +96,7 @@ class ResultCacheProtocol(Protocol):
     ) -> RetrievalResult: ...
 
 
-class ResultCache:
+class InProcessResultCache:
     def __init__(
         self,
         freshness: NamespaceFreshness,
@@ -134,7 +135,7 @@ class ResultCache:
         kept = self._entries.get(key)
         if kept is not None:
             spent = clock.elapsed_ms()
-            timings = StageTimings(stages={CACHE_STAGE: spent}, total_ms=spent)
+            timings = StageTimings(stages={StageName.CACHE: spent}, total_ms=spent)
             return kept.model_copy(
                 update={"cached": True, "query": request.query, "timings": timings}
             )

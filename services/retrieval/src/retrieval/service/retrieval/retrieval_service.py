@@ -16,7 +16,7 @@ from retrieval.domain.models import (
 from retrieval.errors import BackendNotConfiguredError
 from retrieval.logging import correlation_scope
 from retrieval.observability.telemetry import Telemetry
-from retrieval.service.caching.result_cache import ResultCacheProtocol
+from retrieval.service.caching.result_cache import ResultCache
 from retrieval.service.retrieval.pipeline import Pipeline, PipelineState, SearchPlan, Stage
 from retrieval.service.timing import StageClock
 
@@ -27,8 +27,8 @@ class RetrievalService:
     """Finds the chunks that best answer a question, best first, by running its stages in
     order (the container builds the list: ``retrieval_stages``); ``defaults`` are the
     switches a request does not set; ``cache`` keeps results until their namespace is
-    written (``ResultCache``) or keeps none (``Uncached``); ``telemetry`` traces each call and
-    stage and counts them."""
+    written (``InProcessResultCache``) or keeps none (``Uncached``); ``telemetry`` traces each
+    call and stage and counts them."""
 
     def __init__(
         self,
@@ -36,7 +36,7 @@ class RetrievalService:
         allowed_domains: Collection[str],
         default_namespace: str,
         defaults: SearchPlan,
-        cache: ResultCacheProtocol,
+        cache: ResultCache,
         telemetry: Telemetry,
     ) -> None:
         self._pipeline = Pipeline(stages, telemetry)

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 from retrieval.domain.ranking.compression import non_redundant
+from retrieval.domain.stage_names import StageName
 from retrieval.service.retrieval.pipeline.stage import PipelineState
-
-COMPRESS_STAGE = "compress"
 
 
 class Compress:
@@ -11,7 +10,7 @@ class Compress:
     kept is at least ``redundancy_threshold`` (1: keeps all). A candidate without a vector
     in ``state.vectors`` is kept. Relevance is filtered by ``ScoreThreshold``, not here."""
 
-    name = COMPRESS_STAGE
+    name = StageName.COMPRESS
 
     async def run(self, state: PipelineState) -> PipelineState:
         if not state.plan.compresses:

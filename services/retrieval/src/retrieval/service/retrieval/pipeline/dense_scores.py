@@ -4,10 +4,9 @@ import numpy as np
 
 from retrieval.domain.models import DENSE
 from retrieval.domain.ranking.feedback import unit, unit_rows
+from retrieval.domain.stage_names import StageName
 from retrieval.ports import Embedder, VectorIndex
 from retrieval.service.retrieval.pipeline.stage import Candidate, PipelineState
-
-DENSE_SCORES_STAGE = "vectors"
 
 
 class CompleteDenseScores:
@@ -20,7 +19,7 @@ class CompleteDenseScores:
     candidate without a stored vector, or any candidate once the dense search has failed,
     gets no dense score."""
 
-    name = DENSE_SCORES_STAGE
+    name = StageName.DENSE_SCORES
 
     def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
         self._embedder = embedder

@@ -3,8 +3,8 @@ from __future__ import annotations
 import numpy as np
 
 from retrieval.domain.chunk_identity import document_of
-from retrieval.domain.models import DIVERSIFY_STAGE
 from retrieval.domain.ranking.diversity import cap_per_group, mmr
+from retrieval.domain.stage_names import StageName
 from retrieval.service.retrieval.pipeline.stage import PipelineState
 
 
@@ -12,7 +12,7 @@ class Diversify:
     """At most ``max_per_document`` chunks of one document, then the ``top_k`` picked by
     maximal marginal relevance (plain ranking order when ``mmr_lambda`` is 1)."""
 
-    name = DIVERSIFY_STAGE
+    name = StageName.DIVERSIFY
 
     async def run(self, state: PipelineState) -> PipelineState:
         plan = state.plan

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from retrieval.domain.models import DENSE, FUSE_STAGE, FUSED, GRAPH, KEYWORD
+from retrieval.domain.models import DENSE, FUSED, GRAPH, KEYWORD
 from retrieval.domain.ranking.fusion import Ranked, fuse
+from retrieval.domain.stage_names import StageName
 from retrieval.service.retrieval.pipeline.stage import Candidate, PipelineState
 
 
@@ -11,7 +12,7 @@ class Fuse:
     """One ranking from the searches that answered: fused when several did, else the one list
     as it came (its own score: cosine for dense, BM25 for keyword)."""
 
-    name = FUSE_STAGE
+    name = StageName.FUSE
 
     async def run(self, state: PipelineState) -> PipelineState:
         if len(state.sources) < 2:

@@ -3,7 +3,8 @@ from __future__ import annotations
 import structlog
 
 from retrieval.domain.metadata import copied
-from retrieval.domain.models import FETCH_STAGE, RetrievalMatch
+from retrieval.domain.models import RetrievalMatch
+from retrieval.domain.stage_names import StageName
 from retrieval.service.retrieval.pipeline.stage import PipelineState
 from retrieval.service.retrieval.pipeline.texts import CandidateTexts
 
@@ -15,7 +16,7 @@ class Hydrate:
     A chunk without text, of a version just replaced, shows its document's current version
     in its place (``CandidateTexts``), once; any other is skipped."""
 
-    name = FETCH_STAGE
+    name = StageName.FETCH
 
     def __init__(self, texts: CandidateTexts) -> None:
         self._texts = texts

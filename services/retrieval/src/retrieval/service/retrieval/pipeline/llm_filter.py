@@ -10,6 +10,7 @@ import structlog
 from retrieval.batching import gather_bounded, slices
 from retrieval.domain.chat import ChatMessage
 from retrieval.domain.ranking.relevance import Judgement, read_judgement
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendError, BackendNotConfiguredError, InvalidRequestError
 from retrieval.ports.llm import Llm
 from retrieval.service.retrieval.pipeline.stage import PipelineState
@@ -17,7 +18,6 @@ from retrieval.service.retrieval.pipeline.texts import CandidateTexts
 
 log = structlog.get_logger("retrieval")
 
-LLM_FILTER_STAGE = "llm_filter"
 JUDGED_PER_MATCH = 2
 """Candidates judged per match asked for (``top_k``): room for the model to drop some."""
 FILTER_PROMPT = (
@@ -39,7 +39,7 @@ class LlmFilter:
     cannot be read, keeps its batch, with a warning and ``llm_filter`` in ``degraded``. A
     candidate without a stored text is left for ``Hydrate`` to skip."""
 
-    name = LLM_FILTER_STAGE
+    name = StageName.LLM_FILTER
 
     def __init__(self, llm: Llm, texts: CandidateTexts) -> None:
         self._llm = llm
@@ -70,7 +70,7 @@ class LlmFilter:
         return state.updated(
             candidates=tuple(c for c in judged if c.chunk_id in kept or c.chunk_id not in chunks),
             chunks=chunks,
-            degraded=state.degraded if understood else (*state.degraded, LLM_FILTER_STAGE),
+            degraded=state.degraded if understood else (*state.degraded, StageName.LLM_FILTER),
         )
 
     async def _judge(self, query: str, passages: Sequence[str]) -> Judgement:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import structlog
 
-from retrieval.domain.models import QUERY_STAGE
 from retrieval.domain.query_text import QUERY_WINDOW_CHARS, fit_window
+from retrieval.domain.stage_names import StageName
 from retrieval.service.retrieval.pipeline.stage import PipelineState
 
 log = structlog.get_logger("retrieval")
@@ -14,7 +14,7 @@ class FitQuery:
     ``QUERY_WINDOW_CHARS`` characters, which keep any text inside E5's 512 tokens) instead of
     refusing it; the result says so."""
 
-    name = QUERY_STAGE
+    name = StageName.QUERY
 
     async def run(self, state: PipelineState) -> PipelineState:
         text, truncated = fit_window(state.text, state.plan.query_max_words)

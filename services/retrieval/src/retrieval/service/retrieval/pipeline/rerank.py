@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import structlog
 
-from retrieval.domain.models import RERANK, RERANK_STAGE
+from retrieval.domain.models import RERANK
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendError, BackendNotConfiguredError
 from retrieval.ports.reranker import Reranker
 from retrieval.service.retrieval.pipeline.stage import Candidate, PipelineState
@@ -19,7 +20,7 @@ class Rerank:
     none is configured) the incoming order stays, with a warning and ``rerank`` in
     ``degraded``."""
 
-    name = RERANK_STAGE
+    name = StageName.RERANK
 
     def __init__(self, reranker: Reranker, texts: CandidateTexts) -> None:
         self._reranker = reranker

@@ -15,9 +15,10 @@ import numpy as np
 import structlog
 
 from retrieval.domain.chat import ChatMessage, first_line
-from retrieval.domain.models import DENSE, REWRITE_STAGE, QueryRewrite
+from retrieval.domain.models import DENSE, QueryRewrite
 from retrieval.domain.query_text import fit_window, normalise
 from retrieval.domain.ranking.feedback import rocchio
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendError, BackendNotConfiguredError, InvalidRequestError
 from retrieval.ports import VectorIndex
 from retrieval.ports.llm import Llm
@@ -58,7 +59,7 @@ class RewriteWeakQuery:
     it. A rewrite changes which chunks are found and how they rank, never what
     ``scores["dense"]`` and the threshold measure: the cosine to the query as asked."""
 
-    name = REWRITE_STAGE
+    name = StageName.REWRITE
 
     def __init__(
         self, rewriter: Rewriter, search: Sequence[Stage], scoring: Sequence[Stage]

@@ -11,8 +11,9 @@ import numpy as np
 import structlog
 
 from retrieval.domain.chunk_identity import query_filter
-from retrieval.domain.models import DENSE, EMBED_STAGE, GRAPH, KEYWORD, SEARCH_STAGE
+from retrieval.domain.models import DENSE, GRAPH, KEYWORD
 from retrieval.domain.ranking.fusion import Ranked
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendError, BackendNotConfiguredError, NamespaceNotFoundError
 from retrieval.ports import Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.embedder import Vector
@@ -41,7 +42,7 @@ def elapsed_ms(begun: float) -> float:
 class Search:
     """Runs the searches the mode asks for, each returning ``plan.depth(top_k)`` candidates."""
 
-    name = SEARCH_STAGE
+    name = StageName.SEARCH
 
     def __init__(
         self,
@@ -83,7 +84,7 @@ class Search:
             counts={
                 **state.counts,
                 **{source: len(item.matches) for source, item in found.items()},
-                SEARCH_STAGE: len(distinct),
+                StageName.SEARCH: len(distinct),
             },
             query_vector=dense.query_vector if dense else None,
             vectors=dense.vectors if dense else {},
@@ -111,7 +112,7 @@ class Search:
         )
         return Found(
             matches=matches,
-            timings={EMBED_STAGE: (embedded - begun) * 1e3, DENSE: elapsed_ms(embedded)},
+            timings={StageName.EMBED: (embedded - begun) * 1e3, DENSE: elapsed_ms(embedded)},
             query_vector=vector,
             vectors={
                 m.id: np.asarray(m.values, dtype=np.float32)

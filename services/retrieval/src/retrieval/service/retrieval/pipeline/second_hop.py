@@ -19,6 +19,7 @@ from retrieval.domain.graph import GraphRecord, without_title
 from retrieval.domain.models import RagChunk
 from retrieval.domain.names import name_key, names_in
 from retrieval.domain.ranking.links import follow_links
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendError, BackendNotConfiguredError
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.retrieval.pipeline.stage import PipelineState
@@ -26,9 +27,6 @@ from retrieval.service.retrieval.pipeline.texts import CandidateTexts
 
 log = structlog.get_logger("retrieval")
 
-SECOND_HOP_STAGE = "second_hop"
-SECOND_HOP = "second_hop"
-"""The key of a linked chunk's score in its ``scores``."""
 NAMES_SEARCHED = "second_hop_names"
 LINKS_FOUND = "second_hop_links"
 
@@ -43,14 +41,15 @@ class SecondHop:
     leads to (the sources' own aside), those the searches ranked come first, best first,
     then the others in the order the source mentions them; one chunk each. The first
     ``links_per_source`` come right after their source in the ranking with a discounted
-    score (``follow_links``); a chunk ranked higher already stays where it is.
+    score (``follow_links``), kept in its ``scores`` under the stage's name; a chunk ranked
+    higher already stays where it is.
 
     Costs a ``get_many`` of the sources' texts (kept for the later stages) and one graph
     lookup. When the graph store fails, the ranking stays as it was, with ``second_hop`` in
     ``degraded``.
     """
 
-    name = SECOND_HOP_STAGE
+    name = StageName.SECOND_HOP
 
     def __init__(
         self,
@@ -81,7 +80,7 @@ class SecondHop:
             )
         except (BackendError, BackendNotConfiguredError) as error:
             log.warning("retrieve.second_hop_failed", error=str(error))
-            return state.updated(chunks=texts, degraded=(*state.degraded, SECOND_HOP))
+            return state.updated(chunks=texts, degraded=(*state.degraded, StageName.SECOND_HOP))
         standing = {c.chunk_id: position for position, c in enumerate(state.candidates)}
         leaders = {document_of(c.chunk_id) for c in leading}
         links = {
@@ -89,7 +88,7 @@ class SecondHop:
             for source, found in names.items()
         }
         return state.updated(
-            candidates=tuple(follow_links(state.candidates, links, SECOND_HOP)),
+            candidates=tuple(follow_links(state.candidates, links, StageName.SECOND_HOP)),
             chunks=texts,
             counts={
                 **state.counts,

@@ -10,6 +10,7 @@ from retrieval.domain.models import QueryRewrite, RagChunk, RetrievalMatch, Retr
 from retrieval.domain.query_text import normalise
 from retrieval.domain.ranking.candidate import Candidate
 from retrieval.domain.ranking.fusion import Ranked
+from retrieval.domain.stage_names import StageName
 from retrieval.observability.telemetry import Telemetry
 from retrieval.ports.chunk_repository import ChunkRepository
 from retrieval.ports.embedder import Vector
@@ -85,7 +86,7 @@ class Stage(Protocol):
     """One step of a retrieval. A stage that is switched off is one that returns its input."""
 
     @property
-    def name(self) -> str:
+    def name(self) -> StageName:
         """Key of the stage's timing and candidate count in the result and the log."""
         ...
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from retrieval.domain.models import DENSE, THRESHOLD_STAGE, meets_threshold
+from retrieval.domain.models import DENSE, meets_threshold
+from retrieval.domain.stage_names import StageName
 from retrieval.service.retrieval.pipeline.stage import PipelineState
 
 
@@ -12,7 +13,7 @@ class ScoreThreshold:
     candidate whose cosine is unknown (no stored vector); a threshold of 0 keeps it.
     """
 
-    name = THRESHOLD_STAGE
+    name = StageName.THRESHOLD
 
     async def run(self, state: PipelineState) -> PipelineState:
         floor = state.query.confidence_threshold

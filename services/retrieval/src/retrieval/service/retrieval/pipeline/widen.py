@@ -3,10 +3,9 @@ from __future__ import annotations
 import asyncio
 
 from retrieval.domain.neighbours import neighbour_ids, widened
+from retrieval.domain.stage_names import StageName
 from retrieval.ports import ChunkRepository
 from retrieval.service.retrieval.pipeline.stage import PipelineState
-
-WIDEN_STAGE = "widen"
 
 
 class Widen:
@@ -17,7 +16,7 @@ class Widen:
     run at once: chunk ids end in a digest, so a neighbour's id cannot be computed) and one
     ``get_many`` of the neighbours whose text no stage has fetched yet."""
 
-    name = WIDEN_STAGE
+    name = StageName.WIDEN
 
     def __init__(self, chunks: ChunkRepository) -> None:
         self._chunks = chunks

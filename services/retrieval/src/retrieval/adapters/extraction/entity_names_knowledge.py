@@ -10,7 +10,7 @@ RULES_VERSION = "rules:2"
 with the year or ordinal written before them."""
 
 
-class NamesOnly:
+class EntityNamesKnowledgeExtractor:
     """``entities``' names; ``version`` names that extractor (the rule-based one's by
     default)."""
 
