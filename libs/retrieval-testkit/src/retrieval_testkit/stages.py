@@ -43,7 +43,8 @@ def offline_stages(
         rewriter or RocchioRewriter(index),
         llm or ScriptedLlm(),
         ledger or InMemoryDocumentLedger(),
-        offline_graph(graph or InMemoryGraphStore()),
+        graph or InMemoryGraphStore(),
+        RuleBasedEntityExtractor(),
     )
 
 

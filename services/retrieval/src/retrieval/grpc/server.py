@@ -13,7 +13,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from retrieval.container import Application
+from retrieval.lifecycle import Application
 from retrieval.domain.tenants import Tenants
 from retrieval.grpc.access import check_exposure, load_tenants
 from retrieval.grpc.admission import InFlightLimitInterceptor
