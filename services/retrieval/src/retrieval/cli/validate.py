@@ -20,7 +20,7 @@ from retrieval.domain.validation import (
 from retrieval.errors import InvalidRequestError, RetrievalError
 
 if TYPE_CHECKING:
-    from retrieval.container import Application
+    from retrieval.cli.served import ApplicationCalls
 
 
 def load_cases(path: Path) -> CaseFile:
@@ -98,7 +98,7 @@ def validate(
         raise typer.Exit(code=1) from error
     from retrieval.cli.validation_report import summary_table, validation_markdown
 
-    async def work(app: Application) -> ValidationReport:
+    async def work(app: ApplicationCalls) -> ValidationReport:
         return await app.validation.validate(request)
 
     report = run_here_or_served(work)
