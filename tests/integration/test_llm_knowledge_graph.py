@@ -98,7 +98,7 @@ async def test_relations_reach_the_graph_and_lead_graph_search(
         near = NearNames(
             await resolve(container.keyword_index), await resolve(container.chunk_repository)
         )
-        ranked = dict(await GraphSearch(graph, near).ranked(asked, 10))
+        ranked = dict(await GraphSearch(graph.store, graph.entities, near).ranked(asked, 10))
         [temple] = await graph.store.about(["shirley temple"], namespace=NS)
         assert ranked[temple.id] == pytest.approx(HOP * ranked[kiss.id])
         assert len(standin.requests) == len(CORPUS)

@@ -12,6 +12,7 @@ from retrieval.adapters.embedded_index.ann_graph import HnswAnnGraph
 from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.container import Container
 from retrieval.domain.vectors import VectorRecord
+from retrieval.lifecycle import resolve
 from retrieval.settings import Settings
 
 DIMENSION = 32
@@ -240,7 +241,7 @@ async def test_the_setting_sets_the_threshold_of_the_configured_index(
     tmp_path: Path, graph_searches: list[int]
 ) -> None:
     settings = Settings(_env_file=None, data_dir=tmp_path, index_ann_min_vectors=THRESHOLD)
-    index = Container(settings=settings).backend_index()
+    index = await resolve(Container(settings=settings).backend_index)
     await index.upsert(corpus(), namespace="ns")
     await index.settle()
     await index.query(QUERIES[0].tolist(), top_k=10, namespace="ns")

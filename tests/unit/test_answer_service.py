@@ -19,7 +19,6 @@ from retrieval.errors import (
 )
 from retrieval.logging import current_correlation_id
 from retrieval.service.answers.answer_service import AnswerService
-from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
@@ -33,7 +32,7 @@ from retrieval_testkit import (
     ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
-from retrieval_testkit.stages import offline_stages
+from retrieval_testkit.stages import offline_stages, uncached
 from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "answers"
@@ -83,7 +82,7 @@ async def retrieval() -> RetrievalService:
     await ingestion.ingest(DOCUMENTS, NS)
     stages = offline_stages(embedder, index, keywords, chunks)
     return RetrievalService(
-        stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached(), quiet_telemetry()
+        stages, DEFAULT_DOMAINS, NS, SearchPlan(), uncached(), quiet_telemetry()
     )
 
 

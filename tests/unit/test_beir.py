@@ -26,7 +26,6 @@ from retrieval.evaluation.beir_data import (
     reference_figures,
 )
 from retrieval.service.answers.answer_service import AnswerService
-from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
@@ -42,7 +41,7 @@ from retrieval_testkit import (
     ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
-from retrieval_testkit.stages import offline_stages
+from retrieval_testkit.stages import offline_stages, uncached
 from retrieval_testkit.telemetry import quiet_telemetry
 
 TOPICS = [
@@ -86,7 +85,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
-        Uncached(),
+        uncached(),
         telemetry,
     )
     stats = StatsService(index, keywords, chunks, ledger, embedder, (), probe_timeout_s=1.0)

@@ -12,8 +12,10 @@ from retrieval.errors import BackendUnavailableError
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.ports.chunk_repository import ChunkRepository
 from retrieval.service.caching.chunk_cache import ChunkTextCache
+from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval_testkit import InMemoryChunkRepository
 from retrieval_testkit.contracts.chunk_repository import chunk
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "unit"
@@ -50,7 +52,8 @@ async def seeded_store() -> InMemoryChunkRepository:
 def cache(
     store: ChunkRepository, max_entries: int = 100, metrics: ServiceMetrics | None = None
 ) -> ChunkTextCache:
-    return ChunkTextCache(store, max_entries, metrics or quiet_telemetry().metrics)
+    settled = NamespaceFreshness(InMemoryNamespaceGenerations(), 0.0)
+    return ChunkTextCache(store, max_entries, metrics or quiet_telemetry().metrics, settled)
 
 
 async def contents(texts: ChunkRepository, chunk_ids: list[str], namespace: str = NS) -> dict:

@@ -32,7 +32,7 @@ from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.evaluation.reports import golden_markdown
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.caching.freshness import NamespaceFreshness
-from retrieval.service.caching.result_cache import InProcessResultCache, Uncached
+from retrieval.service.caching.result_cache import InProcessResultCache
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
@@ -47,7 +47,7 @@ from retrieval_testkit import (
     ScriptedLlm,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
-from retrieval_testkit.stages import offline_stages
+from retrieval_testkit.stages import offline_stages, uncached
 from retrieval_testkit.telemetry import quiet_telemetry
 
 DOCUMENTS = [
@@ -136,7 +136,7 @@ def golden_services(
         DEFAULT_DOMAINS,
         "default",
         SearchPlan(),
-        Uncached(),
+        uncached(),
         quiet_telemetry(),
     )
     ingestion = IngestionService(

@@ -80,7 +80,9 @@ async def searching(chunk_graph: ChunkGraph | None = None, **limits: int) -> Gra
     keywords, chunks = InMemoryKeywordIndex(), InMemoryChunkRepository()
     await keywords.upsert([keyword_record(c) for c in CORPUS], NS)
     await chunks.upsert_many(CORPUS)
-    return GraphSearch(chunk_graph or await graph(), NearNames(keywords, chunks), **limits)
+    searched = chunk_graph or await graph()
+    near = NearNames(keywords, chunks)
+    return GraphSearch(searched.store, searched.entities, near, **limits)
 
 
 def state(question: str = QUESTION, hops: int = 2, **query: object) -> PipelineState:

@@ -22,7 +22,6 @@ from retrieval.domain.models import (
 from retrieval.domain.neighbours import merged_text
 from retrieval.domain.stage_names import StageName
 from retrieval.domain.vectors import VectorRecord
-from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval.pipeline import (
     Candidate,
@@ -42,7 +41,7 @@ from retrieval_testkit import (
     InMemoryVectorIndex,
 )
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
-from retrieval_testkit.stages import candidate_texts, offline_stages
+from retrieval_testkit.stages import candidate_texts, offline_stages, uncached
 from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "stages"
@@ -274,7 +273,7 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
     )
     assert names[-2:] == [StageName.FETCH, StageName.WIDEN]
     service = RetrievalService(
-        stages, DEFAULT_DOMAINS, NS, SearchPlan(), Uncached(), quiet_telemetry()
+        stages, DEFAULT_DOMAINS, NS, SearchPlan(), uncached(), quiet_telemetry()
     )
 
     plain = await service.retrieve("withering leaf rolling", top_k=2)

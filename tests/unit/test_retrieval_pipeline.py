@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
+from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.models import DENSE, RetrievalQuery, SearchMode
 from retrieval.domain.ranking.fusion import FusionMethod
@@ -25,10 +26,18 @@ from retrieval.service.retrieval.pipeline import (
 from retrieval.service.retrieval.pipeline.dense_scores import CompleteDenseScores
 from retrieval.service.retrieval.pipeline.diversify import Diversify
 from retrieval.service.retrieval.pipeline.fuse import Fuse
+from retrieval.service.retrieval.pipeline.graph_search import GraphSearch
+from retrieval.service.retrieval.pipeline.near_names import NearNames
 from retrieval.service.retrieval.pipeline.search import Search
 from retrieval.service.retrieval.pipeline.threshold import ScoreThreshold
 from retrieval.service.timing import StageClock
-from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex, InMemoryVectorIndex
+from retrieval_testkit import (
+    HashEmbedder,
+    InMemoryChunkRepository,
+    InMemoryKeywordIndex,
+    InMemoryVectorIndex,
+)
+from retrieval_testkit.in_memory_graph_store import InMemoryGraphStore
 from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "pipeline"
@@ -204,7 +213,9 @@ async def seeded(index: InMemoryVectorIndex, keywords: InMemoryKeywordIndex) -> 
 
 
 def searching(index: InMemoryVectorIndex, keywords: InMemoryKeywordIndex) -> Search:
-    return Search(FixedEmbedder((1.0, 0.0)), index, keywords)
+    near = NearNames(keywords, InMemoryChunkRepository())
+    graph = GraphSearch(InMemoryGraphStore(), RuleBasedEntityExtractor(), near)
+    return Search(FixedEmbedder((1.0, 0.0)), index, keywords, graph)
 
 
 class FixedEmbedder(HashEmbedder):

@@ -9,6 +9,7 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
+from retrieval.container import Container
 from retrieval.domain.models import (
     DEFAULT_DOMAINS,
     RagDocument,
@@ -26,26 +27,21 @@ from retrieval.errors import (
     InvalidRequestError,
     NamespaceNotFoundError,
 )
-from retrieval.service.caching.freshness import NamespaceFreshness
-from retrieval.service.caching.result_cache import InProcessResultCache, Uncached
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter
 from retrieval.service.retrieval.retrieval_service import RetrievalService, check_domains
+from retrieval.settings import Settings
 from retrieval_testkit import (
     ChatRequest,
     HashEmbedder,
     InMemoryChunkRepository,
-    InMemoryDocumentLedger,
     InMemoryKeywordIndex,
     InMemoryVectorIndex,
     ScriptedLlm,
     WordOverlapReranker,
 )
-from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+from retrieval_testkit.container import in_memory_container
 from retrieval_testkit.scripted_llm import Reply
-from retrieval_testkit.stages import offline_stages
-from retrieval_testkit.telemetry import quiet_telemetry
 
 NS = "unit"
 
@@ -71,44 +67,51 @@ DOCUMENTS = [
 ]
 
 
+def settings(**changes: object) -> Settings:
+    """The service's settings with nothing cached, so that each call reaches the stores."""
+    unchanged = {
+        "allowed_domains": DEFAULT_DOMAINS,
+        "default_namespace": NS,
+        "result_cache_entries": 0,
+        "query_vector_cache_entries": 0,
+        "chunk_cache_entries": 0,
+    }
+    return Settings(_env_file=None, **(unchanged | changes))
+
+
 class Stores:
-    def __init__(self) -> None:
+    """The in-memory model and stores the services of one test share, wired by the test kit's
+    container with a scripted language model."""
+
+    def __init__(self, configured: Settings | None = None) -> None:
         self.embedder = HashEmbedder()
         self.index = InMemoryVectorIndex()
         self.keywords = InMemoryKeywordIndex()
         self.chunks = InMemoryChunkRepository()
-        self.retrieval = self.service()
-        self.ingestion = IngestionService(
-            self.embedder,
-            self.index,
-            self.keywords,
-            self.chunks,
-            InMemoryDocumentLedger(),
-            InMemoryNamespaceGenerations(),
-            DEFAULT_DOMAINS,
-            NS,
-            ChunkingPolicy(),
-        )
+        container = self.container(configured or settings())
+        self.retrieval = container.retrieval_service()
+        self.ingestion = container.ingestion_service()
+
+    def container(
+        self, configured: Settings, plan: SearchPlan = SearchPlan(), **replacements: object
+    ) -> Container:
+        """``replacements`` override providers by name."""
+        doubles = {
+            "model_embedder": self.embedder,
+            "vector_index": self.index,
+            "keyword_index": self.keywords,
+            "chunk_repository": self.chunks,
+            "llm": ScriptedLlm(),
+            "search_plan": plan,
+        }
+        return in_memory_container(configured, **(doubles | replacements))
 
     def service(
-        self,
-        embedder=None,
-        allowed_domains=DEFAULT_DOMAINS,
-        plan=SearchPlan(),
-        reranker=None,
-        rewriter=None,
-        llm=None,
+        self, plan: SearchPlan = SearchPlan(), allowed_domains=DEFAULT_DOMAINS, **replacements
     ) -> RetrievalService:
-        stages = offline_stages(
-            embedder or self.embedder,
-            self.index,
-            self.keywords,
-            self.chunks,
-            reranker=reranker,
-            rewriter=rewriter,
-            llm=llm,
-        )
-        return RetrievalService(stages, allowed_domains, NS, plan, Uncached(), quiet_telemetry())
+        """Another retrieval service over the same stores."""
+        configured = settings(allowed_domains=allowed_domains)
+        return self.container(configured, plan, **replacements).retrieval_service()
 
 
 @pytest.fixture
@@ -267,7 +270,9 @@ class UnconfiguredEmbedder(HashEmbedder):
 
 async def test_unconfigured_backend_gives_empty_result_and_warning() -> None:
     stores = Stores()
-    service = stores.service(UnconfiguredEmbedder(), plan=SearchPlan(mode=SearchMode.DENSE))
+    service = stores.service(
+        SearchPlan(mode=SearchMode.DENSE), model_embedder=UnconfiguredEmbedder()
+    )
     with capture_logs() as logs:
         result = await service.retrieve("tea")
     assert result.matches == ()
@@ -501,22 +506,8 @@ async def test_the_reranker_sees_only_the_first_rerank_depth_candidates(stores: 
 
 
 async def test_a_cached_result_is_served_until_a_write_to_its_namespace_completes() -> None:
-    stores = Stores()
-    generations = InMemoryNamespaceGenerations()
-    stages = offline_stages(stores.embedder, stores.index, stores.keywords, stores.chunks)
-    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
-    service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())
-    ingestion = IngestionService(
-        stores.embedder,
-        stores.index,
-        stores.keywords,
-        stores.chunks,
-        InMemoryDocumentLedger(),
-        generations,
-        DEFAULT_DOMAINS,
-        NS,
-        ChunkingPolicy(),
-    )
+    stores = Stores(settings(result_cache_entries=1024))
+    service, ingestion = stores.retrieval, stores.ingestion
     await ingestion.ingest(DOCUMENTS[:2], NS)
     first = await service.retrieve("pruning tea bushes", top_k=3)
     again = await service.retrieve("  pruning  tea bushes ", top_k=3)

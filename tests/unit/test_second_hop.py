@@ -159,7 +159,7 @@ async def hop(
     await chunks.upsert_many(corpus)
     graph = offline_graph(store or InMemoryGraphStore())
     await graph.add(corpus, NS)
-    return await SecondHop(graph, candidate_texts(chunks)).run(state)
+    return await SecondHop(graph.store, graph.entities, candidate_texts(chunks)).run(state)
 
 
 def first_ranking(

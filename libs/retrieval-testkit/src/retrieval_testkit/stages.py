@@ -1,6 +1,7 @@
 """The retrieval stages over the stores a test gives, with offline collaborators for the
 rest: no reranker, Rocchio rewriting, a scripted language model, the rule-based entity
-extractor, an empty ledger and an empty graph, unless the test gives its own."""
+extractor, an empty ledger and an empty graph, unless the test gives its own; and no result
+cache."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.graph_store import GraphStore
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
+from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.retrieval.current_versions import CurrentVersions
 from retrieval.service.retrieval.pipeline import Stage, retrieval_stages
@@ -19,6 +22,7 @@ from retrieval.service.retrieval.pipeline.rewrite import Rewriter, RocchioRewrit
 from retrieval.service.retrieval.pipeline.texts import CandidateTexts
 from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
 from retrieval_testkit.in_memory_graph_store import InMemoryGraphStore
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.scripted_llm import ScriptedLlm
 
 
@@ -43,7 +47,8 @@ def offline_stages(
         rewriter or RocchioRewriter(index),
         llm or ScriptedLlm(),
         ledger or InMemoryDocumentLedger(),
-        offline_graph(graph or InMemoryGraphStore()),
+        graph or InMemoryGraphStore(),
+        RuleBasedEntityExtractor(),
     )
 
 
@@ -57,3 +62,8 @@ def candidate_texts(chunks: ChunkRepository) -> CandidateTexts:
     """The texts of candidates in ``chunks``, with an empty ledger: no current version stands
     in for a missing text."""
     return CandidateTexts(chunks, CurrentVersions(InMemoryDocumentLedger(), chunks))
+
+
+def uncached() -> Uncached:
+    """No result cache, over an index that shows each write at once."""
+    return Uncached(NamespaceFreshness(InMemoryNamespaceGenerations(), 0.0))

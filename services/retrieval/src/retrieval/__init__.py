@@ -18,7 +18,6 @@ from retrieval.lazy_names import importer
 
 if TYPE_CHECKING:
     from retrieval.api import KnowledgeBase, connect
-    from retrieval.container import Application, running
     from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone
     from retrieval.domain.collection_health import HealthStatus
     from retrieval.domain.models import (
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
         RetrievalResult,
         StageTimings,
     )
+    from retrieval.lifecycle import Application, running
     from retrieval.service.ingestion.file_intake import IngestReport, PathSync
     from retrieval.service.ingestion.ingestion_service import (
         DocumentOutcome,
@@ -49,8 +49,8 @@ MODULE_OF = {
     "AnswerDone": "retrieval.domain.answers",
     "IngestReport": "retrieval.service.ingestion.file_intake",
     "PathSync": "retrieval.service.ingestion.file_intake",
-    "Application": "retrieval.container",
-    "running": "retrieval.container",
+    "Application": "retrieval.lifecycle",
+    "running": "retrieval.lifecycle",
     "HealthStatus": "retrieval.domain.collection_health",
     "KnowledgeDomain": "retrieval.domain.models",
     "RagChunk": "retrieval.domain.models",

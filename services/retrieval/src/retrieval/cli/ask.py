@@ -17,7 +17,7 @@ from retrieval.cli.runtime import checked_query, console, json_errors, run_here_
 from retrieval.cli.sources import located
 
 if TYPE_CHECKING:
-    from retrieval.container import Application
+    from retrieval.cli.served import ApplicationCalls
     from retrieval.domain.answers import Answer, AnswerEvent
 
 
@@ -89,7 +89,7 @@ def ask(
         section=section,
     )
 
-    async def work(app: Application) -> Answer:
+    async def work(app: ApplicationCalls) -> Answer:
         with json_errors(as_json):
             if as_json:
                 return await app.answers.answer(query)

@@ -36,7 +36,7 @@ from retrieval.domain.models import check_slug
 from retrieval.errors import RetrievalError
 
 if TYPE_CHECKING:
-    from retrieval.container import Application
+    from retrieval.cli.served import ApplicationCalls
     from retrieval.service.ingestion.outcomes import DocumentOutcome
     from retrieval.service.ingestion.progress import IngestProgress
 
@@ -186,7 +186,7 @@ def ingest(
     with told_when_interrupted(ingested):
         loaded = read_reporting_failures(paths, domain, title, settings.ingest_max_file_bytes)
 
-        async def work(app: Application) -> None:
+        async def work(app: ApplicationCalls) -> None:
             from retrieval.service.ingestion.file_intake import check_each
 
             ingested.namespace = target

@@ -33,7 +33,7 @@ from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.models import check_slug
 
 if TYPE_CHECKING:
-    from retrieval.container import Application
+    from retrieval.cli.served import ApplicationCalls
     from retrieval.service.ingestion.library import DocumentSummary
     from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, SyncReport
 
@@ -93,7 +93,7 @@ def sync(
     failures = [str(failure) for failure in loaded.failures]
     unreadable = set(scope.unreadable)
 
-    async def work(app: Application) -> SyncReport:
+    async def work(app: ApplicationCalls) -> SyncReport:
         from retrieval.service.ingestion.file_intake import check_each, refused_sources
 
         accepted, rejected = check_each(app.ingestion, loaded.documents, namespace)
@@ -152,7 +152,7 @@ def delete(
             check_slug(document_id, "document_ids")
     prefix = source_or_none(source_prefix)
 
-    async def work(app: Application) -> DeleteReport:
+    async def work(app: ApplicationCalls) -> DeleteReport:
         return await app.ingestion.delete(
             namespace, document_ids or [], source_prefix=prefix, dry_run=dry_run
         )
@@ -189,7 +189,7 @@ def documents(
         check_slug(namespace, "namespace")
     prefix = source_or_none(source_prefix)
 
-    async def work(app: Application) -> list[DocumentSummary]:
+    async def work(app: ApplicationCalls) -> list[DocumentSummary]:
         return await app.ingestion.documents(namespace, source_prefix=prefix)
 
     listed = run_here_or_served(work, settings)

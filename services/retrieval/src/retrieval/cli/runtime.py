@@ -21,6 +21,7 @@ from retrieval.cli.environment import REFUSED, from_environment
 from retrieval.errors import InvalidRequestError, RetrievalError
 
 if TYPE_CHECKING:
+    from retrieval.cli.served import ApplicationCalls
     from retrieval.container import Application
     from retrieval.domain.models import RetrievalQuery
     from retrieval.settings import Settings
@@ -98,7 +99,7 @@ def run_with_application(
 
 
 def run_here_or_served(
-    work: Callable[[Application], Awaitable[T]], settings: Settings | None = None
+    work: Callable[[ApplicationCalls], Awaitable[T]], settings: Settings | None = None
 ) -> T:
     """``run_with_application``, unless a ``retrieval serve`` holds the data directory: then
     ``work`` gets a ``ServedApplication`` that sends its calls to that server, with the
@@ -121,7 +122,7 @@ def run_here_or_served(
         async with RetrievalClient.connect(
             record.address, token=secret, timeout=SERVED_CALL_S
         ) as client:
-            return await work(ServedApplication(client, settings))  # type: ignore[arg-type]
+            return await work(ServedApplication(client, settings))
 
     return run(main())
 

@@ -1,26 +1,30 @@
 """A command's requests sent to the ``retrieval serve`` that holds the data directory.
 
-``ServedApplication`` stands in for ``Application`` in the commands that can be forwarded:
-it has the service methods they call (``retrieve_query``, ``answer``, ``stream``, ``ingest``,
-``sync``, ``delete``, ``documents``, ``collect``, ``validate``), each made over gRPC. The
-server checks each call whole, so a document it refuses is left out and the rest sent
-again: one bad file fails alone, as it does in process.
+The commands that can be forwarded call an ``ApplicationCalls``: the ``Application`` in
+process, or a ``ServedApplication`` that makes each call (``retrieve_query``, ``answer``,
+``stream``, ``ingest``, ``sync``, ``delete``, ``documents``, ``collect``, ``validate``) over
+gRPC. The server checks each call whole, so a document it refuses is left out and the rest
+sent again: one bad file fails alone, as it does in process.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.outcomes import DocumentOutcome, failed
 
 if TYPE_CHECKING:
-    from retrieval.domain.models import RagDocument
+    from retrieval.domain.answers import Answer, AnswerEvent
+    from retrieval.domain.models import RagDocument, RetrievalQuery, RetrievalResult
+    from retrieval.domain.validation import ValidationReport, ValidationRequest
     from retrieval.grpc.client import RetrievalClient
-    from retrieval.service.ingestion.outcomes import SyncReport
+    from retrieval.service.ingestion.library import DocumentSummary
+    from retrieval.service.ingestion.outcomes import DeleteReport, SyncReport
     from retrieval.service.ingestion.progress import Progress
+    from retrieval.service.stats import CollectionStats
     from retrieval.settings import Settings
 
 T = TypeVar("T")
@@ -29,6 +33,83 @@ NAMED_BY_FIELD = re.compile(r"^documents\[(\d+)\]")
 NAMED_BY_REASON = re.compile(r"^document '([^']+)': ")
 """How the service names the document it refuses: by its place in the request
 (``documents[3].content``) or by its id (``document 'notes': ...``)."""
+
+
+class RetrievalCalls(Protocol):
+    async def retrieve_query(self, query: RetrievalQuery, /) -> RetrievalResult: ...
+
+
+class AnswerCalls(Protocol):
+    async def answer(self, query: RetrievalQuery, /) -> Answer: ...
+
+    def stream(self, query: RetrievalQuery, /) -> AsyncGenerator[AnswerEvent, None]: ...
+
+
+class StatsCalls(Protocol):
+    async def collect(self) -> CollectionStats: ...
+
+
+class ValidationCalls(Protocol):
+    async def validate(self, request: ValidationRequest, /) -> ValidationReport: ...
+
+
+class IngestionCalls(Protocol):
+    def check(self, document: RagDocument, namespace: str, /) -> None: ...
+
+    async def ingest(
+        self,
+        documents: Sequence[RagDocument],
+        namespace: str,
+        on_progress: Progress | None = None,
+        *,
+        replace: bool = False,
+    ) -> list[DocumentOutcome]: ...
+
+    async def sync(
+        self,
+        documents: Sequence[RagDocument],
+        roots: Sequence[str],
+        namespace: str,
+        *,
+        unreadable: set[str],
+        dry_run: bool,
+        replace: bool,
+        allow_mass_delete: bool,
+        on_progress: Progress | None = None,
+    ) -> SyncReport: ...
+
+    async def delete(
+        self,
+        namespace: str | None = None,
+        document_ids: Sequence[str] = (),
+        *,
+        source_prefix: str | None = None,
+        dry_run: bool = False,
+    ) -> DeleteReport: ...
+
+    async def documents(
+        self, namespace: str | None = None, *, source_prefix: str | None = None
+    ) -> list[DocumentSummary]: ...
+
+
+class ApplicationCalls(Protocol):
+    """What the commands that can be forwarded call: ``Application`` answers in process,
+    ``ServedApplication`` over gRPC."""
+
+    @property
+    def retrieval(self) -> RetrievalCalls: ...
+
+    @property
+    def answers(self) -> AnswerCalls: ...
+
+    @property
+    def stats(self) -> StatsCalls: ...
+
+    @property
+    def validation(self) -> ValidationCalls: ...
+
+    @property
+    def ingestion(self) -> IngestionCalls: ...
 
 
 def refused_place(error: InvalidRequestError, documents: Sequence[RagDocument]) -> int | None:

@@ -13,7 +13,7 @@ from retrieval.cli.runtime import console, run_here_or_served
 from retrieval.domain.collection_health import ORPHAN_LABELS, HealthStatus, Orphans
 
 if TYPE_CHECKING:
-    from retrieval.container import Application
+    from retrieval.cli.served import ApplicationCalls
     from retrieval.service.stats import CollectionStats
 
 UNKNOWN = "-"
@@ -82,7 +82,7 @@ def stats(
     """Vectors, chunk texts and orphans per namespace, the embedded stores' sizes and the
     health status. Audits every namespace (lists every id); the exit code is 1 when red."""
 
-    async def work(app: Application) -> CollectionStats:
+    async def work(app: ApplicationCalls) -> CollectionStats:
         return await app.stats.collect()
 
     report = run_here_or_served(work)

@@ -15,7 +15,7 @@ from retrieval.domain.validation_report import ValidationReport
 from retrieval.errors import InvalidRequestError, RetrievalError
 
 if TYPE_CHECKING:
-    from retrieval.container import Application
+    from retrieval.cli.served import ApplicationCalls
 
 
 def load_cases(path: Path) -> CaseFile:
@@ -93,7 +93,7 @@ def validate(
         raise typer.Exit(code=1) from error
     from retrieval.cli.validation_report import summary_table, validation_markdown
 
-    async def work(app: Application) -> ValidationReport:
+    async def work(app: ApplicationCalls) -> ValidationReport:
         return await app.validation.validate(request)
 
     report = run_here_or_served(work)

@@ -13,7 +13,6 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from retrieval.container import Application
 from retrieval.domain.tenants import Tenants
 from retrieval.grpc.access import check_exposure, load_tenants
 from retrieval.grpc.admission import InFlightLimitInterceptor
@@ -25,6 +24,7 @@ from retrieval.grpc.serving_record import ServingRecord, local_address, recorded
 from retrieval.grpc.settings import GrpcSettings, message_size_options
 from retrieval.grpc.tenancy import TokenInterceptor
 from retrieval.grpc.write_repair import WriteRepair
+from retrieval.lifecycle import Application
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.metrics_endpoint import metrics_endpoint
 from retrieval.observability.telemetry import Telemetry

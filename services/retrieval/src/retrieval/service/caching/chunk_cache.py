@@ -45,7 +45,7 @@ class ChunkTextCache:
         repository: ChunkRepository,
         max_entries: int,
         metrics: ServiceMetrics,
-        freshness: NamespaceFreshness | None = None,
+        freshness: NamespaceFreshness,
     ) -> None:
         if max_entries < 0:
             raise ValueError("max_entries must not be negative")
@@ -62,7 +62,7 @@ class ChunkTextCache:
         from the repository while the namespace is settling."""
         if not self._max_entries:
             return await self._repository.get_many(chunk_ids, namespace)
-        if self._freshness is not None and not self._freshness.settled(namespace):
+        if not self._freshness.settled(namespace):
             return await self._read(chunk_ids, namespace)
         kept = self._chunks
         found: dict[str, RagChunk] = {}

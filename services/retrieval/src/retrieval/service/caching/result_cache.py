@@ -151,13 +151,13 @@ class Uncached:
     that shows writes late, each call still reads the namespace's generation through
     ``freshness``, for the chunk text cache to know whether the namespace is settling."""
 
-    def __init__(self, freshness: NamespaceFreshness | None = None) -> None:
+    def __init__(self, freshness: NamespaceFreshness) -> None:
         self._freshness = freshness
 
     async def through(
         self, request: RetrievalQuery, namespace: str, compute: Compute
     ) -> RetrievalResult:
-        if self._freshness is not None and self._freshness.settle_s:
+        if self._freshness.settle_s:
             try:
                 await self._freshness.current(namespace)
             except RetrievalError as error:

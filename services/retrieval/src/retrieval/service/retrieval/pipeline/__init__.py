@@ -2,9 +2,10 @@
 
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
+from retrieval.ports.entity_extractor import EntityExtractor
+from retrieval.ports.graph_store import GraphStore
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
-from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.retrieval.current_versions import CurrentVersions
 from retrieval.service.retrieval.pipeline.compress import Compress
 from retrieval.service.retrieval.pipeline.dense_scores import CompleteDenseScores
@@ -35,19 +36,22 @@ def retrieval_stages(
     rewriter: Rewriter,
     llm: Llm,
     ledger: DocumentLedger,
-    graph: ChunkGraph,
+    graph: GraphStore,
+    entities: EntityExtractor,
 ) -> tuple[Stage, ...]:
     """Fit the query to the model, search (dense, keyword and graph at once), fuse, follow the names
     the best candidates mention to the documents about them (the second hop), complete the
     dense scores, apply the threshold, rewrite a weak query and do those five again, rerank,
     drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
     texts (a chunk of a version just replaced shows the current one), widen them to their
-    neighbouring chunks."""
+    neighbouring chunks. ``entities`` reads the names of questions and of the best candidates
+    (the rule-based extractor, so a retrieval never waits on a chat model)."""
     texts = CandidateTexts(chunks, CurrentVersions(ledger, chunks))
+    graph_search = GraphSearch(graph, entities, NearNames(keywords, chunks))
     search = (
-        Search(embedder, index, keywords, GraphSearch(graph, NearNames(keywords, chunks))),
+        Search(embedder, index, keywords, graph_search),
         Fuse(),
-        SecondHop(graph, texts),
+        SecondHop(graph, entities, texts),
     )
     scoring = (CompleteDenseScores(embedder, index), ScoreThreshold())
     return (

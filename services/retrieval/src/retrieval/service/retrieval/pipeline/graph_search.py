@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from retrieval.domain.chunk_identity import query_filter
 from retrieval.domain.graph import GraphRecord
 from retrieval.domain.names import name_key
-from retrieval.service.ingestion.chunk_graph import ChunkGraph
+from retrieval.ports.entity_extractor import EntityExtractor
+from retrieval.ports.graph_store import GraphStore
 from retrieval.service.retrieval.pipeline.near_names import NearNames
 from retrieval.service.retrieval.pipeline.stage import PipelineState
 
@@ -37,7 +38,8 @@ HOP = 0.5
 class GraphSearch:
     def __init__(
         self,
-        graph: ChunkGraph,
+        graph: GraphStore,
+        entities: EntityExtractor,
         near: NearNames,
         *,
         per_entity: int = 20,
@@ -45,6 +47,7 @@ class GraphSearch:
         names_per_source: int = 8,
     ) -> None:
         self._graph = graph
+        self._entities = entities
         self._near = near
         self._per_entity = per_entity
         self._sources = sources
@@ -52,7 +55,7 @@ class GraphSearch:
 
     async def ranked(self, state: PipelineState, depth: int) -> list[tuple[str, float]]:
         """Up to ``depth`` chunk ids with their graph scores, best first, ties by id."""
-        named = [name_key(name) for name in await self._graph.entities.extract(state.text)]
+        named = [name_key(name) for name in await self._entities.extract(state.text)]
         entities = list(dict.fromkeys(key for key in named if key))
         if not entities:
             return []
@@ -72,7 +75,7 @@ class GraphSearch:
             leads = self._leads(scores, first, set(entities))
             wanted = list(dict.fromkeys(e for found in leads.values() for e in found))
             if wanted:
-                about = await self._graph.store.about(
+                about = await self._graph.about(
                     wanted, namespace=state.namespace, filter=conditions
                 )
                 for chunk_id, score in reached_through(scores, leads, about).items():
@@ -82,7 +85,7 @@ class GraphSearch:
     async def _linked(
         self, entities: Sequence[str], state: PipelineState
     ) -> dict[str, list[GraphRecord]]:
-        return await self._graph.store.linked(
+        return await self._graph.linked(
             entities,
             namespace=state.namespace,
             per_entity=self._per_entity,

@@ -49,7 +49,7 @@ class Search:
         embedder: Embedder,
         index: VectorIndex,
         keywords: KeywordIndex,
-        graph: GraphSearch | None = None,
+        graph: GraphSearch,
     ) -> None:
         self._embedder = embedder
         self._index = index
@@ -62,8 +62,8 @@ class Search:
             searches[DENSE] = self._dense(state)
         if state.plan.uses_keyword:
             searches[KEYWORD] = self._keyword(state)
-        if state.plan.uses_graph and self._graph is not None:
-            searches[GRAPH] = self._graph_search(state, self._graph)
+        if state.plan.uses_graph:
+            searches[GRAPH] = self._graph_search(state)
         outcomes = await asyncio.gather(*searches.values(), return_exceptions=True)
         found: dict[str, Found] = {}
         failed: dict[str, BaseException] = {}
@@ -121,9 +121,9 @@ class Search:
             },
         )
 
-    async def _graph_search(self, state: PipelineState, graph: GraphSearch) -> Found:
+    async def _graph_search(self, state: PipelineState) -> Found:
         begun = time.perf_counter()
-        ranked = await graph.ranked(state, state.plan.depth(state.query.top_k))
+        ranked = await self._graph.ranked(state, state.plan.depth(state.query.top_k))
         return Found(matches=ranked, timings={GRAPH: elapsed_ms(begun)})
 
     async def _keyword(self, state: PipelineState) -> Found:

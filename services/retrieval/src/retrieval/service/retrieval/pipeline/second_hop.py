@@ -21,7 +21,8 @@ from retrieval.domain.names import name_key, names_in
 from retrieval.domain.ranking.links import follow_links
 from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendError, BackendNotConfiguredError
-from retrieval.service.ingestion.chunk_graph import ChunkGraph
+from retrieval.ports.entity_extractor import EntityExtractor
+from retrieval.ports.graph_store import GraphStore
 from retrieval.service.retrieval.pipeline.stage import PipelineState
 from retrieval.service.retrieval.pipeline.texts import CandidateTexts
 
@@ -53,7 +54,8 @@ class SecondHop:
 
     def __init__(
         self,
-        graph: ChunkGraph,
+        graph: GraphStore,
+        entities: EntityExtractor,
         texts: CandidateTexts,
         *,
         sources: int = 3,
@@ -61,6 +63,7 @@ class SecondHop:
         links_per_source: int = 2,
     ) -> None:
         self._graph = graph
+        self._entities = entities
         self._texts = texts
         self._sources = sources
         self._names_per_source = names_per_source
@@ -75,7 +78,7 @@ class SecondHop:
         names = await self._names(sources, name_key(state.text))
         searched = list(dict.fromkeys(name for found in names.values() for name in found))
         try:
-            about = await self._graph.store.about(
+            about = await self._graph.about(
                 searched, namespace=state.namespace, filter=query_filter(state.query)
             )
         except (BackendError, BackendNotConfiguredError) as error:
@@ -101,7 +104,7 @@ class SecondHop:
         """The keys of the names each source's text mentions that the query does not, by
         chunk id."""
         mentioned = await asyncio.gather(
-            *(self._graph.entities.extract(without_title(chunk)) for chunk in sources)
+            *(self._entities.extract(without_title(chunk)) for chunk in sources)
         )
         return {
             chunk.chunk_id: list(

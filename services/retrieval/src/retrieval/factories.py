@@ -1,0 +1,259 @@
+"""The functions the container builds adapters with, from settings."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from functools import partial
+from typing import Protocol, TypeVar
+
+from pymongo import AsyncMongoClient
+
+from retrieval.adapters.extraction.llm_knowledge import LlmKnowledgeExtractor
+from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
+from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
+from retrieval.adapters.mongo.embedded_server import READ_BATCH as EMBEDDED_READ_BATCH
+from retrieval.adapters.mongo.embedded_server import EmbeddedMongoStorage
+from retrieval.adapters.mongo.embedded_supervisor import (
+    EmbeddedMongoSupervisor,
+    FailFastMongoClient,
+)
+from retrieval.adapters.mongo.embedding_cache import MongoEmbeddingCache
+from retrieval.adapters.mongo.extraction_cache import MongoExtractionCache
+from retrieval.adapters.mongo.graph_store import MongoGraphStore
+from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
+from retrieval.adapters.openai.chat_llm import OpenAiChatLlm
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.errors import ConfigurationError
+from retrieval.ports.namespace_generations import NamespaceGenerations
+from retrieval.ports.store_footprint import StoreFootprint
+from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.result_cache import InProcessResultCache, ResultCache, Uncached
+from retrieval.service.retrieval.pipeline import SearchPlan
+from retrieval.settings import GraphExtractor, IndexBackend, OmpWaitPolicy, Settings
+
+
+def omp_wait_policy(policy: OmpWaitPolicy) -> str | None:
+    """``OMP_WAIT_POLICY`` for the local model; None leaves it to the environment."""
+    return None if policy is OmpWaitPolicy.RUNTIME else policy.value
+
+
+def embedded_mongo(settings: Settings) -> EmbeddedMongoSupervisor | None:
+    """The supervisor of the embedded server when no URI is configured (``mongo_uri`` runs
+    it); None otherwise."""
+    if settings.mongodb_uri is not None:
+        return None
+    return EmbeddedMongoSupervisor(settings.mongo_dir)
+
+
+def mongo_uri(settings: Settings, embedded: EmbeddedMongoSupervisor | None) -> Iterator[str]:
+    """The configured URI, or that of the embedded server (``embedded``, None only when a URI
+    is configured), run for the container's lifetime."""
+    if settings.mongodb_uri is not None:
+        yield settings.mongodb_uri.get_secret_value()
+        return
+    with embedded:
+        yield embedded.uri
+
+
+async def mongo_client(
+    uri: str, settings: Settings, embedded: EmbeddedMongoSupervisor | None
+) -> AsyncIterator[AsyncMongoClient]:
+    """The client; that of the embedded server fails at once while the server is down."""
+    connect: Callable[..., AsyncMongoClient] = (
+        AsyncMongoClient
+        if embedded is None
+        else partial(FailFastMongoClient, down_reason=embedded.down_reason)
+    )
+    client = connect(
+        uri,
+        w="majority",
+        journal=True,
+        readConcernLevel="majority",
+        retryWrites=True,
+        timeoutMS=settings.mongodb_operation_timeout_ms,
+        appname="retrieval-service",
+        serverSelectionTimeoutMS=settings.mongodb_timeout_ms,
+        connectTimeoutMS=settings.mongodb_timeout_ms,
+        socketTimeoutMS=settings.mongodb_timeout_ms,
+        maxPoolSize=settings.mongodb_max_pool_size,
+    )
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def chunk_repository(
+    client: AsyncMongoClient, settings: Settings
+) -> AsyncIterator[MongoChunkRepository]:
+    repository = MongoChunkRepository(
+        client[settings.mongodb_database][settings.mongodb_collection],
+        write_batch=settings.mongodb_write_batch,
+        read_batch=EMBEDDED_READ_BATCH if settings.mongodb_uri is None else None,
+        bulk_timeout_ms=settings.mongodb_bulk_timeout_ms,
+    )
+    await repository.ensure_indexes()
+    yield repository
+
+
+async def document_ledger(
+    client: AsyncMongoClient, settings: Settings
+) -> AsyncIterator[MongoDocumentLedger]:
+    ledger = MongoDocumentLedger(
+        client[settings.mongodb_database][settings.mongodb_ledger_collection],
+        lease_s=settings.ingest_lease_s,
+    )
+    await ledger.ensure_indexes()
+    yield ledger
+
+
+async def graph_store(
+    client: AsyncMongoClient, settings: Settings
+) -> AsyncIterator[MongoGraphStore]:
+    store = MongoGraphStore(client[settings.mongodb_database][settings.graph_collection])
+    await store.ensure_indexes()
+    yield store
+
+
+def namespace_generations(
+    client: AsyncMongoClient, settings: Settings
+) -> MongoNamespaceGenerations:
+    return MongoNamespaceGenerations(
+        client[settings.mongodb_database][settings.namespace_generations_collection],
+        timeout_ms=settings.mongodb_operation_timeout_ms,
+    )
+
+
+def namespace_freshness(
+    generations: NamespaceGenerations, settings: Settings
+) -> NamespaceFreshness:
+    """How long a written namespace settles: the embedded index shows writes at once;
+    Pinecone's within ``index_freshness_s``."""
+    pinecone = settings.index_backend is IndexBackend.PINECONE
+    return NamespaceFreshness(generations, settings.index_freshness_s if pinecone else 0.0)
+
+
+def result_cache(freshness: NamespaceFreshness, settings: Settings) -> ResultCache:
+    """A cache keyed on each namespace's write generation, or none (0 entries)."""
+    if settings.result_cache_entries == 0:
+        return Uncached(freshness)
+    return InProcessResultCache(
+        freshness,
+        max_entries=settings.result_cache_entries,
+        ttl_s=settings.result_cache_ttl_s,
+    )
+
+
+async def embedding_cache(
+    client: AsyncMongoClient, settings: Settings
+) -> AsyncIterator[MongoEmbeddingCache]:
+    cache = MongoEmbeddingCache(
+        client[settings.mongodb_database][settings.embedding_cache_collection],
+        ttl_days=settings.embedding_cache_ttl_days,
+        timeout_ms=settings.mongodb_operation_timeout_ms,
+    )
+    await cache.ensure_indexes()
+    yield cache
+
+
+async def extraction_cache(
+    client: AsyncMongoClient, settings: Settings
+) -> AsyncIterator[MongoExtractionCache]:
+    cache = MongoExtractionCache(
+        client[settings.mongodb_database][settings.extraction_cache_collection],
+        ttl_days=settings.extraction_cache_ttl_days,
+        timeout_ms=settings.mongodb_operation_timeout_ms,
+    )
+    if settings.graph_extractor is GraphExtractor.LLM:
+        await cache.ensure_indexes()
+    yield cache
+
+
+def pinecone_connection(settings: Settings, *, sparse: bool = False) -> PineconeConnection:
+    """To the dense index, or (``sparse``) to the sparse index of keyword search."""
+    api_key = settings.pinecone_api_key
+    return PineconeConnection(
+        api_key=api_key.get_secret_value() if api_key is not None else None,
+        index_host=settings.pinecone_sparse_index_host if sparse else settings.pinecone_index_host,
+        control_host=settings.pinecone_control_host,
+        index_name=settings.pinecone_sparse_index_name if sparse else settings.pinecone_index_name,
+        request_timeout=settings.pinecone_request_timeout_s,
+        call_timeout=settings.pinecone_call_timeout_s,
+        host_setting=(
+            "RETRIEVAL_PINECONE_SPARSE_INDEX_HOST" if sparse else "RETRIEVAL_PINECONE_INDEX_HOST"
+        ),
+    )
+
+
+def store_footprints(settings: Settings, indexes: list[StoreFootprint]) -> list[StoreFootprint]:
+    """The embedded stores configured: the indexes when embedded, and MongoDB when no URI is
+    set. Production backends (Pinecone, a MongoDB server) occupy nothing here."""
+    if settings.mongodb_uri is None:
+        return [*indexes, EmbeddedMongoStorage(settings.mongo_dir)]
+    return indexes
+
+
+def search_plan(settings: Settings) -> SearchPlan:
+    """The switches a retrieval request does not set."""
+    return SearchPlan(
+        mode=settings.search_mode,
+        fusion=settings.search_fusion,
+        dense_weight=settings.search_dense_weight,
+        keyword_weight=settings.search_keyword_weight,
+        fetch_k=settings.search_fetch_k,
+        mmr_lambda=settings.search_mmr_lambda,
+        max_per_document=settings.search_max_per_document,
+        redundancy_threshold=settings.search_redundancy_threshold,
+        neighbours=settings.search_neighbours,
+        rerank=settings.search_rerank,
+        rewrite=settings.search_rewrite,
+        rewrite_threshold=settings.search_rewrite_threshold,
+        rewrite_attempts=settings.search_rewrite_attempts,
+        llm_filter=settings.search_llm_filter,
+        llm_filter_batch=settings.llm_filter_batch,
+        llm_filter_concurrency=settings.llm_filter_concurrency,
+        second_hop=settings.search_second_hop,
+        graph=settings.search_graph,
+        graph_hops=settings.search_graph_hops,
+        graph_weight=settings.search_graph_weight,
+        rerank_depth=settings.search_rerank_depth,
+        rrf_k=settings.search_rrf_k,
+        query_max_words=settings.query_max_words,
+    )
+
+
+def llm_from_settings(settings: Settings) -> OpenAiChatLlm:
+    api_key = settings.llm_api_key
+    return OpenAiChatLlm(
+        settings.llm_base_url,
+        api_key.get_secret_value() if api_key is not None else None,
+        settings.llm_model,
+        request_timeout_s=settings.llm_request_timeout_s,
+        call_timeout_s=settings.llm_call_timeout_s,
+        max_attempts=settings.llm_max_attempts,
+    )
+
+
+def llm_knowledge(llm: OpenAiChatLlm, settings: Settings) -> LlmKnowledgeExtractor:
+    """The chat model's extractor; ``ConfigurationError`` at start without a model to ask."""
+    if not settings.llm_base_url or not settings.llm_model:
+        raise ConfigurationError(
+            "RETRIEVAL_GRAPH_EXTRACTOR=llm reads chunks with the chat model: set "
+            "RETRIEVAL_LLM_BASE_URL and RETRIEVAL_LLM_MODEL, or RETRIEVAL_GRAPH_EXTRACTOR=rules"
+        )
+    return LlmKnowledgeExtractor(llm, concurrency=settings.graph_extract_concurrency)
+
+
+class Closeable(Protocol):
+    async def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Closeable)
+
+
+async def closed_at_shutdown(adapter: C) -> AsyncIterator[C]:
+    """``adapter`` for the container's lifetime, closed at shutdown: it releases what it
+    holds (HTTP clients opened on this loop, an embedded index's directory lock, the local
+    model's threads)."""
+    yield adapter
+    await adapter.close()
