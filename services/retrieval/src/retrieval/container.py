@@ -59,7 +59,7 @@ from retrieval.service.caching.result_cache import ResultCache, Uncached
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
 from retrieval.service.priority_embedder import PriorityEmbedder
-from retrieval.service.retrieval.pipeline import SearchPlan, retrieval_stages
+from retrieval.service.retrieval.pipeline import retrieval_stages
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter, RocchioRewriter
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
@@ -238,35 +238,6 @@ CLOSEABLE = (
     | EmbeddedVectorIndex
     | Bm25KeywordIndex
 )
-
-
-def search_plan(settings: Settings) -> SearchPlan:
-    """The switches a retrieval request does not set."""
-    return SearchPlan(
-        mode=settings.search_mode,
-        fusion=settings.search_fusion,
-        dense_weight=settings.search_dense_weight,
-        keyword_weight=settings.search_keyword_weight,
-        fetch_k=settings.search_fetch_k,
-        mmr_lambda=settings.search_mmr_lambda,
-        max_per_document=settings.search_max_per_document,
-        redundancy_threshold=settings.search_redundancy_threshold,
-        neighbours=settings.search_neighbours,
-        rerank=settings.search_rerank,
-        rewrite=settings.search_rewrite,
-        rewrite_threshold=settings.search_rewrite_threshold,
-        rewrite_attempts=settings.search_rewrite_attempts,
-        llm_filter=settings.search_llm_filter,
-        llm_filter_batch=settings.llm_filter_batch,
-        llm_filter_concurrency=settings.llm_filter_concurrency,
-        second_hop=settings.search_second_hop,
-        graph=settings.search_graph,
-        graph_hops=settings.search_graph_hops,
-        graph_weight=settings.search_graph_weight,
-        rerank_depth=settings.search_rerank_depth,
-        rrf_k=settings.search_rrf_k,
-        query_max_words=settings.query_max_words,
-    )
 
 
 def llm_from_settings(settings: Settings) -> OpenAiChatLlm:
@@ -452,7 +423,7 @@ class Container(containers.DeclarativeContainer):
         ledger=document_ledger,
         graph=chunk_graph,
     )
-    search_plan = providers.Singleton(search_plan, settings=settings)
+    search_plan = settings.provided.search
     retrieval_service = providers.Singleton(
         RetrievalService,
         retrieval_stages,
