@@ -22,14 +22,12 @@ from retrieval.domain.models import DomainName, Namespace
 from retrieval.domain.search_plan import SearchPlan
 from retrieval.store_settings import MongoSettings, PineconeSettings
 
+OWN_VARIABLES = {"query_max_words", "llm_filter_batch", "llm_filter_concurrency"}
 SEARCH_VARIABLES = {
-    **{name: f"search_{name}" for name in SearchPlan.model_fields},
-    "query_max_words": "query_max_words",
-    "llm_filter_batch": "llm_filter_batch",
-    "llm_filter_concurrency": "llm_filter_concurrency",
+    name: name if name in OWN_VARIABLES else f"search_{name}" for name in SearchPlan.model_fields
 }
 """The variable (after the prefix) of each option of ``Settings.search``: ``search_`` and its
-name, but for three named before the options were grouped."""
+name, but for the query's window and the relevance filter's batching, named on their own."""
 
 
 class IndexBackend(StrEnum):
@@ -326,6 +324,7 @@ class SearchVariables(PydanticBaseSettingsSource):
         self._sources = [source for source in sources if isinstance(source, EnvSettingsSource)]
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        """No field on its own: ``search`` is read whole, by ``__call__``."""
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:

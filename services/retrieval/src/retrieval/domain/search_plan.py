@@ -218,7 +218,7 @@ class SearchPlan(SearchOptions):
         return top_k
 
 
-def unset(field: FieldInfo) -> tuple[Any, FieldInfo]:
+def override_of(field: FieldInfo) -> tuple[Any, FieldInfo]:
     """``field`` as an override: the same bounds and description, ``None`` until set."""
     return field.annotation | None, FieldInfo.merge_field_infos(field, default=None)
 
@@ -228,5 +228,5 @@ RetrievalOptions = create_model(
     __base__=Frozen,
     __module__=__name__,
     __doc__="Per-request options; one left ``None`` takes the service's setting.",
-    **{name: unset(field) for name, field in SearchOptions.model_fields.items()},
+    **{name: override_of(field) for name, field in SearchOptions.model_fields.items()},
 )
