@@ -55,7 +55,7 @@ from retrieval.errors import (
     RateLimitedError,
 )
 from retrieval.grpc import GrpcSettings, RetrievalClient, create_server
-from retrieval.grpc.conversions import query_request, result_from_proto
+from retrieval.grpc.retrieval_conversions import query_request, result_from_proto
 from retrieval.grpc.server import SERVICE_NAME
 from retrieval.logging import correlation_scope
 from retrieval.observability.metrics_endpoint import metrics_endpoint

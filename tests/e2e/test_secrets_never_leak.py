@@ -116,7 +116,7 @@ def settings(
         index_backend="pinecone",
         embedder_backend="pinecone",
         rerank_backend="pinecone",
-        search_rerank=True,
+        search={"rerank": True},
         pinecone_api_key=PINECONE_KEY,
         pinecone_index_host=pinecone.url,
         pinecone_sparse_index_host=pinecone_sparse.url,

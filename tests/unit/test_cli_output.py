@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 import structlog
+import typer
 from rich.console import Console
 from rich.table import Table
 from structlog.testing import capture_logs
+from typer.core import TyperOption
 from typer.testing import CliRunner
 
 from retrieval.cli.app import app
@@ -18,6 +20,7 @@ from retrieval.cli.stats import namespace_table
 from retrieval.cli.tables import result_table
 from retrieval.domain.collection_health import HealthStatus, Orphans
 from retrieval.domain.models import RetrievalMatch, RetrievalResult, StageTimings
+from retrieval.domain.search_plan import SearchOptions
 from retrieval.service.stats import CollectionStats, NamespaceHealth
 
 STAGES = {
@@ -176,6 +179,37 @@ def test_a_bad_setting_is_one_line_naming_the_variable(
     assert result.stderr == (
         "error: RETRIEVAL_CHUNK_MAX_WORDS: Input should be a valid integer, unable to parse "
         "string as an integer (got 'many')\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "option"),
+    [("RETRIEVAL_SEARCH_FETCH_K", "fetch_k"), ("RETRIEVAL_QUERY_MAX_WORDS", "query_max_words")],
+)
+def test_a_bad_search_setting_names_its_own_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, option: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    environment = {"RETRIEVAL_DATA_DIR": str(tmp_path / "data"), variable: "many"}
+
+    result = CliRunner().invoke(app, ["query", "frost"], env=environment)
+
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {variable}: Input should be a valid integer")
+
+
+def test_the_query_command_has_one_flag_per_search_option_helped_by_its_description() -> None:
+    command = typer.main.get_command(app).commands["query"]
+    flags = {param.name: param for param in command.params if isinstance(param, TyperOption)}
+
+    for name, field in SearchOptions.model_fields.items():
+        flag = name.replace("_", "-")
+        assert flags[name].opts == [f"--{flag}"]
+        assert flags[name].secondary_opts == ([f"--no-{flag}"] if field.annotation is bool else [])
+        assert flags[name].default is None
+        assert flags[name].help == f"{field.description.removesuffix('.')} \\[settings]."
+    assert sum(param.name in SearchOptions.model_fields for param in command.params) == len(
+        SearchOptions.model_fields
     )
 
 

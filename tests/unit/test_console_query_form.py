@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from starlette.datastructures import QueryParams
 
-from retrieval.console.views.query import option_fields, retrieval_query, stage_bars
+from retrieval.console.views.query import SWITCH, option_fields, retrieval_query, stage_bars
 from retrieval.domain.models import FusionMethod, RetrievalOptions, SearchMode, StageTimings
+from retrieval.domain.search_plan import SearchOptions
 from retrieval.errors import InvalidRequestError
 from retrieval.settings import Settings
 
@@ -55,15 +56,21 @@ def test_a_bad_field_is_named(field: str, value: str) -> None:
 
 
 def test_the_form_offers_every_option_with_its_setting() -> None:
-    fields = {field.name: field for field in option_fields(Settings(search_rerank=True))}
-    assert set(fields) == set(RetrievalOptions.model_fields)
-    assert (fields["rerank"].default, fields["dense_weight"].default) == ("on", "1.0")
+    settings = Settings(_env_file=None, search={"rerank": True, "graph_hops": 1})
+    fields = {field.name: field for field in option_fields(settings)}
+    assert list(fields) == list(SearchOptions.model_fields) == list(RetrievalOptions.model_fields)
+    for name, option in SearchOptions.model_fields.items():
+        assert (fields[name].label, fields[name].help) == (option.title, option.description)
+    assert (fields["rerank"].default, fields["second_hop"].default) == ("on", "on")
+    assert (fields["rerank"].choices, fields["graph"].default) == (SWITCH, "off")
+    assert (fields["graph_hops"].default, fields["graph_hops"].step) == ("1", "1")
+    assert (fields["dense_weight"].default, fields["dense_weight"].step) == ("1.0", "any")
+    assert (fields["mode"].default, fields["fusion"].default) == ("hybrid", "dbsf")
     assert fields["mode"].choices == (
         ("hybrid", "hybrid"),
         ("dense", "dense"),
         ("keyword", "keyword"),
     )
-    assert fields["fetch_k"].help == RetrievalOptions.model_fields["fetch_k"].description
 
 
 def test_each_stage_s_bar_is_its_share_of_the_longest_time() -> None:

@@ -21,7 +21,7 @@ from retrieval.grpc.access import check_exposure
 from retrieval.grpc.server import LIVENESS_SERVICE
 from retrieval.grpc.settings import GrpcSettings
 from retrieval.observability.metrics import ServiceMetrics
-from retrieval.settings import Settings
+from retrieval.settings import SEARCH_VARIABLES, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -30,9 +30,10 @@ ASSIGNED = re.compile(r"^#?\s*(RETRIEVAL_[A-Z0-9_]+)=(.*)$", re.MULTILINE)
 DOCKER_ENV = re.compile(r"(RETRIEVAL_[A-Z0-9_]+)=(\S+)")
 SECRET_REF = re.compile(r"-\s+name:\s+(RETRIEVAL_[A-Z0-9_]+)\s+valueFrom:\s+secretKeyRef:")
 
-SETTINGS = {f"RETRIEVAL_{name.upper()}": name for name in Settings.model_fields}
+SETTINGS = {f"RETRIEVAL_{name.upper()}": name for name in Settings.model_fields.keys() - {"search"}}
+SEARCH = {f"RETRIEVAL_{variable.upper()}": option for option, variable in SEARCH_VARIABLES.items()}
 GRPC_SETTINGS = {f"RETRIEVAL_GRPC_{name.upper()}": name for name in GrpcSettings.model_fields}
-REAL = SETTINGS.keys() | GRPC_SETTINGS.keys()
+REAL = SETTINGS.keys() | SEARCH.keys() | GRPC_SETTINGS.keys()
 PINECONE_REQUIRED = {
     "RETRIEVAL_INDEX_BACKEND",
     "RETRIEVAL_EMBEDDER_BACKEND",
@@ -59,7 +60,8 @@ def service_environment(compose: str) -> dict[str, str]:
 
 def settings_from(environment: dict[str, str]) -> Settings:
     values = {SETTINGS[name]: value for name, value in environment.items() if name in SETTINGS}
-    return Settings(_env_file=None, **values)
+    search = {SEARCH[name]: value for name, value in environment.items() if name in SEARCH}
+    return Settings(_env_file=None, search=search, **values)
 
 
 def grpc_settings_from(environment: dict[str, str]) -> GrpcSettings:

@@ -103,7 +103,7 @@ async def test_texts_are_fetched_once_and_kept_for_the_fetch_stage() -> None:
 async def test_passages_go_in_batches_of_the_configured_size() -> None:
     llm, chunks = ScriptedLlm(keeping({0, 4, 6})), await stored(7)
     after = await LlmFilter(llm, candidate_texts(chunks)).run(
-        state(7, replace(ON, llm_filter_batch=3))
+        state(7, ON.model_copy(update={"llm_filter_batch": 3}))
     )
     assert [list(passages(call).values()) for call in llm.calls] == [[0, 1, 2], [3, 4, 5], [6]]
     assert numbers(after.candidates) == [0, 4, 6]
@@ -137,7 +137,7 @@ async def test_a_failed_call_keeps_its_batch_and_says_degraded() -> None:
     llm, chunks = ScriptedLlm(failing_on(3, keeping(set()))), await stored(6)
     with capture_logs() as logs:
         after = await LlmFilter(llm, candidate_texts(chunks)).run(
-            state(6, replace(ON, llm_filter_batch=2))
+            state(6, ON.model_copy(update={"llm_filter_batch": 2}))
         )
     assert numbers(after.candidates) == [2, 3]
     assert after.degraded == (StageName.LLM_FILTER,)
@@ -184,7 +184,7 @@ class SlowLlm:
 async def test_at_most_the_configured_calls_are_in_flight() -> None:
     for concurrency in (1, 3):
         llm, chunks = SlowLlm(), await stored(10)
-        plan = replace(ON, llm_filter_batch=1, llm_filter_concurrency=concurrency)
+        plan = ON.model_copy(update={"llm_filter_batch": 1, "llm_filter_concurrency": concurrency})
         after = await LlmFilter(llm, candidate_texts(chunks)).run(state(10, plan))
         assert (llm.calls, llm.most_in_flight) == (10, concurrency)
         assert after.candidates == ()
@@ -216,7 +216,7 @@ def test_never_more_out_than_in_and_only_judged_irrelevant_ones_go(
 
     async def run() -> tuple[PipelineState, PipelineState, int]:
         chunks = await stored(count)
-        before = state(count, replace(ON, llm_filter_batch=batch), top_k)
+        before = state(count, ON.model_copy(update={"llm_filter_batch": batch}), top_k)
         return (
             before,
             await LlmFilter(ScriptedLlm(reply), candidate_texts(chunks)).run(before),

@@ -39,7 +39,6 @@ from retrieval.factories import (
     omp_wait_policy,
     pinecone_connection,
     result_cache,
-    search_plan,
     store_footprints,
 )
 from retrieval.lazy_names import importer
@@ -237,7 +236,7 @@ class Container(containers.DeclarativeContainer):
         graph=graph_store,
         entities=entity_extractor,
     )
-    search_plan = providers.Singleton(search_plan, settings=settings)
+    search_plan = settings.provided.search
     retrieval_service = providers.Singleton(
         RetrievalService,
         retrieval_stages,

@@ -28,7 +28,6 @@ from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.ports.store_footprint import StoreFootprint
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.caching.result_cache import InProcessResultCache, ResultCache, Uncached
-from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.settings import GraphExtractor, IndexBackend, OmpWaitPolicy, Settings
 
 
@@ -192,34 +191,6 @@ def store_footprints(settings: Settings, indexes: list[StoreFootprint]) -> list[
         return [*indexes, EmbeddedMongoStorage(settings.mongo_dir)]
     return indexes
 
-
-def search_plan(settings: Settings) -> SearchPlan:
-    """The switches a retrieval request does not set."""
-    return SearchPlan(
-        mode=settings.search_mode,
-        fusion=settings.search_fusion,
-        dense_weight=settings.search_dense_weight,
-        keyword_weight=settings.search_keyword_weight,
-        fetch_k=settings.search_fetch_k,
-        mmr_lambda=settings.search_mmr_lambda,
-        max_per_document=settings.search_max_per_document,
-        redundancy_threshold=settings.search_redundancy_threshold,
-        neighbours=settings.search_neighbours,
-        rerank=settings.search_rerank,
-        rewrite=settings.search_rewrite,
-        rewrite_threshold=settings.search_rewrite_threshold,
-        rewrite_attempts=settings.search_rewrite_attempts,
-        llm_filter=settings.search_llm_filter,
-        llm_filter_batch=settings.llm_filter_batch,
-        llm_filter_concurrency=settings.llm_filter_concurrency,
-        second_hop=settings.search_second_hop,
-        graph=settings.search_graph,
-        graph_hops=settings.search_graph_hops,
-        graph_weight=settings.search_graph_weight,
-        rerank_depth=settings.search_rerank_depth,
-        rrf_k=settings.search_rrf_k,
-        query_max_words=settings.query_max_words,
-    )
 
 
 def llm_from_settings(settings: Settings) -> OpenAiChatLlm:

@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-
-from retrieval.domain.models import (
-    MAX_FETCH_K,
-    MAX_TOP_K,
-    DomainName,
-    FusionMethod,
-    Namespace,
-    SearchMode,
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
 )
+
+from retrieval.domain.models import DomainName, Namespace
+from retrieval.domain.search_plan import SearchPlan
+from retrieval.store_settings import MongoSettings, PineconeSettings
+
+OWN_VARIABLES = {"query_max_words", "llm_filter_batch", "llm_filter_concurrency"}
+SEARCH_VARIABLES = {
+    name: name if name in OWN_VARIABLES else f"search_{name}" for name in SearchPlan.model_fields
+}
+"""The variable (after the prefix) of each option of ``Settings.search``: ``search_`` and its
+name, but for the query's window and the relevance filter's batching, named on their own."""
 
 
 class IndexBackend(StrEnum):
@@ -57,7 +67,10 @@ class LogFormat(StrEnum):
     CONSOLE = "console"
 
 
-class Settings(BaseSettings):
+class Settings(MongoSettings, PineconeSettings, BaseSettings):
+    """Every setting of the service; the MongoDB and Pinecone ones are declared in
+    ``retrieval.store_settings``, the search options in ``Settings.search``."""
+
     model_config = SettingsConfigDict(
         env_prefix="RETRIEVAL_", env_file=".env", extra="ignore", frozen=True
     )
@@ -98,91 +111,6 @@ class Settings(BaseSettings):
         description="Threads of numpy's BLAS (the embedded index's exact search) in a process "
         "running the local model; more spin beside the model's and slow both "
         "(docs/performance.md).",
-    )
-
-    mongodb_uri: SecretStr | None = Field(
-        default=None, description="MongoDB URI; when unset, an embedded server is started."
-    )
-    mongodb_database: str = Field(default="retrieval", description="Database of chunk texts.")
-    mongodb_collection: str = Field(default="chunks", description="Collection of chunk texts.")
-    mongodb_timeout_ms: int = Field(default=5000, ge=100, description="Server selection/socket.")
-    mongodb_operation_timeout_ms: int = Field(
-        default=10_000, ge=100, description="Whole operation, retries included (timeoutMS)."
-    )
-    mongodb_ledger_collection: str = Field(
-        default="documents", description="Collection of per-document ingestion records."
-    )
-    embedding_cache_collection: str = Field(
-        default="embedding_cache", description="Collection of cached passage vectors."
-    )
-    graph_collection: str = Field(
-        default="graph", description="Collection of the knowledge graph: entities per chunk."
-    )
-    extraction_cache_collection: str = Field(
-        default="extraction_cache",
-        description="Collection of cached knowledge extractions (the LLM graph extractor's).",
-    )
-    embedding_cache_ttl_days: int = Field(
-        default=30, ge=1, description="Days a cached vector nobody uses is kept (TTL index)."
-    )
-    extraction_cache_ttl_days: int = Field(
-        default=90, ge=1, description="Days a cached extraction nobody uses is kept (TTL index)."
-    )
-    embedding_cache_max_entries: int = Field(
-        default=200_000, ge=0, description="Cached vectors kept at most; least recent go first."
-    )
-    mongodb_write_batch: int = Field(
-        default=500, ge=1, le=10_000, description="Chunk texts per bulk write or delete."
-    )
-    mongodb_bulk_timeout_ms: int = Field(
-        default=60_000, ge=100, description="One bulk write or delete batch, retries included."
-    )
-    mongodb_max_pool_size: int = Field(default=50, ge=1, description="Connections per server.")
-
-    pinecone_api_key: SecretStr | None = Field(
-        default=None, description="Pinecone API key, for the index and for Inference."
-    )
-    pinecone_index_host: str | None = Field(
-        default=None,
-        description="Data-plane host of the index; must contain a dot or 'localhost'.",
-    )
-    pinecone_index_name: str | None = Field(
-        default=None, description="Name of the index, for messages and logs."
-    )
-    pinecone_control_host: str | None = Field(
-        default=None, description="Control-plane host serving /embed (default: Pinecone's API)."
-    )
-    pinecone_embed_model: str = Field(
-        default="multilingual-e5-large", description="Pinecone Inference embedding model."
-    )
-    pinecone_embed_dimension: int = Field(
-        default=1024, ge=1, description="Dimension of that model's vectors and of the index."
-    )
-    pinecone_embed_batch_size: int = Field(
-        default=96, ge=1, le=96, description="Texts per Inference request."
-    )
-    pinecone_embed_concurrency: int = Field(
-        default=2, ge=1, le=16, description="Inference requests in flight per call."
-    )
-    pinecone_upsert_concurrency: int = Field(
-        default=4, ge=1, le=64, description="Upsert or delete requests in flight per call."
-    )
-    pinecone_sparse_index_host: str | None = Field(
-        default=None,
-        description="Data-plane host of the sparse (keyword) index: vector type sparse, "
-        "metric dotproduct.",
-    )
-    pinecone_sparse_index_name: str | None = Field(
-        default=None, description="Name of the sparse index, for messages and logs."
-    )
-    pinecone_sparse_model: str = Field(
-        default="pinecone-sparse-english-v0", description="Inference model of sparse vectors."
-    )
-    pinecone_request_timeout_s: float = Field(
-        default=5.0, gt=0, description="One HTTP attempt to Pinecone."
-    )
-    pinecone_call_timeout_s: float = Field(
-        default=15.0, gt=0, description="One Pinecone call, its retries included."
     )
 
     chunk_max_words: int = Field(default=180, ge=20, le=350, description="Words per chunk.")
@@ -233,72 +161,10 @@ class Settings(BaseSettings):
         default=2, ge=1, description="Ingestion writes the local model embeds at once."
     )
 
-    search_mode: SearchMode = Field(
-        default=SearchMode.HYBRID, description="Default searches: hybrid, dense or keyword."
-    )
-    search_fusion: FusionMethod = Field(
-        default=FusionMethod.DBSF, description="How hybrid results fuse: dbsf, rrf or weighted."
-    )
-    search_dense_weight: float = Field(default=1.0, ge=0, le=10, description="Dense weight.")
-    search_keyword_weight: float = Field(default=1.0, ge=0, le=10, description="Keyword weight.")
-    search_fetch_k: int = Field(
-        default=100, ge=1, le=MAX_FETCH_K, description="Candidates each search returns."
-    )
-    search_rrf_k: int = Field(
-        default=60, ge=1, description="Rank offset of reciprocal rank fusion."
-    )
-    search_mmr_lambda: float = Field(
-        default=1.0, ge=0, le=1, description="MMR trade-off; 1 ranks by relevance alone."
-    )
-    search_max_per_document: int = Field(
-        default=0, ge=0, le=MAX_TOP_K, description="Most chunks of one document; 0: no cap."
-    )
-    search_redundancy_threshold: float = Field(
-        default=1.0,
-        gt=0,
-        le=1,
-        description="Drop a chunk this close (cosine) to a better one; 1 keeps all.",
-    )
-    search_neighbours: int = Field(
-        default=0, ge=0, le=10, description="Widen each match to this many chunks each side."
-    )
-    search_rerank: bool = Field(
-        default=False, description="Reorder the best candidates with the reranking model."
-    )
-    search_rerank_depth: int = Field(
-        default=50, ge=1, le=MAX_FETCH_K, description="Candidates the reranker reorders."
-    )
-    search_rewrite: bool = Field(
-        default=False, description="Rewrite a weak query and search again."
-    )
-    search_rewrite_threshold: float = Field(
-        default=0.85, ge=0, le=1, description="Best cosine under which a query is rewritten."
-    )
-    search_rewrite_attempts: int = Field(
-        default=1, ge=1, le=3, description="Most rewrites of one query."
-    )
-    search_llm_filter: bool = Field(
-        default=False, description="Drop the candidates the language model judges irrelevant."
-    )
-    llm_filter_batch: int = Field(
-        default=8, ge=1, le=32, description="Passages the relevance filter sends per model call."
-    )
-    llm_filter_concurrency: int = Field(
-        default=2, ge=1, le=8, description="Relevance filter calls in flight per retrieval."
-    )
-    search_second_hop: bool = Field(
-        default=True,
-        description="Follow the names the best candidates mention to the documents about them.",
-    )
-    search_graph: bool = Field(
-        default=False,
-        description="Search the knowledge graph beside the dense and keyword searches.",
-    )
-    search_graph_hops: int = Field(
-        default=2, ge=1, le=2, description="Hops of the graph search: 1 or 2."
-    )
-    search_graph_weight: float = Field(
-        default=1.0, ge=0, le=10, description="Weight of the graph search in fusion."
+    search: SearchPlan = Field(
+        default_factory=SearchPlan,
+        description="Options searches run with unless a request sets them; each is read from "
+        "its own variable (``SEARCH_VARIABLES``).",
     )
     graph_extractor: GraphExtractor = Field(
         default=GraphExtractor.RULES,
@@ -321,10 +187,6 @@ class Settings(BaseSettings):
     rerank_model: str = Field(
         default="bge-reranker-v2-m3", description="Pinecone Inference reranking model."
     )
-    query_max_words: int = Field(
-        default=256, ge=8, le=4096, description="Longer queries are cut to fit the model."
-    )
-
     rerank_concurrency: int = Field(
         default=2, ge=1, le=8, description="Rerank requests in flight per call."
     )
@@ -412,6 +274,18 @@ class Settings(BaseSettings):
         default=LogFormat.AUTO, description="json, console, or auto (console on a terminal)."
     )
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        search = SearchVariables(settings_cls, env_settings, dotenv_settings)
+        return init_settings, env_settings, dotenv_settings, search, file_secret_settings
+
     @field_validator("allowed_domains", mode="before")
     @classmethod
     def domains_from_json(cls, value: object) -> object:
@@ -439,3 +313,37 @@ class Settings(BaseSettings):
     @property
     def mongo_dir(self) -> Path:
         return self.data_dir / "mongo"
+
+
+class SearchVariables(PydanticBaseSettingsSource):
+    """``Settings.search`` from ``SEARCH_VARIABLES``, in the environment or else in the
+    ``.env`` file; values given to ``Settings`` directly come first."""
+
+    def __init__(self, settings_cls: type[BaseSettings], *sources: PydanticBaseSettingsSource):
+        super().__init__(settings_cls)
+        self._sources = [source for source in sources if isinstance(source, EnvSettingsSource)]
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        """No field on its own: ``search`` is read whole, by ``__call__``."""
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        prefix = self.config.get("env_prefix", "").lower()
+        found: dict[str, Any] = {}
+        for source in reversed(self._sources):
+            found |= {
+                option: source.env_vars[prefix + variable]
+                for option, variable in SEARCH_VARIABLES.items()
+                if prefix + variable in source.env_vars
+            }
+        return {"search": found} if found else {}
+
+
+def settings_variable(prefix: str, location: Sequence[int | str]) -> str:
+    """The variable setting the value at ``location`` of settings read with ``prefix``:
+    ``RETRIEVAL_QUERY_MAX_WORDS`` for ``("search", "query_max_words")``,
+    ``RETRIEVAL_ALLOWED_DOMAINS[0]`` for ``("allowed_domains", 0)``."""
+    name, *inner = location
+    if name == "search" and inner and inner[0] in SEARCH_VARIABLES:
+        name, *inner = SEARCH_VARIABLES[str(inner[0])], *inner[1:]
+    return f"{prefix}{name}".upper() + "".join(f"[{part}]" for part in inner)

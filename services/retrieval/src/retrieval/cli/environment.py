@@ -35,9 +35,10 @@ def described(problem: ErrorDetails, prefix: str, fields: dict[str, FieldInfo]) 
     secret; a problem of no one variable (a check across settings) without the values."""
     if not problem["loc"]:
         return f"settings: {problem['msg']}"
-    name, *inner = problem["loc"]
-    variable = f"{prefix}{name}".upper() + "".join(f"[{part}]" for part in inner)
-    field = fields.get(str(name))
+    from retrieval.settings import settings_variable
+
+    variable = settings_variable(prefix, problem["loc"])
+    field = fields.get(str(problem["loc"][0]))
     if field is not None and is_secret(field):
         return f"{variable}: {problem['msg']}"
     return f"{variable}: {problem['msg']} (got {problem['input']!r})"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import inspect
+from typing import TYPE_CHECKING, Any
 
 import typer
+from pydantic.fields import FieldInfo
+from rich.markup import escape
 
 from retrieval.adapters.files.local_sources import source_or_none
 from retrieval.cli.runtime import (
@@ -16,12 +19,8 @@ from retrieval.cli.runtime import (
     run_here_or_served,
 )
 from retrieval.cli.tables import result_table
-from retrieval.domain.models import (
-    FusionMethod,
-    RetrievalOptions,
-    SearchMode,
-    validated,
-)
+from retrieval.domain.models import RetrievalOptions, validated
+from retrieval.domain.search_plan import SearchOptions
 
 if TYPE_CHECKING:
     from retrieval.container import Application
@@ -41,79 +40,14 @@ def query(
     section: str | None = typer.Option(
         None, "--section", help="Only chunks of this section (heading path below the title)."
     ),
-    mode: SearchMode | None = typer.Option(None, help="hybrid, dense or keyword [settings]."),
-    fusion: FusionMethod | None = typer.Option(None, help="How hybrid results fuse [settings]."),
-    dense_weight: float | None = typer.Option(None, help="Dense weight in fusion [settings]."),
-    keyword_weight: float | None = typer.Option(None, help="Keyword weight [settings]."),
-    fetch_k: int | None = typer.Option(None, help="Candidates per search [settings]."),
-    mmr_lambda: float | None = typer.Option(
-        None, help="MMR: 1 relevance only, lower is more diverse [settings]."
-    ),
-    max_per_document: int | None = typer.Option(
-        None, help="Most chunks of one document, 0 no cap [settings]."
-    ),
-    rerank: bool | None = typer.Option(
-        None, "--rerank/--no-rerank", help="Reorder with the reranking model [settings]."
-    ),
-    redundancy_threshold: float | None = typer.Option(
-        None, help="Drop a chunk this close (cosine) to a better one, 1 keeps all [settings]."
-    ),
-    neighbours: int | None = typer.Option(
-        None, help="Widen each match to this many chunks either side, 0 off [settings]."
-    ),
-    rewrite: bool | None = typer.Option(
-        None, "--rewrite/--no-rewrite", help="Rewrite a weak query and search again [settings]."
-    ),
-    rewrite_threshold: float | None = typer.Option(
-        None, help="Best cosine under which a query is rewritten [settings]."
-    ),
-    llm_filter: bool | None = typer.Option(
-        None,
-        "--llm-filter/--no-llm-filter",
-        help="Drop the candidates the language model judges irrelevant [settings].",
-    ),
-    second_hop: bool | None = typer.Option(
-        None,
-        "--second-hop/--no-second-hop",
-        help="Follow the names the best matches mention to their documents [settings].",
-    ),
-    graph: bool | None = typer.Option(
-        None,
-        "--graph/--no-graph",
-        help="Search the knowledge graph beside dense and keyword [settings].",
-    ),
-    graph_hops: int | None = typer.Option(
-        None, help="Graph hops: 1 or 2 (also what the first hits mention) [settings]."
-    ),
-    graph_weight: float | None = typer.Option(
-        None, help="Weight of the graph search in fusion, 0-10 [settings]."
-    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the RetrievalResult as JSON, and nothing else, on stdout."
     ),
+    **options: Any,
 ) -> None:
     """Answer one question from the knowledge base."""
     with refused_when_invalid():
-        options = validated(
-            RetrievalOptions,
-            mode=mode,
-            fusion=fusion,
-            dense_weight=dense_weight,
-            keyword_weight=keyword_weight,
-            fetch_k=fetch_k,
-            mmr_lambda=mmr_lambda,
-            max_per_document=max_per_document,
-            rerank=rerank,
-            redundancy_threshold=redundancy_threshold,
-            neighbours=neighbours,
-            rewrite=rewrite,
-            rewrite_threshold=rewrite_threshold,
-            llm_filter=llm_filter,
-            second_hop=second_hop,
-            graph=graph,
-            graph_hops=graph_hops,
-            graph_weight=graph_weight,
-        )
+        chosen = validated(RetrievalOptions, **options)
     request, settings = checked_query(
         query=text,
         domains=tuple(domain),
@@ -122,7 +56,7 @@ def query(
         namespace=namespace or None,
         source_prefix=source_or_none(source_prefix),
         section=section,
-        options=options,
+        options=chosen,
     )
 
     async def work(app: Application) -> None:
@@ -134,3 +68,33 @@ def query(
             console.print(result_table(result, f"“{text}”", every_stage=VERBOSE.get()))
 
     run_here_or_served(work, settings)
+
+
+def option_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
+    """The flag of one of ``SearchOptions``: ``--fetch-k``, ``--rerank/--no-rerank`` for a
+    switch; unset, it leaves the option to the settings."""
+    flag = name.replace("_", "-")
+    switch = (f"--{flag}/--no-{flag}",) if field.annotation is bool else ()
+    help_text = escape(f"{(field.description or '').removesuffix('.')} [settings].")
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=typer.Option(None, *switch, help=help_text),
+        annotation=field.annotation | None,
+    )
+
+
+def with_option_flags(
+    command: inspect.Signature, options: dict[str, FieldInfo]
+) -> inspect.Signature:
+    """``command`` with a flag per option in place of its ``**options``, before ``--json``."""
+    *fixed, as_json, _ = command.parameters.values()
+    flags = [option_parameter(name, field) for name, field in options.items()]
+    return command.replace(
+        parameters=[*fixed, *flags, as_json.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
+    )
+
+
+query.__signature__ = with_option_flags(
+    inspect.signature(query, eval_str=True), SearchOptions.model_fields
+)

@@ -19,7 +19,10 @@ from pydantic import (
 from retrieval.domain.frozen import Frozen
 from retrieval.domain.metadata import Metadata
 from retrieval.domain.provenance import SourceField, SourceText
-from retrieval.domain.ranking.fusion import FusionMethod
+from retrieval.domain.ranking.fusion import FusionMethod as FusionMethod
+from retrieval.domain.search_plan import MAX_FETCH_K as MAX_FETCH_K
+from retrieval.domain.search_plan import MAX_TOP_K, RetrievalOptions
+from retrieval.domain.search_plan import SearchMode as SearchMode
 from retrieval.domain.stage_names import StageName
 from retrieval.errors import InvalidRequestError
 
@@ -59,8 +62,6 @@ def validated(model: type[M], **fields: Any) -> M:
 
 MAX_QUERY_CHARS = 32_768
 """Longer requests are refused; a query over the model's window is cut (``query_truncated``)."""
-MAX_TOP_K = 100
-MAX_FETCH_K = 1000
 
 
 class KnowledgeDomain(StrEnum):
@@ -136,14 +137,6 @@ def meets_threshold(cosine: float | None, confidence_threshold: float) -> bool:
     return cosine >= confidence_threshold
 
 
-class SearchMode(StrEnum):
-    """Which searches a retrieval runs."""
-
-    HYBRID = "hybrid"
-    DENSE = "dense"
-    KEYWORD = "keyword"
-
-
 class StageTimings(Frozen):
     """Wall-clock milliseconds spent in each stage of one retrieval, and in the whole call."""
 
@@ -166,85 +159,6 @@ class StageTimings(Frozen):
     def fetch_ms(self) -> float:
         """Fetching chunk texts."""
         return self.stages.get(StageName.FETCH, 0.0)
-
-
-class RetrievalOptions(Frozen):
-    """Per-request switches; a field left ``None`` takes the service's setting."""
-
-    mode: SearchMode | None = Field(default=None, description="hybrid, dense or keyword.")
-    fusion: FusionMethod | None = Field(default=None, description="How hybrid results fuse.")
-    dense_weight: float | None = Field(
-        default=None, ge=0, le=10, description="Weight of the dense search in fusion."
-    )
-    keyword_weight: float | None = Field(
-        default=None, ge=0, le=10, description="Weight of the keyword search in fusion."
-    )
-    fetch_k: int | None = Field(
-        default=None, ge=1, le=MAX_FETCH_K, description="Candidates each search returns."
-    )
-    mmr_lambda: float | None = Field(
-        default=None,
-        ge=0,
-        le=1,
-        description="Maximal marginal relevance: 1 ranks by relevance alone, lower values "
-        "trade relevance for diversity.",
-    )
-    max_per_document: int | None = Field(
-        default=None, ge=0, le=MAX_TOP_K, description="Most chunks of one document; 0: no cap."
-    )
-    rerank: bool | None = Field(
-        default=None, description="Reorder the best candidates with the reranking model."
-    )
-    redundancy_threshold: float | None = Field(
-        default=None,
-        gt=0,
-        le=1,
-        description="Drop a candidate whose vector's cosine similarity to a better-ranked "
-        "candidate kept is at least this; 1 keeps all.",
-    )
-    neighbours: int | None = Field(
-        default=None,
-        ge=0,
-        le=10,
-        description="Widen each match to the chunks up to this many positions either side of "
-        "it in its document, as one text; 0: the match alone.",
-    )
-    rewrite: bool | None = Field(
-        default=None,
-        description="Rewrite the query and search again when its best match is weak "
-        "(best cosine under ``rewrite_threshold``).",
-    )
-    rewrite_threshold: float | None = Field(
-        default=None,
-        ge=0,
-        le=1,
-        description="Best cosine similarity under which a query is rewritten.",
-    )
-    llm_filter: bool | None = Field(
-        default=None,
-        description="Ask the language model which of the best candidates help answer the "
-        "query and drop the others.",
-    )
-    second_hop: bool | None = Field(
-        default=None,
-        description="Follow the names the best candidates mention to the documents titled by "
-        "them, and rank those right after the candidate that names them (multi-hop questions).",
-    )
-    graph: bool | None = Field(
-        default=None,
-        description="Search the knowledge graph beside the dense and keyword searches: the "
-        "chunks about or mentioning the entities the query names, fused with the others.",
-    )
-    graph_hops: int | None = Field(
-        default=None,
-        ge=1,
-        le=2,
-        description="1: the chunks linked to the query's entities; 2: also the chunks about "
-        "the entities those mention.",
-    )
-    graph_weight: float | None = Field(
-        default=None, ge=0, le=10, description="Weight of the graph search in fusion."
-    )
 
 
 class RetrievalQuery(Frozen):

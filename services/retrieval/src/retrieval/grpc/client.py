@@ -42,26 +42,25 @@ from retrieval.errors import (
     InvalidRequestError,
     RetrievalError,
 )
-from retrieval.grpc.conversions import (
+from retrieval.grpc.answer_conversions import (
     answer_event_from_proto,
     answer_from_proto,
     context_result_from_proto,
+)
+from retrieval.grpc.document_conversions import (
     delete_report_from_proto,
     document_to_proto,
     outcomes_from_proto,
-    query_request,
-    result_from_proto,
-    retrieve_request,
     summary_from_proto,
     sync_report_from_proto,
     sync_request,
-    validate_request,
-    validation_report_from_proto,
 )
 from retrieval.grpc.errors import error_from_rpc
 from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
+from retrieval.grpc.retrieval_conversions import query_request, result_from_proto, retrieve_request
 from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
 from retrieval.grpc.stats_conversions import stats_from_proto
+from retrieval.grpc.validation_conversions import validate_request, validation_report_from_proto
 from retrieval.retries import RetryPolicy, retrying
 from retrieval.service.ingestion.file_intake import PathSync
 from retrieval.service.ingestion.library import DocumentSummary

@@ -8,27 +8,29 @@ from contextlib import aclosing
 import grpc
 
 from retrieval.errors import InvalidRequestError
-from retrieval.grpc.conversions import (
+from retrieval.grpc.answer_conversions import (
     answer_event_to_proto,
     answer_to_proto,
     context_result_to_proto,
+)
+from retrieval.grpc.document_conversions import (
     delete_report_to_proto,
     documents_from_proto,
     documents_page,
-    optional_field,
-    optional_namespace,
     outcomes_to_proto,
     page_size,
-    query_from_proto,
-    result_to_proto,
     sources_from_proto,
     sync_report_to_proto,
+)
+from retrieval.grpc.errors import translate_errors
+from retrieval.grpc.proto_values import optional_field, optional_namespace
+from retrieval.grpc.retrieval_conversions import query_from_proto, result_to_proto
+from retrieval.grpc.stats_conversions import stats_to_proto
+from retrieval.grpc.tenancy import visible_namespaces
+from retrieval.grpc.validation_conversions import (
     validation_report_to_proto,
     validation_request_from_proto,
 )
-from retrieval.grpc.errors import translate_errors
-from retrieval.grpc.stats_conversions import stats_to_proto
-from retrieval.grpc.tenancy import visible_namespaces
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.retrieval_service import RetrievalService

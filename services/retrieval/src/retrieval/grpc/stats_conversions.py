@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from retrieval.domain.collection_health import Footprint, HealthStatus, Orphans
-from retrieval.grpc.conversions import optional_field, present
+from retrieval.grpc.proto_values import optional_field, present
 from retrieval.service.stats import CollectionStats, NamespaceHealth
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from pydantic.fields import FieldInfo
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
@@ -13,14 +14,8 @@ from starlette.responses import Response
 from retrieval.cli.sources import as_source
 from retrieval.console.access import check_read
 from retrieval.console.rendering import Renderer
-from retrieval.domain.models import (
-    FusionMethod,
-    RetrievalOptions,
-    RetrievalQuery,
-    SearchMode,
-    StageTimings,
-    validated,
-)
+from retrieval.domain.models import RetrievalOptions, RetrievalQuery, StageTimings, validated
+from retrieval.domain.search_plan import SearchOptions
 from retrieval.errors import InvalidRequestError
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings
@@ -32,7 +27,7 @@ TEXT_FIELDS = ("query", "namespace", "top_k", "confidence_threshold", "source_pr
 
 @dataclass(frozen=True)
 class OptionField:
-    """One of ``RetrievalOptions`` in the form: a choice (with ``choices``) or a number."""
+    """One of ``SearchOptions`` in the form: a choice (with ``choices``) or a number."""
 
     name: str
     label: str
@@ -43,39 +38,23 @@ class OptionField:
 
 
 def option_fields(settings: Settings) -> list[OptionField]:
-    """Every option with the setting that applies when the form leaves it empty."""
-
-    def field(
-        name: str, label: str, choices: tuple[tuple[str, str], ...] = (), step: str = "any"
-    ) -> OptionField:
-        default = getattr(settings, f"search_{name}")
-        if isinstance(default, bool):
-            default = "on" if default else "off"
-        description = RetrievalOptions.model_fields[name].description or ""
-        return OptionField(name, label, str(default), description, choices, step)
-
-    def choices(values: type[StrEnum]) -> tuple[tuple[str, str], ...]:
-        return tuple((value.value, value.value) for value in values)
-
+    """Every option a request may set, with the setting that applies when the form leaves it
+    empty: a choice for a switch or a mode, else a number (whole for an integer)."""
     return [
-        field("mode", "Mode", choices=choices(SearchMode)),
-        field("fusion", "Fusion", choices=choices(FusionMethod)),
-        field("dense_weight", "Dense weight"),
-        field("keyword_weight", "Keyword weight"),
-        field("fetch_k", "Fetch k", step="1"),
-        field("mmr_lambda", "MMR λ"),
-        field("max_per_document", "Max per document", step="1"),
-        field("rerank", "Rerank", choices=SWITCH),
-        field("redundancy_threshold", "Redundancy"),
-        field("neighbours", "Neighbours", step="1"),
-        field("rewrite", "Rewrite", choices=SWITCH),
-        field("rewrite_threshold", "Rewrite threshold"),
-        field("llm_filter", "LLM filter", choices=SWITCH),
-        field("second_hop", "Second hop", choices=SWITCH),
-        field("graph", "Graph search", choices=SWITCH),
-        field("graph_hops", "Graph hops", step="1"),
-        field("graph_weight", "Graph weight"),
+        option_field(name, field, getattr(settings.search, name))
+        for name, field in SearchOptions.model_fields.items()
     ]
+
+
+def option_field(name: str, field: FieldInfo, setting: object) -> OptionField:
+    label, description = field.title or name, field.description or ""
+    if isinstance(setting, bool):
+        return OptionField(name, label, "on" if setting else "off", description, SWITCH)
+    if isinstance(setting, StrEnum):
+        choices = tuple((choice.value, choice.value) for choice in type(setting))
+        return OptionField(name, label, setting.value, description, choices)
+    step = "1" if field.annotation is int else "any"
+    return OptionField(name, label, str(setting), description, step=step)
 
 
 def retrieval_query(params: QueryParams) -> RetrievalQuery:

@@ -1,5 +1,6 @@
 """Retrieval as a list of stages over one state; the container composes the list."""
 
+from retrieval.domain.search_plan import SearchPlan
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.entity_extractor import EntityExtractor
@@ -15,7 +16,6 @@ from retrieval.service.retrieval.pipeline.graph_search import GraphSearch
 from retrieval.service.retrieval.pipeline.hydrate import Hydrate
 from retrieval.service.retrieval.pipeline.llm_filter import LlmFilter
 from retrieval.service.retrieval.pipeline.near_names import NearNames
-from retrieval.service.retrieval.pipeline.options import SearchPlan
 from retrieval.service.retrieval.pipeline.query import FitQuery
 from retrieval.service.retrieval.pipeline.rerank import Rerank
 from retrieval.service.retrieval.pipeline.rewrite import Rewriter, RewriteWeakQuery

@@ -10,11 +10,11 @@ from retrieval.domain.models import QueryRewrite, RagChunk, RetrievalMatch, Retr
 from retrieval.domain.query_text import normalise
 from retrieval.domain.ranking.candidate import Candidate
 from retrieval.domain.ranking.fusion import Ranked
+from retrieval.domain.search_plan import SearchPlan
 from retrieval.domain.stage_names import StageName
 from retrieval.observability.telemetry import Telemetry
 from retrieval.ports.chunk_repository import ChunkRepository
 from retrieval.ports.embedder import Vector
-from retrieval.service.retrieval.pipeline.options import SearchPlan
 from retrieval.service.timing import StageClock
 
 

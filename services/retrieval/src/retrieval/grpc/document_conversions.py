@@ -1,0 +1,241 @@
+"""Documents, their sources, and what ingesting, syncing, listing and deleting them report,
+as ``retrieval.v1`` messages and back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from retrieval.domain.models import RagDocument, invalid_request
+from retrieval.domain.provenance import Source, check_source
+from retrieval.errors import InvalidRequestError
+from retrieval.grpc.proto_values import (
+    metadata_from_struct,
+    metadata_to_struct,
+    moment_of,
+    optional_field,
+    present,
+    timestamp_of,
+)
+from retrieval.service.ingestion.library import DocumentSummary
+from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, Outcome, SyncReport
+from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
+
+OUTCOMES = {
+    Outcome.CREATED: pb.OUTCOME_CREATED,
+    Outcome.UPDATED: pb.OUTCOME_UPDATED,
+    Outcome.UNCHANGED: pb.OUTCOME_UNCHANGED,
+    Outcome.FAILED: pb.OUTCOME_FAILED,
+    Outcome.DELETED: pb.OUTCOME_DELETED,
+}
+
+
+OUTCOMES_BY_NUMBER = {number: outcome for outcome, number in OUTCOMES.items()}
+
+
+MAX_PAGE_SIZE = 1000
+
+
+def source_to_proto(source: Source | None) -> pb.Source | None:
+    if source is None:
+        return None
+    return pb.Source(
+        uri=source.uri,
+        root=source.root,
+        file_type=source.file_type,
+        size=source.size,
+        modified_at=timestamp_of(source.modified_at),
+    )
+
+
+def source_fields(source: pb.Source, field: str) -> dict[str, Any]:
+    """The fields of ``Source`` a message carries, for the model to validate."""
+    return {
+        "uri": source.uri,
+        **present(source, ("root", "file_type", "size")),
+        "modified_at": moment_of(source, "modified_at", f"{field}.modified_at"),
+    }
+
+
+def document_to_proto(document: RagDocument) -> pb.Document:
+    return pb.Document(
+        document_id=document.document_id,
+        title=document.title,
+        domain=document.domain,
+        content=document.content,
+        metadata=metadata_to_struct(document.metadata),
+        source=source_to_proto(document.source),
+    )
+
+
+def documents_from_proto(documents: Iterable[pb.Document]) -> list[RagDocument]:
+    """Validated documents; the first invalid one raises, naming ``documents[i].<field>``."""
+    parsed = []
+    for position, document in enumerate(documents):
+        field = f"documents[{position}]"
+        source = (
+            source_fields(document.source, f"{field}.source")
+            if document.HasField("source")
+            else None
+        )
+        try:
+            parsed.append(
+                RagDocument(
+                    document_id=document.document_id,
+                    title=document.title,
+                    domain=document.domain,
+                    content=document.content,
+                    metadata=metadata_from_struct(document.metadata),
+                    source=source,
+                )
+            )
+        except ValidationError as error:
+            raise invalid_request(error, field) from error
+    return parsed
+
+
+def sources_from_proto(sources: Iterable[str], field: str) -> list[str]:
+    """Paths or URLs as sources are stored, or InvalidRequestError naming ``field``."""
+    return [stored_source(source, field) for source in sources]
+
+
+def stored_source(value: str, field: str) -> str:
+    try:
+        return check_source(value)
+    except ValueError as error:
+        raise InvalidRequestError(str(error), field=field) from None
+
+
+def outcome_to_proto(outcome: DocumentOutcome) -> pb.DocumentOutcome:
+    return pb.DocumentOutcome(
+        document_id=outcome.document_id,
+        outcome=OUTCOMES[outcome.outcome],
+        chunks=outcome.chunks,
+        error=outcome.error,
+        source=outcome.source,
+    )
+
+
+def outcome_from_proto(outcome: pb.DocumentOutcome) -> DocumentOutcome:
+    return DocumentOutcome(
+        document_id=outcome.document_id,
+        outcome=OUTCOMES_BY_NUMBER[outcome.outcome],
+        chunks=outcome.chunks,
+        error=optional_field(outcome, "error"),
+        source=optional_field(outcome, "source"),
+    )
+
+
+def outcomes_to_proto(outcomes: Iterable[DocumentOutcome]) -> pb.IngestDocumentsResponse:
+    return pb.IngestDocumentsResponse(outcomes=[outcome_to_proto(o) for o in outcomes])
+
+
+def outcomes_from_proto(response: pb.IngestDocumentsResponse) -> list[DocumentOutcome]:
+    return [outcome_from_proto(outcome) for outcome in response.outcomes]
+
+
+def sync_request(
+    documents: Sequence[RagDocument],
+    roots: Sequence[str],
+    namespace: str | None,
+    *,
+    unreadable: Iterable[str],
+    dry_run: bool,
+    replace: bool,
+    allow_mass_delete: bool,
+) -> pb.SyncDocumentsRequest:
+    return pb.SyncDocumentsRequest(
+        namespace=namespace or "",
+        documents=[document_to_proto(document) for document in documents],
+        roots=roots,
+        unreadable=sorted(unreadable),
+        dry_run=dry_run,
+        replace=replace,
+        allow_mass_delete=allow_mass_delete,
+    )
+
+
+def sync_report_to_proto(report: SyncReport) -> pb.SyncDocumentsResponse:
+    return pb.SyncDocumentsResponse(
+        namespace=report.namespace,
+        dry_run=report.dry_run,
+        outcomes=[outcome_to_proto(outcome) for outcome in report.outcomes],
+        busy=report.busy,
+    )
+
+
+def sync_report_from_proto(response: pb.SyncDocumentsResponse) -> SyncReport:
+    return SyncReport(
+        namespace=response.namespace,
+        dry_run=response.dry_run,
+        outcomes=tuple(outcome_from_proto(outcome) for outcome in response.outcomes),
+        busy=tuple(response.busy),
+    )
+
+
+def summary_to_proto(summary: DocumentSummary) -> pb.DocumentSummary:
+    return pb.DocumentSummary(
+        document_id=summary.document_id,
+        title=summary.title,
+        source=summary.source,
+        file_type=summary.file_type,
+        chunks=summary.chunks,
+        updated_at=timestamp_of(summary.updated_at),
+        pending=summary.pending,
+    )
+
+
+def summary_from_proto(summary: pb.DocumentSummary) -> DocumentSummary:
+    return DocumentSummary(
+        document_id=summary.document_id,
+        title=optional_field(summary, "title"),
+        source=optional_field(summary, "source"),
+        file_type=optional_field(summary, "file_type"),
+        chunks=summary.chunks,
+        updated_at=moment_of(summary, "updated_at", "updated_at"),
+        pending=summary.pending,
+    )
+
+
+def page_size(request: pb.ListDocumentsRequest) -> int:
+    size = request.page_size if request.HasField("page_size") else MAX_PAGE_SIZE
+    if not 1 <= size <= MAX_PAGE_SIZE:
+        raise InvalidRequestError(f"must be 1 to {MAX_PAGE_SIZE}", field="page_size")
+    return size
+
+
+def documents_page(
+    documents: Sequence[DocumentSummary], size: int, page_token: str
+) -> pb.ListDocumentsResponse:
+    """The ``size`` documents, by id, after the id ``page_token``."""
+    ordered = sorted(documents, key=lambda summary: summary.document_id)
+    after = [summary for summary in ordered if summary.document_id > page_token]
+    page = after[:size]
+    return pb.ListDocumentsResponse(
+        documents=[summary_to_proto(summary) for summary in page],
+        next_page_token=page[-1].document_id if len(after) > size else "",
+    )
+
+
+def delete_report_to_proto(report: DeleteReport) -> pb.DeleteDocumentsResponse:
+    return pb.DeleteDocumentsResponse(
+        namespace=report.namespace,
+        dry_run=report.dry_run,
+        deleted=[summary_to_proto(summary) for summary in report.deleted],
+        busy=report.busy,
+        missing=report.missing,
+        chunks=report.chunks,
+    )
+
+
+def delete_report_from_proto(response: pb.DeleteDocumentsResponse) -> DeleteReport:
+    return DeleteReport(
+        namespace=response.namespace,
+        dry_run=response.dry_run,
+        deleted=tuple(summary_from_proto(summary) for summary in response.deleted),
+        busy=tuple(response.busy),
+        missing=tuple(response.missing),
+        chunks=response.chunks,
+    )

@@ -1,0 +1,88 @@
+"""Values every ``retrieval.v1`` conversion shares: metadata as ``google.protobuf.Struct``,
+timestamps, and the optional fields a message carries.
+
+A ``Struct``'s numbers are all doubles: a whole number of at most 2**53 comes back as an
+``int``, any other number as a ``float``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf.struct_pb2 import Struct, Value
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from retrieval.errors import InvalidRequestError
+
+MAX_EXACT_INTEGER = 2**53
+
+
+def optional_namespace(value: str) -> str | None:
+    """The namespace a request names, or None for the service's default."""
+    return value or None
+
+
+def metadata_to_struct(metadata: Mapping[str, Any]) -> Struct:
+    struct = Struct()
+    struct.update(metadata)
+    return struct
+
+
+def python_value(value: Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "number_value":
+        number = value.number_value
+        return int(number) if number.is_integer() and abs(number) <= MAX_EXACT_INTEGER else number
+    if kind == "list_value":
+        return [python_value(item) for item in value.list_value.values]
+    if kind == "struct_value":
+        return metadata_from_struct(value.struct_value)
+    if kind in ("string_value", "bool_value"):
+        return getattr(value, kind)
+    return None
+
+
+def metadata_from_struct(struct: Struct) -> dict[str, Any]:
+    """Plain values; what metadata may not hold (nulls, objects) is left for validation to name."""
+    return {key: python_value(value) for key, value in struct.fields.items()}
+
+
+def timestamp_of(moment: datetime | None) -> Timestamp | None:
+    if moment is None:
+        return None
+    timestamp = Timestamp()
+    timestamp.FromDatetime(moment)
+    return timestamp
+
+
+def moment_of(message: Any, name: str, field: str) -> datetime | None:
+    """An optional Timestamp field as an aware datetime; InvalidRequestError naming ``field``
+    when it lies outside years 1 to 9999 or its nanos outside a second."""
+    if not message.HasField(name):
+        return None
+    try:
+        return getattr(message, name).ToDatetime(tzinfo=UTC)
+    except ValueError as error:
+        raise InvalidRequestError(str(error), field=field) from error
+
+
+def set_present(message: Any, values: Mapping[str, Any], prefix: str = "") -> None:
+    """Set the optional fields whose value is not None."""
+    for field, value in values.items():
+        if value is not None:
+            try:
+                setattr(message, field, value)
+            except (TypeError, ValueError) as error:
+                raise InvalidRequestError(str(error), field=prefix + field) from error
+
+
+def present(message: Any, names: Iterable[str]) -> dict[str, Any]:
+    """The optional fields a message carries."""
+    return {name: getattr(message, name) for name in names if message.HasField(name)}
+
+
+def optional_field(message: Any, name: str) -> Any:
+    """An optional field's value, or None when the message does not carry it."""
+    return getattr(message, name) if message.HasField(name) else None
