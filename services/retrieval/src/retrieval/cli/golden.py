@@ -19,7 +19,8 @@ from retrieval.evaluation.ablation import (
     latency_ratio,
     write_ablation,
 )
-from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_golden
+from retrieval.evaluation.golden import golden_namespace, run_golden
+from retrieval.evaluation.golden_report import GoldenReport
 from retrieval.evaluation.golden_suite import load_suite
 from retrieval.evaluation.reports import answer_rows, figure, write_golden_reports
 from retrieval.service.answers.answer_service import AnswerService
