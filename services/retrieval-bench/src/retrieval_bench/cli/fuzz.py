@@ -10,7 +10,7 @@ from rich.table import Table
 
 from retrieval.cli.runtime import console
 from retrieval_testkit.fuzz import TARGETS, FuzzReport, TargetReport
-from retrieval_testkit.fuzz import fuzz as run_targets
+from retrieval_testkit.fuzz import fuzz as fuzz_targets
 
 
 def table(report: FuzzReport) -> Table:
@@ -54,7 +54,7 @@ def fuzz(
 
     chosen = [TARGETS[name] for name in targets or TARGETS]
     with console.status(f"fuzzing {', '.join(target.name for target in chosen)}"):
-        report = run_targets(
+        report = fuzz_targets(
             chosen, cases=cases, seed=seed, timeout_s=timeout, workers=workers, on_target=done
         )
     reports.mkdir(parents=True, exist_ok=True)
