@@ -7,11 +7,11 @@ commands are listed."""
 
 from __future__ import annotations
 
+from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from retrieval.cli import (
     ask,
@@ -31,28 +31,33 @@ from retrieval.cli.serve import serve
 COMMAND_GROUPS = "retrieval.cli"
 
 
+@cache
 def installed_groups() -> dict[str, EntryPoint]:
     """The command groups installed packages register, by command name."""
     return {entry.name: entry for entry in entry_points(group=COMMAND_GROUPS)}
 
 
-class WithInstalledGroups(TyperGroup):
-    """The commands declared here, then the installed groups, each a ``typer.Typer``."""
+@cache
+def command_group(entry: EntryPoint) -> TyperGroup:
+    """The group an entry point names (a ``typer.Typer``), under the entry point's name."""
+    group = typer.main.get_group(entry.load())
+    group.name = entry.name
+    return group
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+
+class WithInstalledGroups(TyperGroup):
+    """The commands declared here, then the installed groups."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
         declared = super().list_commands(ctx)
         return [*declared, *sorted(installed_groups().keys() - set(declared))]
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> TyperCommand | TyperGroup | None:
         declared = super().get_command(ctx, cmd_name)
         if declared is not None:
             return declared
         entry = installed_groups().get(cmd_name)
-        if entry is None:
-            return None
-        group = typer.main.get_group(entry.load())
-        group.name = cmd_name
-        return group
+        return None if entry is None else command_group(entry)
 
 
 app = typer.Typer(
