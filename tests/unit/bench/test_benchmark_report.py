@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from retrieval_bench.report import benchmarks_markdown, read_reports
+from retrieval_bench.report import benchmarks_markdown
+from retrieval_bench.targets import read_reports
 
 SCALING = {
     "chunks": 1_005_000,

@@ -5,7 +5,8 @@ from pathlib import Path
 import typer
 
 from retrieval.cli.runtime import console
-from retrieval_bench.report import benchmarks_markdown, read_reports
+from retrieval_bench.report import benchmarks_markdown
+from retrieval_bench.targets import read_reports
 
 
 def report(
