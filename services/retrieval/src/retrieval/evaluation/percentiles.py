@@ -1,3 +1,5 @@
+"""Percentiles of measured values (latencies, scores), interpolated linearly as numpy does."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
