@@ -56,7 +56,7 @@ bench-beir: setup
 # The peers run in an environment of their own, remade only when their requirements change.
 # Every configuration of each peer (10 processes beside ours): about a minute each per 300
 # queries on 2 cores. DATA=../shared/data/beir/hotpotqa for the multi-hop one (both@k too).
-PEERS_REQUIREMENTS := services/retrieval/src/retrieval/benchmarks/peers/requirements.txt
+PEERS_REQUIREMENTS := services/retrieval-bench/src/retrieval_bench/peers/requirements.txt
 PEERS_ENV := .bench-peers
 
 bench-peers: setup

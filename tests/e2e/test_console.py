@@ -18,9 +18,9 @@ import uvicorn
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from retrieval.console.app import console_app
-from retrieval.container import running
 from retrieval.domain.models import RagDocument
 from retrieval.evaluation.reports import new_chart
+from retrieval.lifecycle import running
 from retrieval.settings import Settings
 from retrieval_testkit.waiting import until
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.container import running
 from retrieval.grpc import GrpcSettings, create_server
+from retrieval.lifecycle import running
 from retrieval.settings import Settings
 from retrieval_testkit import ChatRequest, OpenAiStandIn
 

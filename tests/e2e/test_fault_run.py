@@ -22,13 +22,13 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from retrieval.container import running
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.errors import BackendUnavailableError
 from retrieval.grpc import GrpcSettings, create_server
 from retrieval.grpc.errors import TIMEOUT_MESSAGE
 from retrieval.grpc.metadata import RETRY_AFTER_KEY, metadata_value
 from retrieval.grpc.server import SERVICE_NAME
+from retrieval.lifecycle import running
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc

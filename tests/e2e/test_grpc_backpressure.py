@@ -12,13 +12,13 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from retrieval.container import Application, running
 from retrieval.domain.models import RagDocument
 from retrieval.errors import PayloadTooLargeError, RateLimitedError
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, create_server
 from retrieval.grpc.errors import TIMEOUT_MESSAGE, error_from_rpc
 from retrieval.grpc.metadata import CORRELATION_ID_KEY, RETRY_AFTER_KEY, metadata_value
 from retrieval.grpc.server import SERVICE_NAME
+from retrieval.lifecycle import Application, running
 from retrieval.ports.embedder import Vector
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb

@@ -15,13 +15,13 @@ import pytest
 from pydantic import SecretStr
 
 from retrieval.adapters.files.document_files import read_documents
-from retrieval.container import Application, running
 from retrieval.domain.models import RagDocument, RetrievalQuery
 from retrieval.domain.provenance import Source
 from retrieval.domain.tenants import token_digest
 from retrieval.errors import InvalidRequestError, MassDeleteError, PermissionDeniedError
 from retrieval.grpc import GrpcSettings, PathSync, RetrievalClient, RetryPolicy, create_server
 from retrieval.grpc.document_conversions import document_to_proto, documents_from_proto
+from retrieval.lifecycle import Application, running
 from retrieval.service.ingestion.ingestion_service import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb

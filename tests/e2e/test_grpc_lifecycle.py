@@ -17,7 +17,6 @@ import structlog
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from retrieval.adapters.mongo.embedded_server import free_port
-from retrieval.container import Application, running
 from retrieval.domain.collection_health import HealthStatus
 from retrieval.domain.models import RagChunk, RagDocument
 from retrieval.domain.vectors import VectorRecord
@@ -30,6 +29,7 @@ from retrieval.errors import (
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, create_server
 from retrieval.grpc.health import MONITOR_TASK
 from retrieval.grpc.server import LIVENESS_SERVICE, SERVICE_NAME, serve, stop_on_signals
+from retrieval.lifecycle import Application, running
 from retrieval.ports.embedder import Vector
 from retrieval.service.ingestion.ingestion_service import Outcome
 from retrieval.settings import Settings

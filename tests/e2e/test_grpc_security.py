@@ -15,10 +15,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2_grpc
 from pydantic import SecretStr
 
-from retrieval.container import Application, running
 from retrieval.domain.models import RagDocument
 from retrieval.errors import BackendUnavailableError, NotAuthorisedError
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, TlsOptions, create_server
+from retrieval.lifecycle import Application, running
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc

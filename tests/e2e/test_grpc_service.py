@@ -34,7 +34,6 @@ import retrieval.grpc
 from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
 from retrieval.adapters.openai.chat_llm import OpenAiChatLlm
-from retrieval.container import Application, running
 from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone, AnswerEvent
 from retrieval.domain.ledger import Lease
 from retrieval.domain.models import (
@@ -57,6 +56,7 @@ from retrieval.errors import (
 from retrieval.grpc import GrpcSettings, RetrievalClient, create_server
 from retrieval.grpc.retrieval_conversions import query_request, result_from_proto
 from retrieval.grpc.server import SERVICE_NAME
+from retrieval.lifecycle import Application, running
 from retrieval.logging import correlation_scope
 from retrieval.observability.metrics_endpoint import metrics_endpoint
 from retrieval.service.ingestion.ingestion_service import Outcome

@@ -18,7 +18,6 @@ from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pydantic import SecretStr
 
-from retrieval.container import Application, running
 from retrieval.domain.models import RagDocument, RetrievalQuery
 from retrieval.domain.tenants import token_digest
 from retrieval.errors import (
@@ -29,6 +28,7 @@ from retrieval.errors import (
     TokensFileError,
 )
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, create_server
+from retrieval.lifecycle import Application, running
 from retrieval.logging import correlation_scope
 from retrieval.service.ingestion.ingestion_service import Outcome
 from retrieval.settings import Settings

@@ -22,11 +22,11 @@ import structlog
 from pydantic import SecretStr
 
 from retrieval.adapters.no_reranker import NoReranker
-from retrieval.container import resolve, running
 from retrieval.domain.chat import ChatMessage
 from retrieval.domain.models import RagDocument, RetrievalQuery
 from retrieval.errors import RetrievalError
 from retrieval.grpc import GrpcSettings, RetrievalClient, create_server
+from retrieval.lifecycle import resolve, running
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc

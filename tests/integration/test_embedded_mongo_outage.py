@@ -12,7 +12,6 @@ from pymongo import AsyncMongoClient
 
 from retrieval.adapters.mongo.embedded_supervisor import EmbeddedMongoSupervisor
 from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
-from retrieval.benchmarks.crash import mismatches
 from retrieval.container import Container
 from retrieval.domain.ledger import fingerprint
 from retrieval.domain.models import RagDocument
@@ -22,6 +21,7 @@ from retrieval.ports.embedder import Matrix
 from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.ingestion.ingestion_service import Outcome
 from retrieval.settings import Settings
+from retrieval_bench.crash import mismatches
 from retrieval_testkit import HashEmbedder
 from retrieval_testkit.embedded_mongo import (
     kill_server,

@@ -14,9 +14,10 @@ import pytest
 from dependency_injector import providers
 
 from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
-from retrieval.container import Container, resolve, running
+from retrieval.container import Container
 from retrieval.domain.graph import Relation
 from retrieval.domain.models import RagDocument, RetrievalQuery
+from retrieval.lifecycle import resolve, running
 from retrieval.service.caching.cached_knowledge import CachedKnowledgeExtractor
 from retrieval.service.retrieval.pipeline import PipelineState, SearchPlan
 from retrieval.service.retrieval.pipeline.graph_search import HOP, GraphSearch

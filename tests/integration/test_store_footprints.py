@@ -11,9 +11,9 @@ from retrieval.adapters.data_directory.disk_usage import directory_bytes
 from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
 from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.mongo.embedded_server import EmbeddedMongoStorage
-from retrieval.container import store_footprints
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.vectors import VectorRecord
+from retrieval.factories import store_footprints
 from retrieval.settings import Settings
 
 DIMENSION = 8

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
-from retrieval.benchmarks.vector_index import bytes_written
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackendError
+from retrieval_bench.vector_index import bytes_written
 
 DIMENSION = 64
 
@@ -190,7 +190,7 @@ import asyncio, sys
 from pathlib import Path
 import numpy as np
 from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
-from retrieval.benchmarks.vector_index import bytes_written
+from retrieval_bench.vector_index import bytes_written
 from retrieval.domain.vectors import VectorRecord
 
 async def main():

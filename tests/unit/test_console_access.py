@@ -13,10 +13,10 @@ import pytest
 from retrieval.console.access import TOKEN_COOKIE, check_exposure, safe_next
 from retrieval.console.app import console_app
 from retrieval.console.server import serve
-from retrieval.container import running
 from retrieval.domain.models import RagDocument
 from retrieval.domain.tenants import Grant, Scope, Tenants, token_digest
 from retrieval.errors import ConfigurationError
+from retrieval.lifecycle import running
 from retrieval.settings import Settings
 from retrieval_testkit.container import in_memory_container
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.container import running
+from retrieval.lifecycle import running
 from retrieval.settings import Settings
 from retrieval_testkit.container import in_memory_container
 

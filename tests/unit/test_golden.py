@@ -20,13 +20,13 @@ from retrieval.evaluation.ablation import (
     ablation_variants,
     ask_every_variant,
 )
-from retrieval.evaluation.golden import (
+from retrieval.evaluation.golden import run_golden
+from retrieval.evaluation.golden_report import (
     ALL_DOMAINS,
     ReturnedDocument,
     SampleAnswer,
     best_per_document,
     grade,
-    run_golden,
 )
 from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.evaluation.reports import golden_markdown

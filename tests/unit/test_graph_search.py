@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from retrieval.adapters.extraction.entity_names_knowledge import RULES_VERSION
-from retrieval.container import running
 from retrieval.domain.chunk_identity import keyword_record
 from retrieval.domain.graph import (
     MAX_DESCRIPTION_CHARS,
@@ -20,6 +19,7 @@ from retrieval.domain.graph import (
 )
 from retrieval.domain.models import GRAPH, RagDocument, RetrievalOptions, RetrievalQuery
 from retrieval.errors import BackendUnavailableError
+from retrieval.lifecycle import running
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.retrieval.pipeline import PipelineState, SearchPlan
 from retrieval.service.retrieval.pipeline.graph_search import HOP, GraphSearch, first_hop

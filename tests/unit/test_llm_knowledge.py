@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from retrieval.adapters.extraction.llm_knowledge import MAX_TEXT_CHARS, LlmKnowledgeExtractor
-from retrieval.container import running
 from retrieval.domain.graph import MAX_DESCRIPTION_CHARS, Extraction, Relation
 from retrieval.errors import BackendUnavailableError, ConfigurationError, UnreadableReplyError
+from retrieval.lifecycle import running
 from retrieval.service.caching.cached_knowledge import CachedKnowledgeExtractor
 from retrieval.settings import Settings
 from retrieval_testkit import InMemoryExtractionCache, ScriptedLlm

@@ -9,7 +9,6 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.benchmarks.stats import summary
 from retrieval.evaluation.metrics import (
     ScoredMatch,
     citation_precision,
@@ -26,6 +25,7 @@ from retrieval.evaluation.metrics import (
     suggest_threshold,
     threshold_report,
 )
+from retrieval.evaluation.percentiles import summary
 
 RANKING = ["a", "b", "c"]
 QRELS = {"b": 2, "c": 1, "d": 1, "e": 0}

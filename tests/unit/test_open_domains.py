@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from retrieval.container import Application, running
 from retrieval.demo import demo_settings
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.validation import ValidationCase, ValidationRequest
 from retrieval.errors import InvalidRequestError
-from retrieval.evaluation.beir import CORPUS_DOMAIN, corpus_domain
 from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite, check_suite
+from retrieval.lifecycle import Application, running
 from retrieval.settings import Settings
+from retrieval_bench.beir.run import CORPUS_DOMAIN, corpus_domain
 from retrieval_testkit.container import in_memory_container
 
 NS = "handbook"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from dependency_injector import providers
 
-from retrieval.container import Application, running
 from retrieval.domain.models import RetrievalOptions, SearchMode
+from retrieval.lifecycle import Application, running
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.settings import Settings
 from retrieval_testkit import (

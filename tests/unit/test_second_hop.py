@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.container import running
 from retrieval.domain.graph import GraphRecord
 from retrieval.domain.models import RagChunk, RagDocument, RetrievalOptions, RetrievalQuery
 from retrieval.domain.names import name_key, names_in, title_keys
@@ -18,6 +17,7 @@ from retrieval.domain.ranking.candidate import Candidate
 from retrieval.domain.ranking.links import follow_links
 from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendUnavailableError
+from retrieval.lifecycle import running
 from retrieval.service.retrieval.pipeline import PipelineState, SearchPlan
 from retrieval.service.retrieval.pipeline.second_hop import (
     LINKS_FOUND,

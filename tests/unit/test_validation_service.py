@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.container import Application, running
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.validation import CaseSource, ValidationRequest, parse_case_file
 from retrieval.errors import InvalidRequestError, NamespaceNotFoundError
+from retrieval.lifecycle import Application, running
 from retrieval.settings import Settings
 from retrieval_testkit import (
     InMemoryChunkRepository,

@@ -10,7 +10,8 @@ from contextlib import asynccontextmanager
 from dependency_injector import providers
 
 from retrieval.adapters.mongo.embedded_supervisor import EmbeddedMongoSupervisor
-from retrieval.container import Application, Container, running
+from retrieval.container import Container
+from retrieval.lifecycle import Application, running
 from retrieval.ports.embedder import Embedder
 from retrieval.retries import RetryPolicy
 from retrieval.settings import Settings

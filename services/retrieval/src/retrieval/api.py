@@ -21,7 +21,6 @@ from typing import Any
 from retrieval.adapters.files.document_files import LoadedDocuments, read_documents
 from retrieval.adapters.files.local_sources import source_or_none
 from retrieval.adapters.files.sync_scope import sync_scope
-from retrieval.container import Application, running
 from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.answers import Answer, AnswerEvent
 from retrieval.domain.models import (
@@ -33,6 +32,7 @@ from retrieval.domain.models import (
     validated,
 )
 from retrieval.errors import ConfigurationError, InvalidRequestError
+from retrieval.lifecycle import Application, running
 from retrieval.service.ingestion.file_intake import (
     IngestReport,
     PathSync,

@@ -6,7 +6,6 @@ directory lock, the model's threads) is a resource, closed at shutdown."""
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
 from prometheus_client import CollectorRegistry
@@ -41,7 +40,6 @@ from retrieval.factories import (
     result_cache,
     store_footprints,
 )
-from retrieval.lazy_names import importer
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.telemetry import Telemetry
 from retrieval.observability.tracing import tracer_from_environment
@@ -59,9 +57,6 @@ from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.service.validation_service import ValidationService
 from retrieval.settings import Settings
-
-if TYPE_CHECKING:
-    from retrieval.lifecycle import Application, resolve, running
 
 
 class Container(containers.DeclarativeContainer):
@@ -302,14 +297,3 @@ class Container(containers.DeclarativeContainer):
             overlap_words=settings.provided.chunk_overlap_words,
         ),
     )
-
-
-__getattr__ = importer(
-    "retrieval.container",
-    dict.fromkeys(["Application", "resolve", "running"], "retrieval.lifecycle"),
-    globals(),
-)
-"""The running application's names, also importable from here (``retrieval.lifecycle``
-imports this module, so they load on first use)."""
-
-__all__ = ["Application", "Container", "resolve", "running"]

@@ -192,7 +192,6 @@ def store_footprints(settings: Settings, indexes: list[StoreFootprint]) -> list[
     return indexes
 
 
-
 def llm_from_settings(settings: Settings) -> OpenAiChatLlm:
     api_key = settings.llm_api_key
     return OpenAiChatLlm(

@@ -12,8 +12,8 @@ from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordInde
 from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.files.document_files import load_documents
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
-from retrieval.container import Application, running
 from retrieval.demo import KNOWLEDGE_DIR
+from retrieval.lifecycle import Application, running
 from retrieval.settings import Settings
 from retrieval_testkit.container import in_memory_container
 from retrieval_testkit.hash_embedder import HashEmbedder

@@ -17,7 +17,6 @@ from google.protobuf.message_factory import GetMessageClass
 from google.protobuf.struct_pb2 import Struct
 from hypothesis import strategies as st
 
-from retrieval.benchmarks.grpc_overhead import PLAINTEXT_LOOPBACK
 from retrieval.domain.models import DEFAULT_DOMAINS, SearchMode
 from retrieval.domain.ranking.fusion import FusionMethod
 from retrieval.domain.validation import QueryType
@@ -35,6 +34,7 @@ from retrieval_testkit.fuzz.strategies import (
     valid_slugs,
     words,
 )
+from retrieval_testkit.plaintext_loopback import PLAINTEXT_LOOPBACK
 
 METHODS = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].methods
 REFUSED = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)

@@ -14,7 +14,6 @@ from typing import Any
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from retrieval.container import Application
 from retrieval.domain.models import (
     DEFAULT_DOMAINS,
     MAX_FETCH_K,
@@ -26,6 +25,7 @@ from retrieval.domain.models import (
 )
 from retrieval.domain.ranking.fusion import FusionMethod
 from retrieval.errors import InvalidRequestError, NotFoundError
+from retrieval.lifecycle import Application
 from retrieval_testkit.fuzz.apps import NAMESPACES, seeded_application
 from retrieval_testkit.fuzz.harness import Check, RefusedError, Runner, Target, boundary
 from retrieval_testkit.fuzz.strategies import (

@@ -1,13 +1,20 @@
 """The ``retrieval`` command: every command module is light to import, so that help and
-refused requests answer at once; the stores and the model load when a command runs them."""
+refused requests answer at once; the stores and the model load when a command runs them.
+
+Installed packages add command groups under the ``retrieval.cli`` entry points (the
+benchmarks' ``retrieval-bench`` adds ``bench``); one is loaded only when it is run or the
+commands are listed."""
 
 from __future__ import annotations
 
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from retrieval.cli import (
     ask,
-    bench,
     console,
     demo,
     documents,
@@ -21,7 +28,44 @@ from retrieval.cli.lazy import lazy_group
 from retrieval.cli.runtime import VERBOSE
 from retrieval.cli.serve import serve
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Retrieval service for agents.")
+COMMAND_GROUPS = "retrieval.cli"
+
+
+@cache
+def installed_groups() -> dict[str, EntryPoint]:
+    """The command groups installed packages register, by command name."""
+    return {entry.name: entry for entry in entry_points(group=COMMAND_GROUPS)}
+
+
+@cache
+def command_group(entry: EntryPoint) -> TyperGroup:
+    """The group an entry point names (a ``typer.Typer``), under the entry point's name."""
+    group = typer.main.get_group(entry.load())
+    group.name = entry.name
+    return group
+
+
+class WithInstalledGroups(TyperGroup):
+    """The commands declared here, then the installed groups."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        declared = super().list_commands(ctx)
+        return [*declared, *sorted(installed_groups().keys() - set(declared))]
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> TyperCommand | TyperGroup | None:
+        declared = super().get_command(ctx, cmd_name)
+        if declared is not None:
+            return declared
+        entry = installed_groups().get(cmd_name)
+        return None if entry is None else command_group(entry)
+
+
+app = typer.Typer(
+    cls=WithInstalledGroups,
+    no_args_is_help=True,
+    add_completion=False,
+    help="Retrieval service for agents.",
+)
 app.command("ingest")(documents.ingest)
 app.command("sync")(library.sync)
 app.command("delete")(library.delete)
@@ -32,7 +76,6 @@ app.command("stats")(stats.stats)
 app.command("reconcile")(reconcile.reconcile)
 app.command("validate")(validate.validate)
 app.command("demo")(demo.demo)
-app.add_typer(bench.app, name="bench")
 app.add_typer(
     lazy_group(
         "Golden accuracy runs: a seeded suite, graded.", {"run": "retrieval.cli.golden:run"}

@@ -12,7 +12,7 @@ from retrieval.cli.tables import result_table
 from retrieval.demo import EXAMPLE_QUERIES, KNOWLEDGE_DIR, NAMESPACE, demo_settings
 
 if TYPE_CHECKING:
-    from retrieval.container import Application
+    from retrieval.lifecycle import Application
 
 
 def demo(

@@ -9,7 +9,6 @@ from rich.table import Table
 
 from retrieval.cli.progress import stage_progress
 from retrieval.cli.runtime import console, run_with_application
-from retrieval.container import Application
 from retrieval.domain.models import MAX_TOP_K
 from retrieval.errors import InvalidRequestError
 from retrieval.evaluation.ablation import (
@@ -19,9 +18,11 @@ from retrieval.evaluation.ablation import (
     latency_ratio,
     write_ablation,
 )
-from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_golden
+from retrieval.evaluation.golden import golden_namespace, run_golden
+from retrieval.evaluation.golden_report import GoldenReport
 from retrieval.evaluation.golden_suite import load_suite
 from retrieval.evaluation.reports import answer_rows, figure, write_golden_reports
+from retrieval.lifecycle import Application
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.settings import Settings
 

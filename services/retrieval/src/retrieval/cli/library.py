@@ -28,9 +28,9 @@ from retrieval.cli.runtime import (
     refused_when_invalid,
     run_here_or_served,
 )
-from retrieval.cli.sources import readable_source
 from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.models import check_slug
+from retrieval.source_display import readable_source
 
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls

@@ -23,7 +23,7 @@ from retrieval.domain.models import RetrievalOptions, validated
 from retrieval.domain.search_plan import SearchOptions
 
 if TYPE_CHECKING:
-    from retrieval.container import Application
+    from retrieval.lifecycle import Application
 
 
 def query(

@@ -16,7 +16,7 @@ from retrieval.cli.runtime import (
 from retrieval.domain.models import check_slug
 
 if TYPE_CHECKING:
-    from retrieval.container import Application
+    from retrieval.lifecycle import Application
     from retrieval.service.ingestion.reconciliation import ReconcileReport
 
 

@@ -22,8 +22,8 @@ from retrieval.errors import InvalidRequestError, RetrievalError
 
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls
-    from retrieval.container import Application
     from retrieval.domain.models import RetrievalQuery
+    from retrieval.lifecycle import Application
     from retrieval.settings import Settings
 
 T = TypeVar("T")
@@ -89,7 +89,7 @@ def run_with_application(
     work: Callable[[Application], Awaitable[T]], settings: Settings | None = None
 ) -> T:
     """Start the stores, run ``work``, stop them; a service error ends the command with code 1."""
-    from retrieval.container import running
+    from retrieval.lifecycle import running
 
     async def main() -> T:
         async with running(settings or load_settings()) as app:

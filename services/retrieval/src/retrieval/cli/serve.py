@@ -28,10 +28,10 @@ def serve() -> None:
     settings = from_environment(Settings)
     configure_logging(settings.log_level, settings.log_format)
     # the server and the stores load once the settings are known to be good
-    from retrieval.container import running
     from retrieval.grpc.server import serve as serve_grpc
     from retrieval.grpc.server import stop_on_signals
     from retrieval.grpc.settings import GrpcSettings
+    from retrieval.lifecycle import running
 
     server_settings = from_environment(GrpcSettings)
 

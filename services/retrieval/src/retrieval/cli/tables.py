@@ -8,9 +8,9 @@ from operator import itemgetter
 from rich.table import Table
 from rich.text import Text
 
-from retrieval.cli.sources import readable_source
 from retrieval.domain.models import DENSE, RetrievalMatch, RetrievalResult, StageTimings
 from retrieval.domain.provenance import location
+from retrieval.source_display import readable_source
 
 SNIPPET_CHARS = 90
 SLOWEST_SHOWN = 3

@@ -18,9 +18,9 @@ from retrieval.console.views.namespaces import NamespacePages
 from retrieval.console.views.query import QueryPage
 from retrieval.console.views.reports import ReportPages
 from retrieval.console.views.sign_in import SignInPage
-from retrieval.container import Application
 from retrieval.domain.tenants import Tenants
 from retrieval.errors import RetrievalError
+from retrieval.lifecycle import Application
 
 
 async def home(request: Request) -> Response:

@@ -12,7 +12,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
-from retrieval.cli.sources import readable_source
 from retrieval.console.report_files import ABSENT, is_number
 from retrieval.domain.provenance import page_span
 from retrieval.errors import (
@@ -22,6 +21,7 @@ from retrieval.errors import (
     PermissionDeniedError,
 )
 from retrieval.grpc.tenancy import CALLER
+from retrieval.source_display import readable_source
 
 log = structlog.get_logger("console")
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from retrieval.benchmarks.report import number
 from retrieval.domain.models import Frozen
 from retrieval.errors import NotFoundError
+from retrieval.evaluation.reports import number
 
 SUFFIXES = (".json", ".md", ".png")
 ABSENT = "-"

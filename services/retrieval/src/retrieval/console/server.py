@@ -8,10 +8,10 @@ import uvicorn
 
 from retrieval.console.access import check_exposure
 from retrieval.console.app import console_app
-from retrieval.container import running
 from retrieval.grpc.access import load_tenants
 from retrieval.grpc.server import stop_on_signals
 from retrieval.grpc.settings import GrpcSettings
+from retrieval.lifecycle import running
 from retrieval.settings import Settings
 
 

@@ -1,1 +1,1 @@
-"""Accuracy of retrieval: ranking metrics, the golden suite and external benchmarks (BEIR)."""
+"""Accuracy of retrieval: ranking metrics, percentiles, the golden suite and its ablation."""

@@ -14,7 +14,6 @@ from pathlib import Path
 from pydantic import Field
 from rich.table import Table
 
-from retrieval.benchmarks.stats import summary
 from retrieval.domain.models import (
     Frozen,
     RetrievalOptions,
@@ -23,6 +22,7 @@ from retrieval.domain.models import (
     SearchMode,
 )
 from retrieval.domain.ranking.fusion import FusionMethod
+from retrieval.evaluation.percentiles import summary
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import RerankBackend, Settings
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from retrieval.benchmarks.stats import percentile
+from retrieval.evaluation.percentiles import percentile
 
 Qrels = Mapping[str, int]
 Ranking = Sequence[str]

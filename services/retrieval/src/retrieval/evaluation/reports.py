@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrieval.evaluation.ablation import COLUMNS, ablation_rows
-from retrieval.evaluation.golden import ALL_DOMAINS, GoldenReport, GroupFigures, SampleRow
+from retrieval.evaluation.golden_report import ALL_DOMAINS, GoldenReport, GroupFigures, SampleRow
 from retrieval.evaluation.metrics import ScoreSummary, ThresholdFigures
 
 if TYPE_CHECKING:
@@ -21,6 +21,13 @@ GROUP_COLUMNS = "| {} | samples | hit@5 | recall@5 | precision@5 | MRR | nDCG@10
 
 def figure(value: float | None) -> str:
     return ABSENT if value is None else f"{value:.3f}"
+
+
+def number(value: float) -> str:
+    """An integer with thousands separators, else three decimals below 10 and one above."""
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:.3f}" if abs(value) < 10 else f"{value:,.1f}"
 
 
 def table(header: str, rows: Iterable[Iterable[str]]) -> list[str]:

@@ -11,7 +11,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 
-from retrieval.cli.sources import as_source
+from retrieval.adapters.files.local_sources import as_source
 from retrieval.console.access import check_read
 from retrieval.console.rendering import Renderer
 from retrieval.domain.models import RetrievalOptions, RetrievalQuery, StageTimings, validated

@@ -1,0 +1,1 @@
+"""``retrieval bench ...``: one module per benchmark command, imported when it is run."""

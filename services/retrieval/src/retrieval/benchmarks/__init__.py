@@ -1,1 +1,0 @@
-"""Benchmarks that measure the service on the configured backends and report figures."""
