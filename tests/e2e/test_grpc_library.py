@@ -22,7 +22,7 @@ from retrieval.domain.tenants import token_digest
 from retrieval.errors import InvalidRequestError, MassDeleteError, PermissionDeniedError
 from retrieval.grpc import GrpcSettings, PathSync, RetrievalClient, RetryPolicy, create_server
 from retrieval.grpc.conversions import document_to_proto, documents_from_proto
-from retrieval.service.ingestion.ingestion_service import Outcome
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc

@@ -59,7 +59,7 @@ from retrieval.grpc.conversions import query_request, result_from_proto
 from retrieval.grpc.server import SERVICE_NAME
 from retrieval.logging import correlation_scope
 from retrieval.observability.metrics_endpoint import metrics_endpoint
-from retrieval.service.ingestion.ingestion_service import Outcome
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc

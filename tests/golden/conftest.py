@@ -17,7 +17,8 @@ from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
 from retrieval.service.caching.result_cache import Uncached
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings

@@ -13,8 +13,10 @@ from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
 from retrieval.adapters.pinecone.clients import PineconeConnection
 from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
+from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores, audit
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.pinecone_standin import PineconeStandIn

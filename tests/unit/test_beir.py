@@ -27,7 +27,8 @@ from retrieval.evaluation.beir_data import (
 )
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.caching.result_cache import Uncached
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService

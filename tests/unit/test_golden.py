@@ -33,7 +33,8 @@ from retrieval.evaluation.reports import golden_markdown
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.caching.result_cache import ResultCache, Uncached
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings

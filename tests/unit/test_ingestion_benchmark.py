@@ -5,7 +5,8 @@ from __future__ import annotations
 from retrieval.benchmarks.ingestion import measure_ingestion
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.service.caching.caching_embedder import CachingEmbedder
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,

@@ -15,8 +15,10 @@ from retrieval.domain.ledger import DocumentState, fingerprint
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.caching.caching_embedder import CachingEmbedder
+from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,

@@ -9,11 +9,9 @@ import pytest
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackendUnavailableError, InvalidRequestError
-from retrieval.service.ingestion.ingestion_service import (
-    ChunkingPolicy,
-    IngestionService,
-    Outcome,
-)
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,

@@ -12,9 +12,11 @@ from retrieval.domain.ledger import Lease
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.provenance import Source
 from retrieval.errors import InvalidRequestError, MassDeleteError, NotFoundError
+from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library import Deletion
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,

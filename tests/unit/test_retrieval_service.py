@@ -27,7 +27,8 @@ from retrieval.errors import (
 )
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.caching.result_cache import ResultCache, Uncached
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter
 from retrieval.service.retrieval.retrieval_service import RetrievalService, check_domains

@@ -12,8 +12,10 @@ from retrieval.domain.ledger import DocumentRecord, Lease
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.ports.embedder import Embedder, Matrix
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.leases import writer_lease
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.service.stats import StatsService
 from retrieval_testkit import (
     HashEmbedder,

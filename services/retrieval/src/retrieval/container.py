@@ -22,6 +22,7 @@ from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.extraction.llm_knowledge import LlmKnowledgeExtractor
 from retrieval.adapters.extraction.names_only import NamesOnly
 from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
@@ -57,7 +58,13 @@ from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.caching.query_vector_cache import QueryVectorCache
 from retrieval.service.caching.result_cache import ResultCache, Uncached
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.local_files import CheckedIntake, LocalFiles
+from retrieval.service.ingestion.repair import Repair
+from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.priority_embedder import PriorityEmbedder
 from retrieval.service.retrieval.pipeline import SearchPlan, retrieval_stages
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter, RocchioRewriter
@@ -497,6 +504,13 @@ class Container(containers.DeclarativeContainer):
         budget_tokens=settings.provided.answer_context_tokens,
         max_answer_tokens=settings.provided.answer_max_tokens,
     )
+    chunk_stores = providers.Singleton(
+        ChunkStores,
+        index=vector_index,
+        keywords=keyword_index,
+        texts=chunk_text_cache,
+        graph=chunk_graph,
+    )
     ingestion_service = providers.Singleton(
         IngestionService,
         embedder=embedder,
@@ -508,7 +522,6 @@ class Container(containers.DeclarativeContainer):
         allowed_domains=settings.provided.allowed_domains,
         default_namespace=settings.provided.default_namespace,
         lease_wait_s=settings.provided.ingest_lease_wait_s,
-        max_delete_share=settings.provided.sync_max_delete_share,
         lease_renew_s=settings.provided.ingest_lease_renew_s,
         documents_per_write=settings.provided.ingest_documents_per_write,
         graph=chunk_graph,
@@ -518,15 +531,49 @@ class Container(containers.DeclarativeContainer):
             overlap_words=settings.provided.chunk_overlap_words,
         ),
     )
+    library = providers.Singleton(
+        Library,
+        stores=chunk_stores,
+        ledger=document_ledger,
+        generations=namespace_generations,
+        default_namespace=settings.provided.default_namespace,
+        lease_wait_s=settings.provided.ingest_lease_wait_s,
+    )
+    library_sync = providers.Singleton(
+        LibrarySync,
+        writer=ingestion_service,
+        library=library,
+        ledger=document_ledger,
+        max_delete_share=settings.provided.sync_max_delete_share,
+    )
+    repair = providers.Singleton(
+        Repair,
+        embedder=embedder,
+        stores=chunk_stores,
+        ledger=document_ledger,
+        generations=namespace_generations,
+        lease_wait_s=settings.provided.ingest_lease_wait_s,
+    )
+    local_files = providers.Singleton(
+        LocalFiles,
+        intake=providers.Singleton(CheckedIntake, writer=ingestion_service, sync=library_sync),
+        scope=providers.Object(sync_scope),
+    )
 
 
 @dataclass(frozen=True)
 class Application:
-    """The services of a running container: every write goes through ``ingestion``."""
+    """The services of a running container: every write of chunks goes through
+    ``ingestion``; ``library`` reads and deletes documents, ``sync`` mirrors folders,
+    ``repair`` reconciles, and ``local_files`` takes files and folders in."""
 
     settings: Settings
     retrieval: RetrievalService
     ingestion: IngestionService
+    library: Library
+    sync: LibrarySync
+    repair: Repair
+    local_files: LocalFiles
     stats: StatsService
     answers: AnswerService
     validation: ValidationService
@@ -553,11 +600,11 @@ async def start_resources(container: Container) -> None:
         raise failures[0]
 
 
-async def recover_left_writes(ingestion: IngestionService) -> None:
+async def recover_left_writes(repair: Repair) -> None:
     """Repair the writes this host's stopped processes left; a store that does not answer
     yet leaves them to the next write of each document, or to ``reconcile``."""
     try:
-        await ingestion.recover()
+        await repair.recover()
     except RetrievalError as error:
         structlog.get_logger("retrieval").warning("reconcile.recover_failed", error=str(error))
 
@@ -583,12 +630,16 @@ async def running(
             settings=settings,
             retrieval=await resolve(container.retrieval_service),
             ingestion=await resolve(container.ingestion_service),
+            library=await resolve(container.library),
+            sync=await resolve(container.library_sync),
+            repair=await resolve(container.repair),
+            local_files=await resolve(container.local_files),
             stats=await resolve(container.stats_service),
             answers=await resolve(container.answer_service),
             validation=await resolve(container.validation_service),
             telemetry=await resolve(container.telemetry),
         )
-        await recover_left_writes(application.ingestion)
+        await recover_left_writes(application.repair)
         if settings.gc_freeze:
             gc.freeze()
         yield application

@@ -49,8 +49,10 @@ from retrieval.domain.ledger import fingerprint
 from retrieval.domain.models import RagDocument
 from retrieval.domain.provenance import Source
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
+from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.settings import Settings
 
 NAMESPACE = "crash"
@@ -250,9 +252,9 @@ async def write_version(task: str, version: int) -> bool:
     async with running(Settings()) as app:
         print(READY, flush=True)
         if task == DELETE:
-            report = await app.ingestion.delete(NAMESPACE, source_prefix=COPIES)
+            report = await app.library.delete(NAMESPACE, source_prefix=COPIES)
             return not report.busy
-        synced = await app.ingestion.sync(
+        synced = await app.sync.sync(
             corpus(version), [ROOT], NAMESPACE, allow_mass_delete=True
         )
     return not synced.busy and not synced.count(Outcome.FAILED)

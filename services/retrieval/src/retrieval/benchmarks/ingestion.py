@@ -17,7 +17,8 @@ from retrieval.adapters.files.document_files import load_documents
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.models import RagDocument
 from retrieval.ports import Embedder
-from retrieval.service.ingestion.ingestion_service import DocumentOutcome, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome
 
 
 def corpus(copies: int, tag: str) -> list[RagDocument]:

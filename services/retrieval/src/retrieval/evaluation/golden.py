@@ -67,7 +67,8 @@ from retrieval.evaluation.metrics import (
     threshold_report,
 )
 from retrieval.service.answers.answer_service import AnswerService
-from retrieval.service.ingestion.ingestion_service import DocumentOutcome, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 
 HIT_K = 5

@@ -31,6 +31,8 @@ from retrieval.grpc.stats_conversions import stats_to_proto
 from retrieval.grpc.tenancy import visible_namespaces
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.service.validation_service import ValidationService
@@ -43,6 +45,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self,
         retrieval: RetrievalService,
         ingestion: IngestionService,
+        library: Library,
+        sync: LibrarySync,
         stats: StatsService,
         answers: AnswerService,
         validation: ValidationService,
@@ -51,6 +55,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self._retrieval = retrieval
         self._max_documents_per_call = max_documents_per_call
         self._ingestion = ingestion
+        self._library = library
+        self._sync = sync
         self._stats = stats
         self._answers = answers
         self._validation = validation
@@ -84,7 +90,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def DeleteDocument(
         self, request: pb.DeleteDocumentRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteDocumentResponse:
-        deleted = await self._ingestion.delete_document(
+        deleted = await self._library.delete_document(
             request.document_id, optional_namespace(request.namespace)
         )
         return pb.DeleteDocumentResponse(deleted_chunks=deleted)
@@ -93,7 +99,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def DeleteNamespace(
         self, request: pb.DeleteNamespaceRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteNamespaceResponse:
-        deleted = await self._ingestion.delete_namespace(request.namespace)
+        deleted = await self._library.delete_namespace(request.namespace)
         return pb.DeleteNamespaceResponse(deleted_chunks=deleted)
 
     @translate_errors
@@ -139,7 +145,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.SyncDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.SyncDocumentsResponse:
         self._check_count(request.documents, "documents", "sync each folder in a call of its own")
-        report = await self._ingestion.sync(
+        report = await self._sync.sync(
             documents_from_proto(request.documents),
             list(request.roots),
             optional_namespace(request.namespace),
@@ -155,7 +161,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.DeleteDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteDocumentsResponse:
         self._check_count(request.document_ids, "document_ids", "send them in several calls")
-        report = await self._ingestion.delete(
+        report = await self._library.delete(
             optional_namespace(request.namespace),
             list(request.document_ids),
             source_prefix=optional_field(request, "source_prefix"),
@@ -168,7 +174,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.ListDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListDocumentsResponse:
         size = page_size(request)
-        documents = await self._ingestion.documents(
+        documents = await self._library.documents(
             optional_namespace(request.namespace),
             source_prefix=optional_field(request, "source_prefix"),
         )

@@ -1,0 +1,270 @@
+"""Local files and folders into a namespace: ``retrieval ingest`` and ``sync``,
+``retrieval.connect()`` and the gRPC client's ``sync_paths`` all run this use case.
+
+The door reads the files (``retrieval.adapters.files``) and hands what it read over; each
+document is then checked alone, so a bad one fails by itself: it is a failure of the report
+(its source, else its id, and why), and nothing of it is written. A sync keeps what the
+sources of failed files and refused documents held before. Where the documents are written
+is a ``DocumentIntake``: this process's services (``CheckedIntake``) or a server's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import Field
+
+from retrieval.domain.models import Frozen, RagDocument
+from retrieval.errors import InvalidRequestError
+from retrieval.service.ingestion.chunking import Prepared
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport
+from retrieval.service.ingestion.progress import Progress
+from retrieval.service.ingestion.sync import LibrarySync
+
+Refused = tuple[RagDocument, InvalidRequestError]
+"""A document the service refused, and why."""
+
+
+class ReadFailure(Protocol):
+    """A file, or one entry of a collection, that could not be read."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def field(self) -> str | None: ...
+
+
+class FilesRead(Protocol):
+    """What a set of files and folders held."""
+
+    @property
+    def documents(self) -> Sequence[RagDocument]: ...
+
+    @property
+    def failures(self) -> Sequence[ReadFailure]: ...
+
+    @property
+    def skipped(self) -> Sequence[str]: ...
+
+    @property
+    def files(self) -> int: ...
+
+
+class SyncRoots(Protocol):
+    """The roots a sync of paths mirrors, and the sources it keeps because they failed."""
+
+    @property
+    def roots(self) -> Sequence[str]: ...
+
+    @property
+    def unreadable(self) -> Collection[str]: ...
+
+
+SyncScope = Callable[[Sequence[Path], Sequence[ReadFailure]], SyncRoots]
+"""The roots and unreadable sources of the paths given, from what failed to read."""
+
+
+class DocumentIntake(Protocol):
+    """Writes documents one by one as far as refusals go: each refused document is set
+    aside with its error, the rest written."""
+
+    async def ingest_each(
+        self,
+        documents: Sequence[RagDocument],
+        namespace: str,
+        on_progress: Progress | None,
+        *,
+        replace: bool,
+    ) -> tuple[list[DocumentOutcome], list[Refused]]: ...
+
+    async def sync_each(
+        self,
+        documents: Sequence[RagDocument],
+        roots: Sequence[str],
+        namespace: str,
+        *,
+        unreadable: Collection[str],
+        dry_run: bool,
+        replace: bool,
+        allow_mass_delete: bool,
+        on_progress: Progress | None,
+    ) -> tuple[SyncReport, list[Refused]]: ...
+
+
+class SourceFailure(Frozen):
+    """A file, an entry of a collection, or a document, that failed: nothing of it was
+    written."""
+
+    source: str = Field(description="The file (with [n] for an entry), else the document id.")
+    reason: str = Field(description="What is wrong with it.")
+    field: str | None = Field(default=None, description="The document field at fault, if one.")
+
+    @classmethod
+    def read(cls, failure: ReadFailure) -> SourceFailure:
+        return cls(source=failure.source, reason=failure.reason, field=failure.field)
+
+    @classmethod
+    def refused(cls, refused: Refused) -> SourceFailure:
+        document, error = refused
+        source = document.source.uri if document.source else document.document_id
+        return cls(source=source, reason=error.reason, field=error.field)
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.reason}"
+
+
+class IngestReport(Frozen):
+    """What an ingestion of files, folders and documents did."""
+
+    namespace: str = Field(description="The namespace written.")
+    outcomes: tuple[DocumentOutcome, ...] = Field(description="One per document written.")
+    failures: tuple[SourceFailure, ...] = Field(
+        description="Files or entries that could not be read, and documents refused (their "
+        "source, else their id): nothing of them was written."
+    )
+    skipped: tuple[str, ...] = Field(description="Files in folders of an unsupported type.")
+    files: int = Field(ge=0, description="Files found to read, the failed ones included.")
+
+
+class PathSync(Frozen):
+    """What a sync of local files and folders did."""
+
+    report: SyncReport = Field(description="The service's report of the sync.")
+    failures: tuple[SourceFailure, ...] = Field(
+        description="Files or entries that could not be read, and documents refused: what "
+        "their sources held before was kept."
+    )
+
+
+def refused_sources(refused: Sequence[Refused]) -> set[str]:
+    """The sources of refused documents: a sync keeps what they hold."""
+    return {document.source.uri for document, _ in refused if document.source}
+
+
+class CheckedIntake:
+    """This process's writer: each document cut once, checked alone, the accepted written."""
+
+    def __init__(self, writer: IngestionService, sync: LibrarySync) -> None:
+        self._writer = writer
+        self._sync = sync
+
+    def _accepted(
+        self, documents: Sequence[RagDocument], namespace: str
+    ) -> tuple[list[Prepared], list[Refused]]:
+        accepted: list[Prepared] = []
+        refused: list[Refused] = []
+        for item in self._writer.prepare(documents, namespace):
+            error = self._writer.refusal(item)
+            if error is None:
+                accepted.append(item)
+            else:
+                refused.append((item.document, error))
+        self._writer.check_request(accepted)
+        return accepted, refused
+
+    async def ingest_each(
+        self,
+        documents: Sequence[RagDocument],
+        namespace: str,
+        on_progress: Progress | None,
+        *,
+        replace: bool,
+    ) -> tuple[list[DocumentOutcome], list[Refused]]:
+        accepted, refused = self._accepted(documents, namespace)
+        outcomes = await self._writer.write(accepted, namespace, on_progress, replace=replace)
+        return outcomes, refused
+
+    async def sync_each(
+        self,
+        documents: Sequence[RagDocument],
+        roots: Sequence[str],
+        namespace: str,
+        *,
+        unreadable: Collection[str],
+        dry_run: bool,
+        replace: bool,
+        allow_mass_delete: bool,
+        on_progress: Progress | None,
+    ) -> tuple[SyncReport, list[Refused]]:
+        accepted, refused = self._accepted(documents, namespace)
+        report = await self._sync.sync_prepared(
+            accepted,
+            roots,
+            namespace,
+            unreadable={*unreadable, *refused_sources(refused)},
+            dry_run=dry_run,
+            replace=replace,
+            allow_mass_delete=allow_mass_delete,
+            on_progress=on_progress,
+        )
+        return report, refused
+
+
+class LocalFiles:
+    """Files read by a door, written through ``intake``, told in one report."""
+
+    def __init__(self, intake: DocumentIntake, scope: SyncScope) -> None:
+        self._intake = intake
+        self._scope = scope
+
+    async def ingest(
+        self,
+        files: FilesRead,
+        namespace: str,
+        *,
+        documents: Sequence[RagDocument] = (),
+        replace: bool = False,
+        on_progress: Progress | None = None,
+    ) -> IngestReport:
+        """Write the documents read and ``documents``; an unchanged one writes nothing."""
+        outcomes, refused = await self._intake.ingest_each(
+            [*files.documents, *documents], namespace, on_progress, replace=replace
+        )
+        return IngestReport(
+            namespace=namespace,
+            outcomes=tuple(outcomes),
+            failures=failures_of(files, refused),
+            skipped=tuple(files.skipped),
+            files=files.files,
+        )
+
+    async def sync(
+        self,
+        paths: Sequence[Path],
+        files: FilesRead,
+        namespace: str,
+        *,
+        dry_run: bool = False,
+        replace: bool = False,
+        allow_mass_delete: bool = False,
+        on_progress: Progress | None = None,
+    ) -> PathSync:
+        """Make the namespace hold what ``paths`` hold: each path that exists is a root."""
+        scope = self._scope(paths, files.failures)
+        if not scope.roots:
+            raise InvalidRequestError(f"none of {[str(p) for p in paths]} exists", field="paths")
+        report, refused = await self._intake.sync_each(
+            files.documents,
+            scope.roots,
+            namespace,
+            unreadable=scope.unreadable,
+            dry_run=dry_run,
+            replace=replace,
+            allow_mass_delete=allow_mass_delete,
+            on_progress=on_progress,
+        )
+        return PathSync(report=report, failures=failures_of(files, refused))
+
+
+def failures_of(files: FilesRead, refused: Sequence[Refused]) -> tuple[SourceFailure, ...]:
+    return (
+        *(SourceFailure.read(failure) for failure in files.failures),
+        *(SourceFailure.refused(item) for item in refused),
+    )
