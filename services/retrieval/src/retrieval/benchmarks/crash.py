@@ -254,9 +254,7 @@ async def write_version(task: str, version: int) -> bool:
         if task == DELETE:
             report = await app.library.delete(NAMESPACE, source_prefix=COPIES)
             return not report.busy
-        synced = await app.sync.sync(
-            corpus(version), [ROOT], NAMESPACE, allow_mass_delete=True
-        )
+        synced = await app.sync.sync(corpus(version), [ROOT], NAMESPACE, allow_mass_delete=True)
     return not synced.busy and not synced.count(Outcome.FAILED)
 
 
