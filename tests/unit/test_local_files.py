@@ -13,7 +13,7 @@ from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
-from retrieval.service.ingestion.local_files import CheckedIntake, LocalFiles
+from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
 from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.service.ingestion.sync import LibrarySync
 from retrieval_testkit import (
@@ -51,7 +51,7 @@ def local_files(policy: ChunkingPolicy) -> LocalFiles:
     )
     library = Library(ChunkStores(index, keywords, chunks), ledger, generations, NS, 30.0)
     sync = LibrarySync(writer, library, ledger, max_delete_share=0.5)
-    return LocalFiles(CheckedIntake(writer, sync), sync_scope)
+    return LocalFiles(ServiceIntake(writer, sync), sync_scope)
 
 
 def document(document_id: str, folder: Path = Path("/kb"), **fields: object) -> RagDocument:

@@ -62,7 +62,7 @@ from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
-from retrieval.service.ingestion.local_files import CheckedIntake, LocalFiles
+from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
 from retrieval.service.ingestion.repair import Repair
 from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.priority_embedder import PriorityEmbedder
@@ -556,7 +556,7 @@ class Container(containers.DeclarativeContainer):
     )
     local_files = providers.Singleton(
         LocalFiles,
-        intake=providers.Singleton(CheckedIntake, writer=ingestion_service, sync=library_sync),
+        intake=providers.Singleton(ServiceIntake, writer=ingestion_service, sync=library_sync),
         scope=providers.Object(sync_scope),
     )
 

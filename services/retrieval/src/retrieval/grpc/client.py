@@ -211,6 +211,7 @@ class RetrievalClient:
         namespace: str | None = None,
         *,
         replace: bool = False,
+        refused_as_outcomes: bool = False,
         timeout: float | None = None,
     ) -> list[DocumentOutcome]:
         """As ``IngestionService.ingest``: one outcome per document, in order."""
@@ -218,6 +219,7 @@ class RetrievalClient:
             namespace=namespace or "",
             documents=[document_to_proto(d) for d in documents],
             replace=replace,
+            refused_as_outcomes=refused_as_outcomes,
         )
         return outcomes_from_proto(await self._call(self._stub.IngestDocuments, request, timeout))
 
@@ -231,6 +233,7 @@ class RetrievalClient:
         dry_run: bool = False,
         replace: bool = False,
         allow_mass_delete: bool = False,
+        refused_as_outcomes: bool = False,
         timeout: float | None = None,
     ) -> SyncReport:
         """As ``LibrarySync.sync``, in one request: every document of the roots travels
@@ -243,6 +246,7 @@ class RetrievalClient:
             dry_run=dry_run,
             replace=replace,
             allow_mass_delete=allow_mass_delete,
+            refused_as_outcomes=refused_as_outcomes,
         )
         response = await self._call(self._stub.SyncDocuments, request, timeout)
         return sync_report_from_proto(response)

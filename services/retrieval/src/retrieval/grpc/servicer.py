@@ -83,7 +83,12 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         namespace = optional_namespace(request.namespace)
         self._check_count(request.documents, "documents", "send them in several calls")
         documents = documents_from_proto(request.documents)
-        outcomes = await self._ingestion.ingest(documents, namespace, replace=request.replace)
+        outcomes = await self._ingestion.ingest(
+            documents,
+            namespace,
+            replace=request.replace,
+            refused_as_outcomes=request.refused_as_outcomes,
+        )
         return outcomes_to_proto(outcomes)
 
     @translate_errors
@@ -153,6 +158,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             dry_run=request.dry_run,
             replace=request.replace,
             allow_mass_delete=request.allow_mass_delete,
+            refused_as_outcomes=request.refused_as_outcomes,
         )
         return sync_report_to_proto(report)
 

@@ -1,11 +1,14 @@
-"""Documents in, searchable chunks out: each request cut into chunks once, checked whole,
-then written group by group (``retrieval.service.ingestion.group_write``). After a failure,
+"""Documents in, searchable chunks out: each request cut into chunks once, checked, then
+written group by group (``retrieval.service.ingestion.group_write``). A request is refused
+whole when one document is bad, or, when the caller asks for ``refused_as_outcomes``, each bad
+document is a ``FAILED`` outcome of its own and the others are written. After a failure,
 a crash or a cancellation, the stores hold the previous version of every document or a state
 the next run repairs. See ``docs/ingestion.md``."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from retrieval.batching import slices
@@ -24,10 +27,14 @@ from retrieval.service.ingestion.chunking import (
     whole,
 )
 from retrieval.service.ingestion.consistency import ChunkStores
-from retrieval.service.ingestion.document_checks import check_document, check_request
+from retrieval.service.ingestion.document_checks import (
+    check_document,
+    check_request,
+    check_unique,
+)
 from retrieval.service.ingestion.group_write import GroupCall, GroupWriter
 from retrieval.service.ingestion.namespaces import namespace_or_default
-from retrieval.service.ingestion.outcomes import DocumentOutcome
+from retrieval.service.ingestion.outcomes import DocumentOutcome, refusal_outcome
 from retrieval.service.ingestion.progress import EmbeddedTally, IngestProgress, Progress
 from retrieval.service.timing import StageClock
 
@@ -42,6 +49,28 @@ class PassageEmbedder(Protocol):
     def dimension(self) -> int: ...
 
     async def embed_passages(self, texts: Sequence[str]) -> Matrix: ...
+
+
+@dataclass(frozen=True)
+class Screened:
+    """A request's documents the checks accepted, and the ``FAILED`` outcome of each document
+    they refused, by its position in the request."""
+
+    accepted: list[Prepared]
+    refused: dict[int, DocumentOutcome]
+
+    def in_order(self, written: Sequence[DocumentOutcome]) -> list[DocumentOutcome]:
+        """The outcomes of the whole request in its order, ``written`` being those of
+        ``accepted``."""
+        rest = iter(written)
+        return [
+            self.refused[position] if position in self.refused else next(rest)
+            for position in range(len(self.accepted) + len(self.refused))
+        ]
+
+    @property
+    def refused_sources(self) -> set[str]:
+        return {o.source for o in self.refused.values() if o.source is not None}
 
 
 class IngestionService:
@@ -127,6 +156,25 @@ class IngestionService:
             signature=self._signature,
         )
 
+    def screen(self, prepared: Sequence[Prepared], refused_as_outcomes: bool) -> Screened:
+        """The documents to write. Unless ``refused_as_outcomes``, one bad document raises
+        ``InvalidRequestError`` naming it; with it, each bad document is set aside as a
+        ``FAILED`` outcome with its reason and field. An id given twice refuses the request
+        either way."""
+        if not refused_as_outcomes:
+            self.check_request(prepared)
+            return Screened(list(prepared), {})
+        check_unique([item.document for item in prepared])
+        accepted: list[Prepared] = []
+        refused: dict[int, DocumentOutcome] = {}
+        for position, item in enumerate(prepared):
+            error = self.refusal(item)
+            if error is None:
+                accepted.append(item)
+            else:
+                refused[position] = refusal_outcome(item.document_id, error, item.source)
+        return Screened(accepted, refused)
+
     async def ingest(
         self,
         documents: Sequence[RagDocument],
@@ -134,19 +182,22 @@ class IngestionService:
         on_progress: Progress | None = None,
         *,
         replace: bool = False,
+        refused_as_outcomes: bool = False,
     ) -> list[DocumentOutcome]:
         """Chunk, embed and store documents; unchanged ones cost one lookup and write nothing.
+        One outcome per document, in order.
 
-        The request is checked whole first: one bad document raises ``InvalidRequestError``
-        naming it and its field, and nothing is written. After that, each document succeeds
-        or fails on its own (``Outcome.FAILED`` with the reason). A document whose id is held
-        by a document from another source fails with ``DocumentIdClashError`` naming both,
-        unless ``replace``.
+        The request is checked first: one bad document raises ``InvalidRequestError`` naming
+        it and its field, and nothing is written; with ``refused_as_outcomes`` it is a
+        ``FAILED`` outcome with that reason and field (``DocumentOutcome.refused``) and the
+        others are written. After that, each document succeeds or fails on its own
+        (``Outcome.FAILED`` with the reason). A document whose id is held by a document from
+        another source fails with ``DocumentIdClashError`` naming both, unless ``replace``.
         """
         target = self.namespace(namespace)
-        prepared = self.prepare(documents, target)
-        self.check_request(prepared)
-        return await self.write(prepared, target, on_progress, replace=replace)
+        screened = self.screen(self.prepare(documents, target), refused_as_outcomes)
+        written = await self.write(screened.accepted, target, on_progress, replace=replace)
+        return screened.in_order(written)
 
     async def ingest_embedded(
         self,

@@ -1,11 +1,12 @@
 """Local files and folders into a namespace: ``retrieval ingest`` and ``sync``,
 ``retrieval.connect()`` and the gRPC client's ``sync_paths`` all run this use case.
 
-The door reads the files (``retrieval.adapters.files``) and hands what it read over; each
-document is then checked alone, so a bad one fails by itself: it is a failure of the report
-(its source, else its id, and why), and nothing of it is written. A sync keeps what the
-sources of failed files and refused documents held before. Where the documents are written
-is a ``DocumentIntake``: this process's services (``CheckedIntake``) or a server's.
+The door reads the files (``retrieval.adapters.files``) and hands what it read over, in one
+request that asks for refusals as outcomes: a document the checks refuse fails by itself, a
+failure of the report (its source, else its id, and why) of which nothing is written, and the
+others are written. A sync keeps what the sources of failed files and refused documents held
+before. Where the documents are written is a ``DocumentIntake``: this process's services
+(``ServiceIntake``) or a server's (``retrieval.grpc.remote_intake``).
 """
 
 from __future__ import annotations
@@ -18,14 +19,10 @@ from pydantic import Field
 
 from retrieval.domain.models import Frozen, RagDocument
 from retrieval.errors import InvalidRequestError
-from retrieval.service.ingestion.chunking import Prepared
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport
 from retrieval.service.ingestion.progress import Progress
 from retrieval.service.ingestion.sync import LibrarySync
-
-Refused = tuple[RagDocument, InvalidRequestError]
-"""A document the service refused, and why."""
 
 
 class ReadFailure(Protocol):
@@ -72,19 +69,20 @@ SyncScope = Callable[[Sequence[Path], Sequence[ReadFailure]], SyncRoots]
 
 
 class DocumentIntake(Protocol):
-    """Writes documents one by one as far as refusals go: each refused document is set
-    aside with its error, the rest written."""
+    """Writes documents with each document the checks refuse returned as a ``FAILED``
+    outcome of its own (``DocumentOutcome.refused``), the others written; a sync keeps what
+    the sources of refused documents held."""
 
-    async def ingest_each(
+    async def ingest(
         self,
         documents: Sequence[RagDocument],
         namespace: str,
         on_progress: Progress | None,
         *,
         replace: bool,
-    ) -> tuple[list[DocumentOutcome], list[Refused]]: ...
+    ) -> list[DocumentOutcome]: ...
 
-    async def sync_each(
+    async def sync(
         self,
         documents: Sequence[RagDocument],
         roots: Sequence[str],
@@ -95,7 +93,7 @@ class DocumentIntake(Protocol):
         replace: bool,
         allow_mass_delete: bool,
         on_progress: Progress | None,
-    ) -> tuple[SyncReport, list[Refused]]: ...
+    ) -> SyncReport: ...
 
 
 class SourceFailure(Frozen):
@@ -111,10 +109,12 @@ class SourceFailure(Frozen):
         return cls(source=failure.source, reason=failure.reason, field=failure.field)
 
     @classmethod
-    def refused(cls, refused: Refused) -> SourceFailure:
-        document, error = refused
-        source = document.source.uri if document.source else document.document_id
-        return cls(source=source, reason=error.reason, field=error.field)
+    def refused(cls, outcome: DocumentOutcome) -> SourceFailure:
+        return cls(
+            source=outcome.source or outcome.document_id,
+            reason=outcome.error or "",
+            field=outcome.field,
+        )
 
     def __str__(self) -> str:
         return f"{self.source}: {self.reason}"
@@ -143,45 +143,26 @@ class PathSync(Frozen):
     )
 
 
-def refused_sources(refused: Sequence[Refused]) -> set[str]:
-    """The sources of refused documents: a sync keeps what they hold."""
-    return {document.source.uri for document, _ in refused if document.source}
-
-
-class CheckedIntake:
-    """This process's writer: each document cut once, checked alone, the accepted written."""
+class ServiceIntake:
+    """This process's writer and sync, asked for refusals as outcomes."""
 
     def __init__(self, writer: IngestionService, sync: LibrarySync) -> None:
         self._writer = writer
         self._sync = sync
 
-    def _accepted(
-        self, documents: Sequence[RagDocument], namespace: str
-    ) -> tuple[list[Prepared], list[Refused]]:
-        accepted: list[Prepared] = []
-        refused: list[Refused] = []
-        for item in self._writer.prepare(documents, namespace):
-            error = self._writer.refusal(item)
-            if error is None:
-                accepted.append(item)
-            else:
-                refused.append((item.document, error))
-        self._writer.check_request(accepted)
-        return accepted, refused
-
-    async def ingest_each(
+    async def ingest(
         self,
         documents: Sequence[RagDocument],
         namespace: str,
         on_progress: Progress | None,
         *,
         replace: bool,
-    ) -> tuple[list[DocumentOutcome], list[Refused]]:
-        accepted, refused = self._accepted(documents, namespace)
-        outcomes = await self._writer.write(accepted, namespace, on_progress, replace=replace)
-        return outcomes, refused
+    ) -> list[DocumentOutcome]:
+        return await self._writer.ingest(
+            documents, namespace, on_progress, replace=replace, refused_as_outcomes=True
+        )
 
-    async def sync_each(
+    async def sync(
         self,
         documents: Sequence[RagDocument],
         roots: Sequence[str],
@@ -192,19 +173,18 @@ class CheckedIntake:
         replace: bool,
         allow_mass_delete: bool,
         on_progress: Progress | None,
-    ) -> tuple[SyncReport, list[Refused]]:
-        accepted, refused = self._accepted(documents, namespace)
-        report = await self._sync.sync_prepared(
-            accepted,
+    ) -> SyncReport:
+        return await self._sync.sync(
+            documents,
             roots,
             namespace,
-            unreadable={*unreadable, *refused_sources(refused)},
+            unreadable=unreadable,
             dry_run=dry_run,
             replace=replace,
             allow_mass_delete=allow_mass_delete,
+            refused_as_outcomes=True,
             on_progress=on_progress,
         )
-        return report, refused
 
 
 class LocalFiles:
@@ -224,13 +204,13 @@ class LocalFiles:
         on_progress: Progress | None = None,
     ) -> IngestReport:
         """Write the documents read and ``documents``; an unchanged one writes nothing."""
-        outcomes, refused = await self._intake.ingest_each(
+        outcomes = await self._intake.ingest(
             [*files.documents, *documents], namespace, on_progress, replace=replace
         )
         return IngestReport(
             namespace=namespace,
-            outcomes=tuple(outcomes),
-            failures=failures_of(files, refused),
+            outcomes=tuple(o for o in outcomes if not o.refused),
+            failures=failures_of(files, outcomes),
             skipped=tuple(files.skipped),
             files=files.files,
         )
@@ -250,7 +230,7 @@ class LocalFiles:
         scope = self._scope(paths, files.failures)
         if not scope.roots:
             raise InvalidRequestError(f"none of {[str(p) for p in paths]} exists", field="paths")
-        report, refused = await self._intake.sync_each(
+        report = await self._intake.sync(
             files.documents,
             scope.roots,
             namespace,
@@ -260,11 +240,16 @@ class LocalFiles:
             allow_mass_delete=allow_mass_delete,
             on_progress=on_progress,
         )
-        return PathSync(report=report, failures=failures_of(files, refused))
+        written = tuple(o for o in report.outcomes if not o.refused)
+        return PathSync(
+            report=report.model_copy(update={"outcomes": written}),
+            failures=failures_of(files, report.outcomes),
+        )
 
 
-def failures_of(files: FilesRead, refused: Sequence[Refused]) -> tuple[SourceFailure, ...]:
+def failures_of(files: FilesRead, outcomes: Sequence[DocumentOutcome]) -> tuple[SourceFailure, ...]:
+    """What failed to read, then the documents refused."""
     return (
         *(SourceFailure.read(failure) for failure in files.failures),
-        *(SourceFailure.refused(item) for item in refused),
+        *(SourceFailure.refused(o) for o in outcomes if o.refused),
     )

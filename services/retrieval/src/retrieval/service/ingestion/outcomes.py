@@ -7,6 +7,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from retrieval.domain.models import Frozen
+from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.library import DocumentSummary
 
 
@@ -26,6 +27,15 @@ class DocumentOutcome(Frozen):
     chunks: int = Field(description="Chunks of the version written, or of the one deleted.")
     error: str | None = Field(default=None, description="Why it failed.")
     source: str | None = Field(default=None, description="The document's path or URL.")
+    field: str | None = Field(
+        default=None,
+        description="The document field the checks refused; set on a refusal only, when "
+        "nothing of the document was written.",
+    )
+
+    @property
+    def refused(self) -> bool:
+        return self.field is not None
 
 
 class DeleteReport(Frozen):
@@ -56,6 +66,19 @@ class SyncReport(Frozen):
 def failed(document_id: str, error: Exception, source: str | None = None) -> DocumentOutcome:
     return DocumentOutcome(
         document_id=document_id, outcome=Outcome.FAILED, chunks=0, error=str(error), source=source
+    )
+
+
+def refusal_outcome(
+    document_id: str, error: InvalidRequestError, source: str | None
+) -> DocumentOutcome:
+    return DocumentOutcome(
+        document_id=document_id,
+        outcome=Outcome.FAILED,
+        chunks=0,
+        error=error.reason,
+        source=source,
+        field=error.field,
     )
 
 

@@ -87,41 +87,19 @@ class LibrarySync:
         dry_run: bool = False,
         replace: bool = False,
         allow_mass_delete: bool = False,
+        refused_as_outcomes: bool = False,
         on_progress: Progress | None = None,
     ) -> SyncReport:
         """Make the namespace hold exactly what ``roots`` hold: ingest ``documents`` (read
         from under the roots, each with its source), then delete the documents whose source
         lies under a root and that ``documents`` no longer include. Documents of a source in
-        ``unreadable`` (a file that failed to read) are kept. The request is checked whole
-        first, as ``IngestionService.ingest`` checks it.
+        ``unreadable`` (a file that failed to read) are kept. The documents are checked as
+        ``IngestionService.ingest`` checks them; with ``refused_as_outcomes`` the sources of
+        refused documents are kept as unreadable ones are.
         """
         target = self._writer.namespace(namespace)
         prepared = self._writer.prepare(documents, target)
-        self._writer.check_request(prepared)
-        return await self.sync_prepared(
-            prepared,
-            roots,
-            target,
-            unreadable=unreadable,
-            dry_run=dry_run,
-            replace=replace,
-            allow_mass_delete=allow_mass_delete,
-            on_progress=on_progress,
-        )
-
-    async def sync_prepared(
-        self,
-        prepared: Sequence[Prepared],
-        roots: Sequence[str],
-        namespace: str,
-        *,
-        unreadable: Collection[str],
-        dry_run: bool,
-        replace: bool,
-        allow_mass_delete: bool,
-        on_progress: Progress | None,
-    ) -> SyncReport:
-        """``sync`` of documents already prepared and checked."""
+        screened = self._writer.screen(prepared, refused_as_outcomes)
         checked = [checked_source(root, "roots") for root in roots]
         inside = under_any(checked)
         if not checked:
@@ -132,22 +110,27 @@ class LibrarySync:
                     f"document {item.document_id!r} has source {item.source!r}, under no root",
                     field="documents.source",
                 )
-        records = await stored_records(self._ledger, namespace)
-        doomed = doomed_by_sync(records, inside, {i.document_id for i in prepared}, unreadable)
+        records = await stored_records(self._ledger, target)
+        kept = {*unreadable, *screened.refused_sources}
+        doomed = doomed_by_sync(records, inside, {i.document_id for i in prepared}, kept)
         total = len(records)
         if doomed and not allow_mass_delete and len(doomed) > self._max_delete_share * total:
-            raise MassDeleteError(namespace, len(doomed), total, self._max_delete_share)
+            raise MassDeleteError(target, len(doomed), total, self._max_delete_share)
+        accepted = screened.accepted
         if dry_run:
-            outcomes = await self._plan(prepared, namespace, replace=replace)
+            written = await self._plan(accepted, target, replace=replace)
             removal = Removal(deleted=tuple(DocumentSummary.of(r) for r in doomed))
         else:
-            outcomes = await self._writer.write(prepared, namespace, on_progress, replace=replace)
+            written = await self._writer.write(accepted, target, on_progress, replace=replace)
             doomed_ids = [r.document_id for r in doomed]
-            removal = await self._library.remove(namespace, doomed_ids, inside)
+            removal = await self._library.remove(target, doomed_ids, inside)
         return SyncReport(
-            namespace=namespace,
+            namespace=target,
             dry_run=dry_run,
-            outcomes=(*outcomes, *(deleted_outcome(s) for s in removal.deleted)),
+            outcomes=(
+                *screened.in_order(written),
+                *(deleted_outcome(s) for s in removal.deleted),
+            ),
             busy=removal.busy,
         )
 
