@@ -28,7 +28,9 @@ from retrieval.errors import (
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.caching.result_cache import ResultCache, Uncached
 from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter
 from retrieval.service.retrieval.retrieval_service import RetrievalService, check_domains
@@ -72,23 +74,28 @@ DOCUMENTS = [
 
 
 class Stores:
-    def __init__(self) -> None:
+    def __init__(self, generations: InMemoryNamespaceGenerations | None = None) -> None:
         self.embedder = HashEmbedder()
         self.index = InMemoryVectorIndex()
         self.keywords = InMemoryKeywordIndex()
         self.chunks = InMemoryChunkRepository()
         self.retrieval = self.service()
+        ledger = InMemoryDocumentLedger()
+        if generations is None:
+            generations = InMemoryNamespaceGenerations()
         self.ingestion = IngestionService(
             self.embedder,
             self.index,
             self.keywords,
             self.chunks,
-            InMemoryDocumentLedger(),
-            InMemoryNamespaceGenerations(),
+            ledger,
+            generations,
             DEFAULT_DOMAINS,
             NS,
             ChunkingPolicy(),
         )
+        stores = ChunkStores(self.index, self.keywords, self.chunks)
+        self.library = Library(stores, ledger, generations, NS, lease_wait_s=30.0)
 
     def service(
         self,
@@ -518,22 +525,12 @@ async def test_the_reranker_sees_only_the_first_rerank_depth_candidates(stores: 
 
 
 async def test_a_cached_result_is_served_until_a_write_to_its_namespace_completes() -> None:
-    stores = Stores()
     generations = InMemoryNamespaceGenerations()
+    stores = Stores(generations)
     stages = offline_stages(stores.embedder, stores.index, stores.keywords, stores.chunks)
     cache = ResultCache(NamespaceFreshness(generations, 0))
     service = RetrievalService(stages, DEFAULT_DOMAINS, NS, SearchPlan(), cache, quiet_telemetry())
-    ingestion = IngestionService(
-        stores.embedder,
-        stores.index,
-        stores.keywords,
-        stores.chunks,
-        InMemoryDocumentLedger(),
-        generations,
-        DEFAULT_DOMAINS,
-        NS,
-        ChunkingPolicy(),
-    )
+    ingestion = stores.ingestion
     await ingestion.ingest(DOCUMENTS[:2], NS)
     first = await service.retrieve("pruning tea bushes", top_k=3)
     again = await service.retrieve("  pruning  tea bushes ", top_k=3)
@@ -544,7 +541,7 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
     after = await service.retrieve("pruning tea bushes", top_k=3)
     assert not after.cached
     assert after.matches[0].document_id == "pruning"
-    await ingestion.delete_document("pruning", NS)
+    await stores.library.delete_document("pruning", NS)
     assert "pruning" not in {
         m.document_id for m in (await service.retrieve("pruning tea bushes", top_k=3)).matches
     }
@@ -758,6 +755,6 @@ def test_an_error_names_at_most_ten_unknown_domains() -> None:
 async def test_a_namespace_whose_documents_were_all_deleted_is_not_found_in_every_mode(
     stores: Stores, mode: SearchMode
 ) -> None:
-    await stores.ingestion.delete(NS, [document.document_id for document in DOCUMENTS])
+    await stores.library.delete(NS, [document.document_id for document in DOCUMENTS])
     with pytest.raises(NamespaceNotFoundError):
         await stores.retrieval.retrieve("tea", options=RetrievalOptions(mode=mode))
