@@ -13,18 +13,13 @@ from typing import TYPE_CHECKING
 
 from retrieval.batching import slices
 from retrieval.domain.models import RagDocument
-from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport
+from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport, accepted
 from retrieval.service.ingestion.progress import IngestProgress, Progress
 
 if TYPE_CHECKING:
     from retrieval.grpc.client import RetrievalClient
 
 DOCUMENTS_PER_CALL = 100
-
-
-def written(outcomes: Sequence[DocumentOutcome]) -> list[DocumentOutcome]:
-    """The outcomes of the documents the server did not refuse: those a write settled."""
-    return [outcome for outcome in outcomes if not outcome.refused]
 
 
 class RemoteIntake:
@@ -48,7 +43,7 @@ class RemoteIntake:
             answered = await self._client.ingest(
                 batch, namespace, replace=replace, refused_as_outcomes=True, timeout=self._timeout
             )
-            progress.settled(written(answered))
+            progress.settled(accepted(answered))
             outcomes += answered
         return outcomes
 
@@ -75,5 +70,5 @@ class RemoteIntake:
             refused_as_outcomes=True,
             timeout=self._timeout,
         )
-        IngestProgress.of(on_progress).settled(written(report.outcomes))
+        IngestProgress.of(on_progress).settled(accepted(report.outcomes))
         return report

@@ -20,7 +20,7 @@ from pydantic import Field
 from retrieval.domain.models import Frozen, RagDocument
 from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.ingestion_service import IngestionService
-from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport
+from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport, accepted
 from retrieval.service.ingestion.progress import Progress
 from retrieval.service.ingestion.sync import LibrarySync
 
@@ -209,7 +209,7 @@ class LocalFiles:
         )
         return IngestReport(
             namespace=namespace,
-            outcomes=tuple(o for o in outcomes if not o.refused),
+            outcomes=accepted(outcomes),
             failures=failures_of(files, outcomes),
             skipped=tuple(files.skipped),
             files=files.files,
@@ -240,9 +240,8 @@ class LocalFiles:
             allow_mass_delete=allow_mass_delete,
             on_progress=on_progress,
         )
-        written = tuple(o for o in report.outcomes if not o.refused)
         return PathSync(
-            report=report.model_copy(update={"outcomes": written}),
+            report=report.model_copy(update={"outcomes": accepted(report.outcomes)}),
             failures=failures_of(files, report.outcomes),
         )
 

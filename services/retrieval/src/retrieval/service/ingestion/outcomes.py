@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 from pydantic import Field
@@ -80,6 +81,11 @@ def refusal_outcome(
         source=source,
         field=error.field,
     )
+
+
+def accepted(outcomes: Iterable[DocumentOutcome]) -> tuple[DocumentOutcome, ...]:
+    """The outcomes of the documents the checks let through (``DocumentOutcome.refused``)."""
+    return tuple(outcome for outcome in outcomes if not outcome.refused)
 
 
 def deleted_outcome(summary: DocumentSummary) -> DocumentOutcome:
