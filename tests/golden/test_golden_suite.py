@@ -19,6 +19,7 @@ from retrieval.evaluation.golden import GoldenReport, golden_namespace, run_gold
 from retrieval.evaluation.golden_suite import GoldenSample, GoldenSuite
 from retrieval.evaluation.reports import write_golden_reports
 from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval_testkit.stages import offline_stages, uncached
@@ -54,12 +55,15 @@ async def test_suite_meets_the_target(
     golden_suite: GoldenSuite,
     retrieval: RetrievalService,
     ingestion: IngestionService,
+    library: Library,
     index: EmbeddedVectorIndex,
     mongo_repository: MongoChunkRepository,
     tmp_path: Path,
 ) -> None:
     namespace = golden_namespace(golden_suite.name)
-    report = await run_golden(golden_suite, retrieval, ingestion, namespace=namespace, answers=None)
+    report = await run_golden(
+        golden_suite, retrieval, ingestion, library, namespace=namespace, answers=None
+    )
 
     failures = [(row.id, row.query, row.returned[:3]) for row in report.rows if not row.passed]
     assert report.hit_at_5 >= MIN_HIT_AT_5, failures
@@ -110,6 +114,7 @@ async def test_two_concurrent_runs_do_not_meet(
     golden_suite: GoldenSuite,
     golden_embedder,
     ingestion: IngestionService,
+    library: Library,
     index: EmbeddedVectorIndex,
     keywords: Bm25KeywordIndex,
     mongo_repository: MongoChunkRepository,
@@ -129,6 +134,7 @@ async def test_two_concurrent_runs_do_not_meet(
                 golden_suite,
                 retrieval,
                 ingestion,
+                library,
                 namespace=golden_namespace(golden_suite.name),
                 answers=None,
             )
@@ -153,6 +159,7 @@ async def test_namespace_is_removed_when_a_run_fails_midway(
     golden_suite: GoldenSuite,
     retrieval: RetrievalService,
     ingestion: IngestionService,
+    library: Library,
     index: EmbeddedVectorIndex,
     mongo_repository: MongoChunkRepository,
 ) -> None:
@@ -166,6 +173,6 @@ async def test_namespace_is_removed_when_a_run_fails_midway(
     namespace = golden_namespace(golden_suite.name)
 
     with pytest.raises(InvalidRequestError, match="astrology"):
-        await run_golden(broken, retrieval, ingestion, namespace=namespace, answers=None)
+        await run_golden(broken, retrieval, ingestion, library, namespace=namespace, answers=None)
 
     assert await namespace_is_gone(namespace, index, mongo_repository)

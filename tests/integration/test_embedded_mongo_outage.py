@@ -19,7 +19,7 @@ from retrieval.errors import BackendUnavailableError
 from retrieval.lifecycle import Application, resolve
 from retrieval.ports.embedder import Matrix
 from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
-from retrieval.service.ingestion.ingestion_service import Outcome
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.settings import Settings
 from retrieval_bench.crash import mismatches
 from retrieval_testkit import HashEmbedder
@@ -145,7 +145,7 @@ async def test_a_server_killed_mid_ingestion_leaves_every_document_whole_in_one_
         interrupted = await stored(container)
         assert interrupted.pending == {"garden-2", "garden-3"}
 
-        await app.ingestion.reconcile(NS)
+        await app.repair.reconcile(NS)
         repaired = await stored(container)
         whole = {
             document_id: new[document_id]

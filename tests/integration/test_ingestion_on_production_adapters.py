@@ -13,8 +13,11 @@ from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
 from retrieval.adapters.pinecone.clients import PineconeConnection
 from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
+from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores, audit
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.repair import Repair
 from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.pinecone_standin import PineconeStandIn
@@ -62,13 +65,14 @@ async def test_updates_and_repairs_go_through_pinecone_and_mongodb(
     index = ModelCheckedIndex(pinecone, model=embedder.model, dimension=DIMENSION)
     keywords = InMemoryKeywordIndex()
     stores = ChunkStores(index, keywords, mongo_repository)
+    generations = InMemoryNamespaceGenerations()
     ingestion = IngestionService(
         embedder,
         index,
         keywords,
         mongo_repository,
         mongo_ledger,
-        InMemoryNamespaceGenerations(),
+        generations,
         DEFAULT_DOMAINS,
         NS,
         ChunkingPolicy(max_words=60, overlap_words=10),
@@ -82,8 +86,9 @@ async def test_updates_and_repairs_go_through_pinecone_and_mongodb(
 
     lost = sorted(current)[:2]
     await pinecone.delete(namespace=NS, ids=lost)
-    assert (await ingestion.reconcile(NS, dry_run=True)).texts_without_vectors == 2
-    report = await ingestion.reconcile(NS)
+    repair = Repair(embedder, stores, mongo_ledger, generations, lease_wait_s=30.0)
+    assert (await repair.reconcile(NS, dry_run=True)).texts_without_vectors == 2
+    report = await repair.reconcile(NS)
     assert report.repaired_documents == 1
     found = await audit(stores, mongo_ledger, NS)
     assert found.vectors == current

@@ -105,6 +105,6 @@ async def test_relations_reach_the_graph_and_lead_graph_search(
         assert len(standin.requests) == len(CORPUS)
 
         await graph.store.delete(namespace=NS, ids=[kiss.id])
-        assert (await app.ingestion.reconcile(NS)).repaired_documents == 1
+        assert (await app.repair.reconcile(NS)).repaired_documents == 1
         assert await graph.store.about(["kiss and tell"], namespace=NS) == [kiss]
         assert len(standin.requests) == len(CORPUS)

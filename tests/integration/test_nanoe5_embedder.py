@@ -11,7 +11,8 @@ from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.chunking import chunk_markdown
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.domain.query_text import fit_window, normalise
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.settings import Settings
 from retrieval_testkit import (
     InMemoryChunkRepository,

@@ -19,7 +19,10 @@ from retrieval.errors import (
 )
 from retrieval.logging import current_correlation_id
 from retrieval.service.answers.answer_service import AnswerService
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.caching.result_cache import Uncached
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval_testkit import (

@@ -33,7 +33,12 @@ from retrieval.evaluation.reports import golden_markdown
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.caching.result_cache import InProcessResultCache
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.caching.result_cache import ResultCache, Uncached
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings
@@ -128,8 +133,9 @@ def test_a_document_ranks_where_its_best_chunk_ranks() -> None:
 
 def golden_services(
     index: InMemoryVectorIndex, chunks: InMemoryChunkRepository
-) -> tuple[RetrievalService, IngestionService]:
-    """Retrieval and ingestion over the in-memory doubles, writing to ``index`` and ``chunks``."""
+) -> tuple[RetrievalService, IngestionService, Library]:
+    """Retrieval, ingestion and the library over the in-memory doubles, writing to ``index``
+    and ``chunks``."""
     embedder, keywords = HashEmbedder(), InMemoryKeywordIndex()
     retrieval = RetrievalService(
         offline_stages(embedder, index, keywords, chunks),
@@ -139,30 +145,33 @@ def golden_services(
         uncached(),
         quiet_telemetry(),
     )
+    ledger, generations = InMemoryDocumentLedger(), InMemoryNamespaceGenerations()
     ingestion = IngestionService(
         embedder,
         index,
         keywords,
         chunks,
-        InMemoryDocumentLedger(),
-        InMemoryNamespaceGenerations(),
+        ledger,
+        generations,
         DEFAULT_DOMAINS,
         "default",
         ChunkingPolicy(),
     )
-    return retrieval, ingestion
+    library = Library(ChunkStores(index, keywords, chunks), ledger, generations, "default", 30.0)
+    return retrieval, ingestion, library
 
 
 async def test_run_grades_every_sample_and_leaves_nothing_behind(tmp_path: Path) -> None:
     suite = load_suite(write_suite(tmp_path / "tiny", SAMPLES), DEFAULT_DOMAINS)
     index, chunks = InMemoryVectorIndex(), InMemoryChunkRepository()
-    retrieval, ingestion = golden_services(index, chunks)
+    retrieval, ingestion, library = golden_services(index, chunks)
     stages: list[tuple[str, int, int]] = []
 
     report = await run_golden(
         suite,
         retrieval,
         ingestion,
+        library,
         namespace="golden-tiny",
         variants=VARIANTS,
         answers=None,
@@ -222,7 +231,7 @@ async def test_with_a_model_every_graded_sample_is_answered_and_its_citations_gr
 ) -> None:
     suite = load_suite(write_suite(tmp_path / "tiny", SAMPLES), DEFAULT_DOMAINS)
     index, chunks = InMemoryVectorIndex(), InMemoryChunkRepository()
-    retrieval, ingestion = golden_services(index, chunks)
+    retrieval, ingestion, library = golden_services(index, chunks)
     llm = ScriptedLlm(cite_first_grades_and_seven)
     stages: list[tuple[str, int, int]] = []
 
@@ -230,6 +239,7 @@ async def test_with_a_model_every_graded_sample_is_answered_and_its_citations_gr
         suite,
         retrieval,
         ingestion,
+        library,
         namespace="golden-tiny",
         answers=AnswerService(retrieval, llm),
         progress=lambda *s: stages.append(s),
@@ -263,7 +273,9 @@ async def test_with_a_model_every_graded_sample_is_answered_and_its_citations_gr
 
 async def test_without_a_model_there_are_no_answer_figures_and_no_call(tmp_path: Path) -> None:
     suite = load_suite(write_suite(tmp_path / "tiny", SAMPLES), DEFAULT_DOMAINS)
-    retrieval, ingestion = golden_services(InMemoryVectorIndex(), InMemoryChunkRepository())
+    retrieval, ingestion, library = golden_services(
+        InMemoryVectorIndex(), InMemoryChunkRepository()
+    )
     llm = ScriptedLlm()
     unconfigured = Settings(_env_file=None, llm_base_url=None)
 
@@ -271,6 +283,7 @@ async def test_without_a_model_there_are_no_answer_figures_and_no_call(tmp_path:
         suite,
         retrieval,
         ingestion,
+        library,
         namespace="golden-tiny",
         answers=model_answers(AnswerService(retrieval, llm), unconfigured),
     )

@@ -207,12 +207,12 @@ async def test_graph_records_follow_their_chunks_through_delete_and_repair(
         assert broken.orphans is not None
         assert (broken.orphans.texts_without_graph, broken.orphans.graph_without_texts) == (1, 1)
 
-        repaired = await app.ingestion.reconcile(NS)
+        repaired = await app.repair.reconcile(NS)
         assert repaired.repaired_documents == 2
         assert [page async for page in store.list_ids(NS, prefix="kiss#")] == [[kiss]]
         assert [page async for page in store.list_ids(NS, prefix="tea#9")] == []
 
-        await app.ingestion.delete_document("temple", NS)
+        await app.library.delete_document("temple", NS)
         assert [page async for page in store.list_ids(NS, prefix="temple#")] == []
         assert await store.count(NS) == len(CORPUS) - 1
 
@@ -228,10 +228,10 @@ async def test_a_repair_makes_again_the_records_another_extractor_made(tmp_path:
         older = [r.model_copy(update={"mentions": (), "version": ""}) for r in written]
         await store.upsert(older, NS)
 
-        found = await app.ingestion.reconcile(NS, dry_run=True)
+        found = await app.repair.reconcile(NS, dry_run=True)
         assert (found.outdated_graph, found.documents_to_repair) == (2, 2)
         assert (found.texts_without_graph, found.graph_without_texts) == (0, 0)
-        repaired = await app.ingestion.reconcile(NS)
+        repaired = await app.repair.reconcile(NS)
         assert repaired.repaired_documents == 2
         assert await store.about(["kiss and tell", "shirley temple"], namespace=NS) == written
-        assert (await app.ingestion.reconcile(NS, dry_run=True)).is_consistent
+        assert (await app.repair.reconcile(NS, dry_run=True)).is_consistent

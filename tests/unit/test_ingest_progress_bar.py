@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from retrieval.cli import documents
-from retrieval.service.ingestion.ingestion_service import DocumentOutcome, Outcome
+from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome
 
 
 class Clock:

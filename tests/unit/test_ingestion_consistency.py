@@ -15,8 +15,11 @@ from retrieval.domain.ledger import DocumentState, fingerprint
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.caching.caching_embedder import CachingEmbedder
+from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.repair import Repair
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
@@ -94,6 +97,12 @@ class Stores:
             graph=offline_graph(wrap(self.graph)),
         )
         return service, calls
+
+    def repair(self, embedder=None) -> Repair:
+        graph = offline_graph(self.graph)
+        stores = ChunkStores(self.index, self.keywords, self.chunks, graph)
+        generations = InMemoryNamespaceGenerations()
+        return Repair(embedder or HashEmbedder(), stores, self.ledger, generations, 0.0)
 
     async def check(self, documents: Sequence[RagDocument]) -> None:
         """Every store holds exactly the chunks of these documents, each committed."""
@@ -223,7 +232,7 @@ async def test_every_store_call_can_fail_and_reconcile_leaves_one_whole_version(
         stores = Stores()
         await stores.service()[0].ingest(BEFORE, NS)
         await run(stores, fail_at, crash, AFTER)
-        report = await stores.service()[0].reconcile(NS)
+        report = await stores.repair().reconcile(NS)
         found = await stores.audit()
         assert found.is_consistent, (fail_at, report)
         assert found.vectors == set(found.texts)
@@ -352,7 +361,7 @@ async def test_reconcile_rebuilds_a_lost_keyword_index_from_the_stored_texts() -
     assert lost.texts_without_keywords == set(lost.texts)
     assert not lost.is_consistent
 
-    report = await stores.service(model)[0].reconcile(NS)
+    report = await stores.repair(model).reconcile(NS)
 
     assert report.texts_without_keywords == len(lost.texts)
     assert report.incomplete_documents == ()
@@ -368,5 +377,5 @@ async def test_reconcile_removes_keyword_entries_whose_text_is_gone() -> None:
     orphan = KeywordRecord(id="a#9999-0000000000000000", text="Pruning orphan")
     await stores.keywords.upsert([orphan], NS)
     assert (await stores.audit()).keywords_without_texts == {orphan.id}
-    await stores.service()[0].reconcile(NS)
+    await stores.repair().reconcile(NS)
     await stores.check([doc("a")])

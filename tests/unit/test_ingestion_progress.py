@@ -8,14 +8,10 @@ from collections.abc import Sequence
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.ports.embedder import Matrix
 from retrieval.service.caching.caching_embedder import CachingEmbedder
-from retrieval.service.ingestion.ingestion_service import (
-    EMBEDDING_BATCH,
-    ChunkingPolicy,
-    DocumentOutcome,
-    IngestionService,
-    IngestProgress,
-    Outcome,
-)
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome
+from retrieval.service.ingestion.progress import EMBEDDING_BATCH, IngestProgress
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,

@@ -9,11 +9,11 @@ import pytest
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackendUnavailableError, InvalidRequestError
-from retrieval.service.ingestion.ingestion_service import (
-    ChunkingPolicy,
-    IngestionService,
-    Outcome,
-)
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
@@ -67,6 +67,12 @@ def service(index, chunks, ledger, embedder=None, keywords=None) -> IngestionSer
         ChunkingPolicy(max_words=60, overlap_words=10),
         documents_per_write=2,
     )
+
+
+def library(index, chunks, ledger, keywords) -> Library:
+    """The library over the same stores as ``service``'s writer."""
+    stores = ChunkStores(index, keywords, chunks)
+    return Library(stores, ledger, InMemoryNamespaceGenerations(), NS, lease_wait_s=30.0)
 
 
 @pytest.fixture
@@ -202,18 +208,20 @@ async def test_bad_documents_are_rejected_before_any_write(
 
 
 async def test_delete_document_removes_vectors_and_texts(index, chunks, ledger) -> None:
-    ingestion = service(index, chunks, ledger)
-    await ingestion.ingest([document(), document(document_id="other")], NS)
-    removed = await ingestion.delete_document("doc", NS)
+    keywords = InMemoryKeywordIndex()
+    await service(index, chunks, ledger, keywords=keywords).ingest(
+        [document(), document(document_id="other")], NS
+    )
+    removed = await library(index, chunks, ledger, keywords).delete_document("doc", NS)
     assert removed > 0
     assert await chunks.chunk_ids("doc", NS) == set()
     assert await vector_ids(index) == await chunks.chunk_ids("other", NS)
 
 
 async def test_delete_namespace_removes_everything(index, chunks, ledger) -> None:
-    ingestion = service(index, chunks, ledger)
-    await ingestion.ingest([document()], NS)
-    await ingestion.delete_namespace(NS)
+    keywords = InMemoryKeywordIndex()
+    await service(index, chunks, ledger, keywords=keywords).ingest([document()], NS)
+    await library(index, chunks, ledger, keywords).delete_namespace(NS)
     assert await chunks.count(NS) == 0
     assert NS not in (await index.stats()).namespaces
 
@@ -221,13 +229,17 @@ async def test_delete_namespace_removes_everything(index, chunks, ledger) -> Non
 @pytest.mark.parametrize(
     ("call", "field"),
     [
-        (lambda s: s.ingest([document()], "../etc"), "namespace"),
-        (lambda s: s.delete_document("a b", NS), "document_id"),
-        (lambda s: s.delete_document("doc", "a b"), "namespace"),
-        (lambda s: s.delete_namespace(""), "namespace"),
+        (lambda writer, _: writer.ingest([document()], "../etc"), "namespace"),
+        (lambda _, kept: kept.delete_document("a b", NS), "document_id"),
+        (lambda _, kept: kept.delete_document("doc", "a b"), "namespace"),
+        (lambda _, kept: kept.delete_namespace(""), "namespace"),
     ],
 )
 async def test_bad_identifiers_are_typed_errors(index, chunks, call, field, ledger) -> None:
+    keywords = InMemoryKeywordIndex()
     with pytest.raises(InvalidRequestError) as raised:
-        await call(service(index, chunks, ledger))
+        await call(
+            service(index, chunks, ledger, keywords=keywords),
+            library(index, chunks, ledger, keywords),
+        )
     assert raised.value.field == field

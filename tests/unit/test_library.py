@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,9 +13,13 @@ from retrieval.domain.ledger import Lease
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.provenance import Source
 from retrieval.errors import InvalidRequestError, MassDeleteError, NotFoundError
+from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
-from retrieval.service.ingestion.library import Deletion
+from retrieval.service.ingestion.deletion import Deletion
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.sync import LibrarySync
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
@@ -28,6 +33,35 @@ NS = "kb"
 LEASE = Lease(owner="test", host="test", pid=1)
 
 
+@dataclass(frozen=True)
+class Parts:
+    """The writer, library and sync over one set of stores."""
+
+    writer: IngestionService
+    library: Library
+    syncing: LibrarySync
+
+    @property
+    def ingest(self):
+        return self.writer.ingest
+
+    @property
+    def sync(self):
+        return self.syncing.sync
+
+    @property
+    def delete(self):
+        return self.library.delete
+
+    @property
+    def documents(self):
+        return self.library.documents
+
+    @property
+    def document(self):
+        return self.library.document
+
+
 class Stores:
     """One namespace's stores and ledger, shared by every service a test builds."""
 
@@ -37,19 +71,22 @@ class Stores:
         self.chunks = InMemoryChunkRepository()
         self.ledger = InMemoryDocumentLedger()
 
-    def service(self, max_delete_share: float = 0.5) -> IngestionService:
-        return IngestionService(
+    def service(self, max_delete_share: float = 0.5) -> Parts:
+        generations = InMemoryNamespaceGenerations()
+        writer = IngestionService(
             HashEmbedder(),
             self.index,
             self.keywords,
             self.chunks,
             self.ledger,
-            InMemoryNamespaceGenerations(),
+            generations,
             DEFAULT_DOMAINS,
             NS,
             ChunkingPolicy(max_words=60, overlap_words=10),
-            max_delete_share=max_delete_share,
         )
+        stores = ChunkStores(self.index, self.keywords, self.chunks)
+        library = Library(stores, self.ledger, generations, NS, lease_wait_s=30.0)
+        return Parts(writer, library, LibrarySync(writer, library, self.ledger, max_delete_share))
 
     async def chunk_documents(self) -> dict[str, set[str]]:
         """Every stored chunk's document, by where it is stored: all three must agree."""

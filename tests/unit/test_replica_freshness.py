@@ -135,7 +135,7 @@ async def test_a_deleted_document_is_never_served_with_its_text(tmp_path: Path) 
         await asyncio.sleep(LAG_S + SETTLE_S)
         assert shows(await answer(reader), "ONE")
 
-        await writer.ingestion.delete(NS, ["d1"])
+        await writer.library.delete(NS, ["d1"])
         for _ in range(3):
             for app in (reader, writer):
                 assert not shows(await answer(app), "ONE")

@@ -27,6 +27,12 @@ from retrieval.errors import (
     InvalidRequestError,
     NamespaceNotFoundError,
 )
+from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.result_cache import ResultCache, Uncached
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter
 from retrieval.service.retrieval.retrieval_service import RetrievalService, check_domains
@@ -91,6 +97,7 @@ class Stores:
         container = self.container(configured or settings())
         self.retrieval = container.retrieval_service()
         self.ingestion = container.ingestion_service()
+        self.library = container.library()
 
     def container(
         self, configured: Settings, plan: SearchPlan = SearchPlan(), **replacements: object
@@ -518,7 +525,7 @@ async def test_a_cached_result_is_served_until_a_write_to_its_namespace_complete
     after = await service.retrieve("pruning tea bushes", top_k=3)
     assert not after.cached
     assert after.matches[0].document_id == "pruning"
-    await ingestion.delete_document("pruning", NS)
+    await stores.library.delete_document("pruning", NS)
     assert "pruning" not in {
         m.document_id for m in (await service.retrieve("pruning tea bushes", top_k=3)).matches
     }
@@ -732,6 +739,6 @@ def test_an_error_names_at_most_ten_unknown_domains() -> None:
 async def test_a_namespace_whose_documents_were_all_deleted_is_not_found_in_every_mode(
     stores: Stores, mode: SearchMode
 ) -> None:
-    await stores.ingestion.delete(NS, [document.document_id for document in DOCUMENTS])
+    await stores.library.delete(NS, [document.document_id for document in DOCUMENTS])
     with pytest.raises(NamespaceNotFoundError):
         await stores.retrieval.retrieve("tea", options=RetrievalOptions(mode=mode))

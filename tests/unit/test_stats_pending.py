@@ -12,8 +12,12 @@ from retrieval.domain.ledger import DocumentRecord, Lease
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.ports.embedder import Embedder, Matrix
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.leases import writer_lease
+from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.repair import Repair
 from retrieval.service.stats import StatsService
 from retrieval_testkit import (
     HashEmbedder,
@@ -74,6 +78,10 @@ class Stack:
             ChunkingPolicy(),
         )
 
+    def repair(self) -> Repair:
+        stores = ChunkStores(self.index, self.keywords, self.chunks)
+        return Repair(HashEmbedder(), stores, self.ledger, InMemoryNamespaceGenerations(), 0.0)
+
     async def ingest_dying_while_embedding(self, namespace: str) -> None:
         ingestion = self.ingestion(KillsWhileEmbedding(self.ledger), namespace)
         with pytest.raises(Killed):
@@ -106,7 +114,7 @@ async def test_the_next_start_rolls_back_a_write_whose_process_is_gone() -> None
     stack.ledger.killed = False
     restarted = stack.ingestion(HashEmbedder())
 
-    assert await restarted.recover() == 1
+    assert await stack.repair().recover() == 1
 
     report = await stack.stats.collect()
     assert (report.status, report.namespaces) == (HealthStatus.GREEN, ())
@@ -116,11 +124,10 @@ async def test_the_next_start_rolls_back_a_write_whose_process_is_gone() -> None
 
 async def test_a_write_still_running_is_not_recovered() -> None:
     stack = Stack()
-    ingestion = stack.ingestion(HashEmbedder())
     with writer_lease() as lease:
         await stack.ledger.claim(NS, ["big"], lease)
 
-        assert await ingestion.recover() == 0
+        assert await stack.repair().recover() == 0
 
         assert [held for _, held in await stack.ledger.unsettled(lease.host)] == [lease]
 

@@ -12,7 +12,8 @@ from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.vectors import IndexStats
 from retrieval.errors import BackendUnavailableError
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.stats import StatsService
 from retrieval_testkit import (
     HashEmbedder,

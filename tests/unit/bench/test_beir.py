@@ -11,13 +11,15 @@ import numpy as np
 import pytest
 import pytrec_eval
 
+from retrieval.adapters.files.sync_scope import sync_scope
+from retrieval.lifecycle import Application
 from retrieval.domain.models import DEFAULT_DOMAINS, RagChunk, SearchMode
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import EmbeddingModelMismatchError, InvalidRequestError
 from retrieval.evaluation.ablation import DEFAULT_VARIANT, VARIANTS
 from retrieval.lifecycle import Application
 from retrieval.service.answers.answer_service import AnswerService
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
@@ -32,6 +34,20 @@ from retrieval_bench.beir.data import (
     reference_figures,
 )
 from retrieval_bench.beir.run import BeirReport, run_beir, write_corpus
+from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.caching.result_cache import Uncached
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
+from retrieval.service.ingestion.repair import Repair
+from retrieval.service.ingestion.sync import LibrarySync
+from retrieval.service.retrieval.pipeline import SearchPlan
+from retrieval.service.retrieval.retrieval_service import RetrievalService
+from retrieval.service.stats import StatsService
+from retrieval.service.validation_service import ValidationService
+from retrieval.settings import Settings
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
@@ -79,6 +95,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
     chunks = InMemoryChunkRepository()
     keywords = InMemoryKeywordIndex()
     ledger = InMemoryDocumentLedger()
+    generations = InMemoryNamespaceGenerations()
     telemetry = quiet_telemetry()
     retrieval = RetrievalService(
         offline_stages(embedder, index, keywords, chunks, ledger=ledger),
@@ -89,20 +106,21 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
         telemetry,
     )
     stats = StatsService(index, keywords, chunks, ledger, embedder, (), probe_timeout_s=1.0)
+    ingestion = IngestionService(
+        embedder, index, keywords, chunks, ledger, generations, DEFAULT_DOMAINS, "default",
+        ChunkingPolicy(),
+    )  # fmt: skip
+    stores = ChunkStores(index, keywords, chunks)
+    library = Library(stores, ledger, generations, "default", 30.0)
+    sync = LibrarySync(ingestion, library, ledger, max_delete_share=0.5)
     return Application(
         settings=Settings(_env_file=None, allowed_domains=DEFAULT_DOMAINS),
         retrieval=retrieval,
-        ingestion=IngestionService(
-            embedder,
-            index,
-            keywords,
-            chunks,
-            ledger,
-            InMemoryNamespaceGenerations(),
-            DEFAULT_DOMAINS,
-            "default",
-            ChunkingPolicy(),
-        ),
+        ingestion=ingestion,
+        library=library,
+        sync=sync,
+        repair=Repair(embedder, stores, ledger, generations, 30.0),
+        local_files=LocalFiles(ServiceIntake(ingestion, sync), sync_scope),
         stats=stats,
         answers=AnswerService(retrieval, ScriptedLlm()),
         validation=ValidationService(

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.service.caching.caching_embedder import CachingEmbedder
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval_bench.ingestion import measure_ingestion
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
@@ -19,19 +23,25 @@ from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceG
 
 async def test_relabelled_and_renamed_documents_cost_no_model_time() -> None:
     model, raw = HashEmbedder(), HashEmbedder()
-    chunks = InMemoryChunkRepository()
-    ingestion = IngestionService(
-        CachingEmbedder(model, InMemoryEmbeddingCache(), max_entries=10_000),
+    index, keywords, chunks = (
         InMemoryVectorIndex(),
         InMemoryKeywordIndex(),
+        InMemoryChunkRepository(),
+    )
+    ledger, generations = InMemoryDocumentLedger(), InMemoryNamespaceGenerations()
+    ingestion = IngestionService(
+        CachingEmbedder(model, InMemoryEmbeddingCache(), max_entries=10_000),
+        index,
+        keywords,
         chunks,
-        InMemoryDocumentLedger(),
-        InMemoryNamespaceGenerations(),
+        ledger,
+        generations,
         DEFAULT_DOMAINS,
         "default",
         ChunkingPolicy(),
     )
-    figures = await measure_ingestion(ingestion, raw, copies=2, namespace="bench")
+    library = Library(ChunkStores(index, keywords, chunks), ledger, generations, "default", 30.0)
+    figures = await measure_ingestion(ingestion, library, raw, copies=2, namespace="bench")
     documents = figures["documents"]
     assert figures["outcomes"] == {
         "first": {"created": documents, "updated": 0, "unchanged": 0, "deleted": 0, "failed": 0},

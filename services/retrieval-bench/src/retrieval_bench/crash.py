@@ -225,11 +225,9 @@ async def write_version(task: str, version: int) -> bool:
     async with running(Settings()) as app:
         print(READY, flush=True)
         if task == DELETE:
-            report = await app.ingestion.delete(NAMESPACE, source_prefix=COPIES)
+            report = await app.library.delete(NAMESPACE, source_prefix=COPIES)
             return not report.busy
-        synced = await app.ingestion.sync(
-            corpus(version), [ROOT], NAMESPACE, allow_mass_delete=True
-        )
+        synced = await app.sync.sync(corpus(version), [ROOT], NAMESPACE, allow_mass_delete=True)
     return not synced.busy and not synced.count(Outcome.FAILED)
 
 

@@ -100,7 +100,7 @@ async def measure(
         finally:
             await server.stop(None)
     finally:
-        await app.ingestion.delete_namespace(namespace)
+        await app.library.delete_namespace(namespace)
     return figures(samples) | {
         "queries": len(samples.local_ms),
         "top_k": top_k,

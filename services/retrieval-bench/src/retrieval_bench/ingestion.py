@@ -17,7 +17,9 @@ from retrieval.adapters.files.document_files import load_documents
 from retrieval.demo import KNOWLEDGE_DIR
 from retrieval.domain.models import RagDocument
 from retrieval.ports import Embedder
-from retrieval.service.ingestion.ingestion_service import DocumentOutcome, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome
 
 
 def corpus(copies: int, tag: str) -> list[RagDocument]:
@@ -40,7 +42,7 @@ async def timed(work: Callable[[], Awaitable[object]]) -> float:
 
 
 async def measure_ingestion(
-    ingestion: IngestionService, raw: Embedder, copies: int, namespace: str
+    ingestion: IngestionService, library: Library, raw: Embedder, copies: int, namespace: str
 ) -> dict:
     tag = uuid.uuid4().hex[:8]
     documents = corpus(copies, tag)
@@ -65,7 +67,7 @@ async def measure_ingestion(
         ]
         renamed_s = await timed(lambda: ingest("renamed", renamed))
     finally:
-        await ingestion.delete_namespace(namespace)
+        await library.delete_namespace(namespace)
     failed = [o for batch in outcomes.values() for o in batch if o.outcome is Outcome.FAILED]
     if failed:
         raise RuntimeError(f"{failed[0].document_id}: {failed[0].error}")

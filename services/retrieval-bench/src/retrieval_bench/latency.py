@@ -105,7 +105,7 @@ async def measure(
                 if on_query is not None:
                     on_query()
     finally:
-        await app.ingestion.delete_namespace(namespace)
+        await app.library.delete_namespace(namespace)
     return LatencyReport(chunks=size, queries=len(rows), figures=figures(rows))
 
 

@@ -193,7 +193,7 @@ async def measure_load(
         finally:
             await server.stop(None)
     finally:
-        await app.ingestion.delete_namespace(NAMESPACE)
+        await app.library.delete_namespace(NAMESPACE)
 
 
 async def run_phases(

@@ -197,7 +197,7 @@ async def profile_retrieval(
                 for name, output in outputs.items():
                     processes[name] = hot_frames(output.read_text(encoding="utf-8"), top)
         finally:
-            await app.ingestion.delete_namespace(namespace)
+            await app.library.delete_namespace(namespace)
     return ProfileReport(
         documents=len(dataset.corpus),
         queries=len(timings),

@@ -30,12 +30,9 @@ if TYPE_CHECKING:
         StageTimings,
     )
     from retrieval.lifecycle import Application, running
-    from retrieval.service.ingestion.file_intake import IngestReport, PathSync
-    from retrieval.service.ingestion.ingestion_service import (
-        DocumentOutcome,
-        IngestionService,
-        Outcome,
-    )
+    from retrieval.service.ingestion.ingestion_service import IngestionService
+    from retrieval.service.ingestion.local_files import IngestReport, PathSync
+    from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome
     from retrieval.service.ingestion.reconciliation import ReconcileReport
     from retrieval.service.retrieval.retrieval_service import RetrievalService
     from retrieval.service.stats import CollectionStats, StatsService
@@ -47,8 +44,8 @@ MODULE_OF = {
     "Answer": "retrieval.domain.answers",
     "AnswerDelta": "retrieval.domain.answers",
     "AnswerDone": "retrieval.domain.answers",
-    "IngestReport": "retrieval.service.ingestion.file_intake",
-    "PathSync": "retrieval.service.ingestion.file_intake",
+    "IngestReport": "retrieval.service.ingestion.local_files",
+    "PathSync": "retrieval.service.ingestion.local_files",
     "Application": "retrieval.lifecycle",
     "running": "retrieval.lifecycle",
     "HealthStatus": "retrieval.domain.collection_health",
@@ -59,9 +56,9 @@ MODULE_OF = {
     "RetrievalQuery": "retrieval.domain.models",
     "RetrievalResult": "retrieval.domain.models",
     "StageTimings": "retrieval.domain.models",
-    "DocumentOutcome": "retrieval.service.ingestion.ingestion_service",
+    "DocumentOutcome": "retrieval.service.ingestion.outcomes",
     "IngestionService": "retrieval.service.ingestion.ingestion_service",
-    "Outcome": "retrieval.service.ingestion.ingestion_service",
+    "Outcome": "retrieval.service.ingestion.outcomes",
     "ReconcileReport": "retrieval.service.ingestion.reconciliation",
     "RetrievalService": "retrieval.service.retrieval.retrieval_service",
     "CollectionStats": "retrieval.service.stats",

@@ -6,7 +6,8 @@
 
 ``connect`` starts the configured stores (``running``, over the container's wiring) and stops
 them on leaving. Each method makes the service calls the command of the same name makes, so
-files are read, checked and written exactly as ``retrieval ingest`` or ``sync`` would.
+files are read, checked and written exactly as ``retrieval ingest`` or ``sync`` would (the
+use case ``retrieval.service.ingestion.local_files``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import Any
 
 from retrieval.adapters.files.document_files import LoadedDocuments, read_documents
 from retrieval.adapters.files.local_sources import source_or_none
-from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.answers import Answer, AnswerEvent
 from retrieval.domain.models import (
@@ -28,18 +28,13 @@ from retrieval.domain.models import (
     RetrievalOptions,
     RetrievalQuery,
     RetrievalResult,
-    check_slug,
     validated,
 )
-from retrieval.errors import ConfigurationError, InvalidRequestError
+from retrieval.errors import ConfigurationError
 from retrieval.lifecycle import Application, running
-from retrieval.service.ingestion.file_intake import (
-    IngestReport,
-    PathSync,
-    check_each,
-    refused_sources,
-)
 from retrieval.service.ingestion.library import DocumentSummary
+from retrieval.service.ingestion.local_files import IngestReport, PathSync
+from retrieval.service.ingestion.namespaces import namespace_or_default
 from retrieval.service.ingestion.outcomes import DeleteReport
 from retrieval.service.stats import CollectionStats
 from retrieval.settings import Settings
@@ -106,16 +101,7 @@ class KnowledgeBase:
         paths = [Path(source) for source in listed if not isinstance(source, RagDocument)]
         target = self._target(namespace, domain)
         loaded = await self._read(paths, domain)
-        documents = [*loaded.documents, *given]
-        accepted, refused = check_each(self._app.ingestion, documents, target)
-        outcomes = await self._app.ingestion.ingest(accepted, target, replace=replace)
-        return IngestReport(
-            namespace=target,
-            outcomes=tuple(outcomes),
-            failures=(*loaded.failures, *refused),
-            skipped=loaded.skipped,
-            files=loaded.files,
-        )
+        return await self._app.local_files.ingest(loaded, target, documents=given, replace=replace)
 
     async def sync(
         self,
@@ -134,20 +120,14 @@ class KnowledgeBase:
         local = [Path(paths)] if isinstance(paths, str | os.PathLike) else [Path(p) for p in paths]
         target = self._target(namespace, domain)
         loaded = await self._read(local, domain)
-        scope = sync_scope(local, loaded.failures)
-        if not scope.roots:
-            raise InvalidRequestError(f"none of {[str(p) for p in local]} exists", field="paths")
-        accepted, refused = check_each(self._app.ingestion, loaded.documents, target)
-        report = await self._app.ingestion.sync(
-            accepted,
-            scope.roots,
+        return await self._app.local_files.sync(
+            local,
+            loaded,
             target,
-            unreadable=scope.unreadable | refused_sources(loaded.documents, accepted),
             dry_run=dry_run,
             replace=replace,
             allow_mass_delete=allow_mass_delete,
         )
-        return PathSync(report=report, failures=(*loaded.failures, *refused))
 
     async def delete(
         self,
@@ -159,7 +139,7 @@ class KnowledgeBase:
     ) -> DeleteReport:
         """Delete these documents, and every document whose source is ``source_prefix`` (a
         path or URL) or lies below it; ``dry_run`` only reports."""
-        return await self._app.ingestion.delete(
+        return await self._app.library.delete(
             namespace, document_ids, source_prefix=source_or_none(source_prefix), dry_run=dry_run
         )
 
@@ -167,7 +147,7 @@ class KnowledgeBase:
         self, namespace: str | None = None, *, source_prefix: str | None = None
     ) -> list[DocumentSummary]:
         """The namespace's documents by id; only those from under ``source_prefix`` if given."""
-        return await self._app.ingestion.documents(
+        return await self._app.library.documents(
             namespace, source_prefix=source_or_none(source_prefix)
         )
 
@@ -211,7 +191,7 @@ class KnowledgeBase:
         """The namespace to write, once the domain given for documents is known allowed."""
         if domain is not None:
             check_domains([domain], self.settings.allowed_domains)
-        return check_slug(namespace or self.settings.default_namespace, "namespace")
+        return namespace_or_default(namespace, self.settings.default_namespace)
 
     async def _read(self, paths: list[Path], domain: str | None) -> LoadedDocuments:
         return await asyncio.to_thread(

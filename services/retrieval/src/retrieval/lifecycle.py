@@ -18,6 +18,10 @@ from retrieval.errors import RetrievalError
 from retrieval.observability.telemetry import Telemetry
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.local_files import LocalFiles
+from retrieval.service.ingestion.repair import Repair
+from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.service.validation_service import ValidationService
@@ -26,11 +30,17 @@ from retrieval.settings import Settings
 
 @dataclass(frozen=True)
 class Application:
-    """The services of a running container: every write goes through ``ingestion``."""
+    """The services of a running container: every write of chunks goes through
+    ``ingestion``; ``library`` reads and deletes documents, ``sync`` mirrors folders,
+    ``repair`` reconciles, and ``local_files`` takes files and folders in."""
 
     settings: Settings
     retrieval: RetrievalService
     ingestion: IngestionService
+    library: Library
+    sync: LibrarySync
+    repair: Repair
+    local_files: LocalFiles
     stats: StatsService
     answers: AnswerService
     validation: ValidationService
@@ -55,11 +65,11 @@ async def start_resources(container: Container) -> None:
         raise failures[0]
 
 
-async def recover_left_writes(ingestion: IngestionService) -> None:
+async def recover_left_writes(repair: Repair) -> None:
     """Repair the writes this host's stopped processes left; a store that does not answer
     yet leaves them to the next write of each document, or to ``reconcile``."""
     try:
-        await ingestion.recover()
+        await repair.recover()
     except RetrievalError as error:
         structlog.get_logger("retrieval").warning("reconcile.recover_failed", error=str(error))
 
@@ -85,12 +95,16 @@ async def running(
             settings=settings,
             retrieval=await resolve(container.retrieval_service),
             ingestion=await resolve(container.ingestion_service),
+            library=await resolve(container.library),
+            sync=await resolve(container.library_sync),
+            repair=await resolve(container.repair),
+            local_files=await resolve(container.local_files),
             stats=await resolve(container.stats_service),
             answers=await resolve(container.answer_service),
             validation=await resolve(container.validation_service),
             telemetry=await resolve(container.telemetry),
         )
-        await recover_left_writes(application.ingestion)
+        await recover_left_writes(application.repair)
         if settings.gc_freeze:
             gc.freeze()
         yield application

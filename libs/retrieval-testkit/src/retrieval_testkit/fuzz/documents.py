@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from retrieval.domain.models import RagDocument
 from retrieval.errors import InvalidRequestError
-from retrieval.service.ingestion.ingestion_service import Outcome
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval_testkit.fuzz.apps import seeded_application
 from retrieval_testkit.fuzz.harness import Check, RefusedError, Runner, Target, boundary
 from retrieval_testkit.fuzz.strategies import (
@@ -95,7 +95,7 @@ def session(runner: Runner) -> Iterator[Check]:
             for outcome in outcomes:
                 assert outcome.outcome is not Outcome.FAILED, outcome
                 assert outcome.chunks >= 1, outcome
-                deleted = runner.run(ingestion.delete_document(outcome.document_id, namespace))
+                deleted = runner.run(app.library.delete_document(outcome.document_id, namespace))
                 assert deleted == outcome.chunks, (outcome, deleted)
 
         yield check

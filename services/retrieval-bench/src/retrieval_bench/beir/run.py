@@ -232,7 +232,7 @@ async def run_beir(
             lambda done, total: advance(progress, "ask", done, total),
         )
     finally:
-        await app.ingestion.delete_namespace(namespace)
+        await app.library.delete_namespace(namespace)
     runs = {name: as_run(queries, results) for name, results in answers.items()}
     ablation = {
         name: variant_figures(variants[name], runs[name], qrels, answers[name]) for name in answers

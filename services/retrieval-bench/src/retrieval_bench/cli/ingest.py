@@ -26,7 +26,7 @@ def ingest(
             raw = await resolve(container.model_embedder)
             namespace = f"bench-ingest-{uuid.uuid4().hex[:8]}"
             with console.status(f"ingesting {copies} copies of the knowledge base"):
-                return await measure_ingestion(app.ingestion, raw, copies, namespace)
+                return await measure_ingestion(app.ingestion, app.library, raw, copies, namespace)
 
     figures = run(main())
     reports.mkdir(parents=True, exist_ok=True)

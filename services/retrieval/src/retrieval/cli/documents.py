@@ -24,7 +24,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from retrieval.adapters.files.document_files import FileFailure, LoadedDocuments, read_documents
+from retrieval.adapters.files.document_files import LoadedDocuments, read_documents
 from retrieval.cli.runtime import (
     console,
     load_settings,
@@ -32,11 +32,12 @@ from retrieval.cli.runtime import (
     run_here_or_served,
 )
 from retrieval.domain.allowed_domains import check_domains
-from retrieval.domain.models import check_slug
 from retrieval.errors import RetrievalError
+from retrieval.service.ingestion.namespaces import namespace_or_default
 
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls
+    from retrieval.service.ingestion.local_files import SourceFailure
     from retrieval.service.ingestion.outcomes import DocumentOutcome
     from retrieval.service.ingestion.progress import IngestProgress
 
@@ -112,7 +113,7 @@ def read_with_progress(
 def ingest_progress(
     documents: int, settled: list[DocumentOutcome] | None = None
 ) -> Iterator[IngestProgress]:
-    """Yields the ``on_progress`` of ``IngestionService.ingest``: a bar of the documents
+    """Yields the ``on_progress`` of an ingestion: a bar of the documents
     settled and the chunks embedded. ``settled`` collects the outcomes as groups settle.
     Each report stops the run if its task was cancelled (``stop_if_cancelled``)."""
     from retrieval.service.ingestion.progress import IngestProgress
@@ -154,7 +155,7 @@ class Ingested:
     """What a run wrote, filled in group by group, so that an interrupted run can tell."""
 
     outcomes: list[DocumentOutcome] = field(default_factory=list)
-    rejected: list[FileFailure] = field(default_factory=list)
+    rejected: list[SourceFailure] = field(default_factory=list)
     namespace: str | None = None
 
 
@@ -180,19 +181,19 @@ def ingest(
     130 if interrupted (Ctrl-C)."""
     settings = load_settings()
     with refused_when_invalid():
-        target = check_slug(namespace or settings.default_namespace, "namespace")
+        target = namespace_or_default(namespace, settings.default_namespace)
         check_domains([domain] if domain is not None else [], settings.allowed_domains)
     ingested = Ingested()
     with told_when_interrupted(ingested):
         loaded = read_reporting_failures(paths, domain, title, settings.ingest_max_file_bytes)
 
         async def work(app: ApplicationCalls) -> None:
-            from retrieval.service.ingestion.file_intake import check_each
-
             ingested.namespace = target
-            accepted, ingested.rejected = check_each(app.ingestion, loaded.documents, target)
-            with ingest_progress(len(accepted), ingested.outcomes) as progress:
-                await app.ingestion.ingest(accepted, target, on_progress=progress, replace=replace)
+            with ingest_progress(len(loaded.documents), ingested.outcomes) as progress:
+                report = await app.local_files.ingest(
+                    loaded, target, replace=replace, on_progress=progress
+                )
+            ingested.rejected = list(report.failures[len(loaded.failures) :])
 
         if loaded.documents:
             run_here_or_served(work, settings)

@@ -96,6 +96,7 @@ def run(
                 golden,
                 application.retrieval,
                 application.ingestion,
+                application.library,
                 namespace=target,
                 top_k=top_k,
                 variants=ablation_variants(application.settings),

@@ -13,7 +13,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from retrieval.adapters.files.local_sources import source_or_none
-from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.cli.documents import (
     Ingested,
     count,
@@ -35,7 +34,8 @@ from retrieval.source_display import readable_source
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls
     from retrieval.service.ingestion.library import DocumentSummary
-    from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, SyncReport
+    from retrieval.service.ingestion.local_files import PathSync
+    from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome
 
 NAMESPACE = typer.Option(..., "--namespace", "-n", help="The namespace.")
 JSON = typer.Option(False, "--json", help="Print the report as JSON, and nothing else.")
@@ -88,23 +88,13 @@ def sync(
         check_slug(namespace, "namespace")
         check_domains([domain] if domain is not None else [], settings.allowed_domains)
     loaded = read_with_progress(paths, domain, None, settings.ingest_max_file_bytes)
-    scope = sync_scope(paths, loaded.failures)
-    roots = list(scope.roots)
-    failures = [str(failure) for failure in loaded.failures]
-    unreadable = set(scope.unreadable)
 
-    async def work(app: ApplicationCalls) -> SyncReport:
-        from retrieval.service.ingestion.file_intake import check_each, refused_sources
-
-        accepted, rejected = check_each(app.ingestion, loaded.documents, namespace)
-        failures.extend(problem.reason for problem in rejected)
-        unreadable.update(refused_sources(loaded.documents, accepted))
-        with ingest_progress(len(accepted), ingested.outcomes) as on_group:
-            return await app.ingestion.sync(
-                accepted,
-                roots,
+    async def work(app: ApplicationCalls) -> PathSync:
+        with ingest_progress(len(loaded.documents), ingested.outcomes) as on_group:
+            return await app.local_files.sync(
+                paths,
+                loaded,
                 namespace,
-                unreadable=unreadable,
                 dry_run=dry_run,
                 replace=replace,
                 allow_mass_delete=allow_mass_delete,
@@ -113,14 +103,18 @@ def sync(
 
     ingested = Ingested(namespace=namespace)
     with told_when_interrupted(ingested):
-        report = run_here_or_served(work, settings) if roots else None
+        synced = run_here_or_served(work, settings) if any(p.exists() for p in paths) else None
+    failures = [
+        str(failure) for failure in (loaded.failures if synced is None else synced.failures)
+    ]
     for failure in failures:
         if as_json:
             typer.echo(f"failed: {failure}", err=True)
         else:
             console.print(f"[red]   failed[/red] {escape(failure)}")
-    if report is None:
+    if synced is None:
         raise typer.Exit(code=1)
+    report = synced.report
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
     else:
@@ -153,7 +147,7 @@ def delete(
     prefix = source_or_none(source_prefix)
 
     async def work(app: ApplicationCalls) -> DeleteReport:
-        return await app.ingestion.delete(
+        return await app.library.delete(
             namespace, document_ids or [], source_prefix=prefix, dry_run=dry_run
         )
 
@@ -190,7 +184,7 @@ def documents(
     prefix = source_or_none(source_prefix)
 
     async def work(app: ApplicationCalls) -> list[DocumentSummary]:
-        return await app.ingestion.documents(namespace, source_prefix=prefix)
+        return await app.library.documents(namespace, source_prefix=prefix)
 
     listed = run_here_or_served(work, settings)
     if as_json:

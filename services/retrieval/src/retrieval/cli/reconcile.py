@@ -32,7 +32,7 @@ def reconcile(
         check_slug(namespace, "namespace")
 
     async def work(app: Application) -> ReconcileReport:
-        return await app.ingestion.reconcile(namespace, dry_run=dry_run)
+        return await app.repair.reconcile(namespace, dry_run=dry_run)
 
     report = run_with_application(work, settings)
     if as_json:

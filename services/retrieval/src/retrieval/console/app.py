@@ -32,8 +32,8 @@ def console_app(application: Application, tenants: Tenants | None, reports: Path
     is the directory the benchmarks and golden runs write to."""
     render = Renderer()
     gate = Gate(tenants)
-    namespaces = NamespacePages(application.stats, application.ingestion, render)
-    document = DocumentPage(application.ingestion, render)
+    namespaces = NamespacePages(application.stats, application.library, render)
+    document = DocumentPage(application.library, render)
     query = QueryPage(application.retrieval, application.settings, render)
     report_pages = ReportPages(reports, render)
     sign_in = SignInPage(gate, render)

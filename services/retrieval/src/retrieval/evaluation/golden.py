@@ -37,7 +37,9 @@ from retrieval.evaluation.golden_report import (
 )
 from retrieval.evaluation.golden_suite import GoldenSuite
 from retrieval.service.answers.answer_service import AnswerService
-from retrieval.service.ingestion.ingestion_service import DocumentOutcome, IngestionService, Outcome
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 
 ONLY_DEFAULT = {DEFAULT_VARIANT: RetrievalOptions()}
@@ -76,6 +78,7 @@ async def run_golden(
     suite: GoldenSuite,
     retrieval: RetrievalService,
     ingestion: IngestionService,
+    library: Library,
     *,
     namespace: str,
     answers: AnswerService | None,
@@ -104,7 +107,7 @@ async def run_golden(
         )
         given = {} if answers is None else await answer_samples(answers, suite, requests, progress)
     finally:
-        await ingestion.delete_namespace(namespace)
+        await library.delete_namespace(namespace)
     graded = {
         name: [
             grade(sample, best_per_document(result.matches), result.timings.total_ms)

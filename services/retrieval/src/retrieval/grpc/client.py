@@ -39,7 +39,6 @@ from retrieval.domain.validation_report import ValidationReport
 from retrieval.errors import (
     BackendTimeoutError,
     BackendUnavailableError,
-    InvalidRequestError,
     RetrievalError,
 )
 from retrieval.grpc.answer_conversions import (
@@ -58,12 +57,13 @@ from retrieval.grpc.document_conversions import (
 from retrieval.grpc.errors import error_from_rpc
 from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
 from retrieval.grpc.retrieval_conversions import query_request, result_from_proto, retrieve_request
+from retrieval.grpc.remote_intake import RemoteIntake
 from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
 from retrieval.grpc.stats_conversions import stats_from_proto
 from retrieval.grpc.validation_conversions import validate_request, validation_report_from_proto
 from retrieval.retries import RetryPolicy, retrying
-from retrieval.service.ingestion.file_intake import PathSync
 from retrieval.service.ingestion.library import DocumentSummary
+from retrieval.service.ingestion.local_files import LocalFiles, PathSync
 from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, SyncReport
 from retrieval.service.stats import CollectionStats
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
@@ -211,6 +211,7 @@ class RetrievalClient:
         namespace: str | None = None,
         *,
         replace: bool = False,
+        refused_as_outcomes: bool = False,
         timeout: float | None = None,
     ) -> list[DocumentOutcome]:
         """As ``IngestionService.ingest``: one outcome per document, in order."""
@@ -218,6 +219,7 @@ class RetrievalClient:
             namespace=namespace or "",
             documents=[document_to_proto(d) for d in documents],
             replace=replace,
+            refused_as_outcomes=refused_as_outcomes,
         )
         return outcomes_from_proto(await self._call(self._stub.IngestDocuments, request, timeout))
 
@@ -231,9 +233,10 @@ class RetrievalClient:
         dry_run: bool = False,
         replace: bool = False,
         allow_mass_delete: bool = False,
+        refused_as_outcomes: bool = False,
         timeout: float | None = None,
     ) -> SyncReport:
-        """As ``IngestionService.sync``, in one request: every document of the roots travels
+        """As ``LibrarySync.sync``, in one request: every document of the roots travels
         in it, so the server's message size bounds a sync."""
         request = sync_request(
             documents,
@@ -243,6 +246,7 @@ class RetrievalClient:
             dry_run=dry_run,
             replace=replace,
             allow_mass_delete=allow_mass_delete,
+            refused_as_outcomes=refused_as_outcomes,
         )
         response = await self._call(self._stub.SyncDocuments, request, timeout)
         return sync_report_from_proto(response)
@@ -259,24 +263,20 @@ class RetrievalClient:
         timeout: float | None = None,
     ) -> PathSync:
         """Read these local files and folders, then sync the namespace with them as ``retrieval
-        sync`` does: each path that exists is a root, and a file that fails to read keeps its
-        documents. ``domain`` fills documents that do not set their own."""
+        sync`` does: each path that exists is a root, and a file that fails to read, or a
+        document the server refuses, keeps its documents. ``domain`` fills documents that do
+        not set their own."""
         local = [Path(path) for path in paths]
         loaded = await asyncio.to_thread(read_documents, local, domain=domain)
-        scope = sync_scope(local, loaded.failures)
-        if not scope.roots:
-            raise InvalidRequestError(f"none of {[str(p) for p in local]} exists", field="paths")
-        report = await self.sync(
-            loaded.documents,
-            scope.roots,
-            namespace,
-            unreadable=scope.unreadable,
+        files = LocalFiles(RemoteIntake(self, timeout), sync_scope)
+        return await files.sync(
+            local,
+            loaded,
+            namespace or "",
             dry_run=dry_run,
             replace=replace,
             allow_mass_delete=allow_mass_delete,
-            timeout=timeout,
         )
-        return PathSync(report=report, failures=loaded.failures)
 
     async def delete(
         self,
@@ -287,7 +287,7 @@ class RetrievalClient:
         dry_run: bool = False,
         timeout: float | None = None,
     ) -> DeleteReport:
-        """As ``IngestionService.delete``: by id, by source prefix, or both."""
+        """As ``Library.delete``: by id, by source prefix, or both."""
         request = pb.DeleteDocumentsRequest(
             namespace=namespace or "",
             document_ids=document_ids,
@@ -304,7 +304,7 @@ class RetrievalClient:
         source_prefix: str | None = None,
         timeout: float | None = None,
     ) -> list[DocumentSummary]:
-        """As ``IngestionService.documents``, fetched a page at a time (each call has
+        """As ``Library.documents``, fetched a page at a time (each call has
         ``timeout``)."""
         listed: list[DocumentSummary] = []
         token = ""

@@ -115,6 +115,7 @@ def outcome_to_proto(outcome: DocumentOutcome) -> pb.DocumentOutcome:
         chunks=outcome.chunks,
         error=outcome.error,
         source=outcome.source,
+        field=outcome.field,
     )
 
 
@@ -125,6 +126,7 @@ def outcome_from_proto(outcome: pb.DocumentOutcome) -> DocumentOutcome:
         chunks=outcome.chunks,
         error=optional_field(outcome, "error"),
         source=optional_field(outcome, "source"),
+        field=optional_field(outcome, "field"),
     )
 
 
@@ -145,6 +147,7 @@ def sync_request(
     dry_run: bool,
     replace: bool,
     allow_mass_delete: bool,
+    refused_as_outcomes: bool,
 ) -> pb.SyncDocumentsRequest:
     return pb.SyncDocumentsRequest(
         namespace=namespace or "",
@@ -154,6 +157,7 @@ def sync_request(
         dry_run=dry_run,
         replace=replace,
         allow_mass_delete=allow_mass_delete,
+        refused_as_outcomes=refused_as_outcomes,
     )
 
 

@@ -112,7 +112,7 @@ async def create_server(
     """
     tenants = load_tenants(settings)
     check_exposure(address, tenants is not None, settings.allow_unauthenticated)
-    write_repair = WriteRepair(application.ingestion, application.settings.default_namespace)
+    write_repair = WriteRepair(application.repair, application.settings.default_namespace)
     server = grpc.aio.server(
         interceptors=interceptors(
             application.telemetry,
@@ -128,6 +128,8 @@ async def create_server(
         RetrievalServicer(
             application.retrieval,
             application.ingestion,
+            application.library,
+            application.sync,
             application.stats,
             application.answers,
             application.validation,

@@ -33,6 +33,8 @@ from retrieval.grpc.validation_conversions import (
 )
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
 from retrieval.service.validation_service import ValidationService
@@ -45,6 +47,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self,
         retrieval: RetrievalService,
         ingestion: IngestionService,
+        library: Library,
+        sync: LibrarySync,
         stats: StatsService,
         answers: AnswerService,
         validation: ValidationService,
@@ -53,6 +57,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self._retrieval = retrieval
         self._max_documents_per_call = max_documents_per_call
         self._ingestion = ingestion
+        self._library = library
+        self._sync = sync
         self._stats = stats
         self._answers = answers
         self._validation = validation
@@ -79,14 +85,19 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         namespace = optional_namespace(request.namespace)
         self._check_count(request.documents, "documents", "send them in several calls")
         documents = documents_from_proto(request.documents)
-        outcomes = await self._ingestion.ingest(documents, namespace, replace=request.replace)
+        outcomes = await self._ingestion.ingest(
+            documents,
+            namespace,
+            replace=request.replace,
+            refused_as_outcomes=request.refused_as_outcomes,
+        )
         return outcomes_to_proto(outcomes)
 
     @translate_errors
     async def DeleteDocument(
         self, request: pb.DeleteDocumentRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteDocumentResponse:
-        deleted = await self._ingestion.delete_document(
+        deleted = await self._library.delete_document(
             request.document_id, optional_namespace(request.namespace)
         )
         return pb.DeleteDocumentResponse(deleted_chunks=deleted)
@@ -95,7 +106,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def DeleteNamespace(
         self, request: pb.DeleteNamespaceRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteNamespaceResponse:
-        deleted = await self._ingestion.delete_namespace(request.namespace)
+        deleted = await self._library.delete_namespace(request.namespace)
         return pb.DeleteNamespaceResponse(deleted_chunks=deleted)
 
     @translate_errors
@@ -141,7 +152,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.SyncDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.SyncDocumentsResponse:
         self._check_count(request.documents, "documents", "sync each folder in a call of its own")
-        report = await self._ingestion.sync(
+        report = await self._sync.sync(
             documents_from_proto(request.documents),
             list(request.roots),
             optional_namespace(request.namespace),
@@ -149,6 +160,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             dry_run=request.dry_run,
             replace=request.replace,
             allow_mass_delete=request.allow_mass_delete,
+            refused_as_outcomes=request.refused_as_outcomes,
         )
         return sync_report_to_proto(report)
 
@@ -157,7 +169,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.DeleteDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteDocumentsResponse:
         self._check_count(request.document_ids, "document_ids", "send them in several calls")
-        report = await self._ingestion.delete(
+        report = await self._library.delete(
             optional_namespace(request.namespace),
             list(request.document_ids),
             source_prefix=optional_field(request, "source_prefix"),
@@ -170,7 +182,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.ListDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListDocumentsResponse:
         size = page_size(request)
-        documents = await self._ingestion.documents(
+        documents = await self._library.documents(
             optional_namespace(request.namespace),
             source_prefix=optional_field(request, "source_prefix"),
         )

@@ -3,9 +3,9 @@
 A write that fails because a store does not answer can seldom undo what it began: the undo
 needs that store too. Its document is left PENDING, its texts stored without vectors (no
 search finds them), until the next write of it or ``retrieval reconcile`` (see
-``retrieval.service.ingestion.ingestion_service``). ``WriteRepair`` notes the namespace of
+``retrieval.service.ingestion.group_write``). ``WriteRepair`` notes the namespace of
 every write call that failed or was cut short, and ``repair``, which the health monitor calls
-while the stores answer, reconciles those namespaces (``IngestionService.reconcile``). A
+while the stores answer, reconciles those namespaces (``Repair.reconcile``). A
 namespace stays noted until a reconcile has gone through it with no document busy.
 """
 
@@ -19,7 +19,7 @@ import structlog
 
 from retrieval.errors import InvalidRequestError, RetrievalError
 from retrieval.grpc.interceptors import Behaviour, CallInterceptor, service_and_method
-from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.repair import Repair
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 log = structlog.get_logger("grpc")
@@ -52,8 +52,8 @@ def failed_documents(response: Any) -> bool:
 
 
 class WriteRepair(CallInterceptor):
-    def __init__(self, ingestion: IngestionService, default_namespace: str) -> None:
-        self._ingestion = ingestion
+    def __init__(self, repair: Repair, default_namespace: str) -> None:
+        self._repair = repair
         self._default_namespace = default_namespace
         self._noted: Counter[str] = Counter()
 
@@ -80,7 +80,7 @@ class WriteRepair(CallInterceptor):
         again: the next call tries again). A name no namespace can have is dropped."""
         for namespace, failures in list(self._noted.items()):
             try:
-                report = await self._ingestion.reconcile(namespace)
+                report = await self._repair.reconcile(namespace)
             except InvalidRequestError:
                 del self._noted[namespace]
                 continue

@@ -332,14 +332,16 @@ class Source(_message.Message):
     def __init__(self, uri: _Optional[str] = ..., root: _Optional[str] = ..., file_type: _Optional[str] = ..., size: _Optional[int] = ..., modified_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class IngestDocumentsRequest(_message.Message):
-    __slots__ = ("namespace", "documents", "replace")
+    __slots__ = ("namespace", "documents", "replace", "refused_as_outcomes")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     REPLACE_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_AS_OUTCOMES_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     documents: _containers.RepeatedCompositeFieldContainer[Document]
     replace: bool
-    def __init__(self, namespace: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., replace: _Optional[bool] = ...) -> None: ...
+    refused_as_outcomes: bool
+    def __init__(self, namespace: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., replace: _Optional[bool] = ..., refused_as_outcomes: _Optional[bool] = ...) -> None: ...
 
 class IngestDocumentsResponse(_message.Message):
     __slots__ = ("outcomes",)
@@ -348,18 +350,20 @@ class IngestDocumentsResponse(_message.Message):
     def __init__(self, outcomes: _Optional[_Iterable[_Union[DocumentOutcome, _Mapping]]] = ...) -> None: ...
 
 class DocumentOutcome(_message.Message):
-    __slots__ = ("document_id", "outcome", "chunks", "error", "source")
+    __slots__ = ("document_id", "outcome", "chunks", "error", "source", "field")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
+    FIELD_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     outcome: Outcome
     chunks: int
     error: str
     source: str
-    def __init__(self, document_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., chunks: _Optional[int] = ..., error: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+    field: str
+    def __init__(self, document_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., chunks: _Optional[int] = ..., error: _Optional[str] = ..., source: _Optional[str] = ..., field: _Optional[str] = ...) -> None: ...
 
 class DeleteDocumentRequest(_message.Message):
     __slots__ = ("document_id", "namespace")
@@ -582,7 +586,7 @@ class ValidateResponse(_message.Message):
     def __init__(self, namespace: _Optional[str] = ..., source: _Optional[str] = ..., passed: _Optional[bool] = ..., success_criterion: _Optional[float] = ..., top_k: _Optional[int] = ..., total_queries: _Optional[int] = ..., passed_queries: _Optional[int] = ..., success_rate: _Optional[float] = ..., failed_queries: _Optional[_Iterable[_Union[FailedQuery, _Mapping]]] = ..., by_query_type: _Optional[_Mapping[str, QueryTypeFigures]] = ..., top_score: _Optional[_Union[ScoreStatistics, _Mapping]] = ..., vector_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., metadata_completeness: _Optional[float] = ..., expected_metadata: _Optional[_Iterable[str]] = ..., metadata_field_completeness: _Optional[_Mapping[str, float]] = ..., problems: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SyncDocumentsRequest(_message.Message):
-    __slots__ = ("namespace", "documents", "roots", "unreadable", "dry_run", "replace", "allow_mass_delete")
+    __slots__ = ("namespace", "documents", "roots", "unreadable", "dry_run", "replace", "allow_mass_delete", "refused_as_outcomes")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     ROOTS_FIELD_NUMBER: _ClassVar[int]
@@ -590,6 +594,7 @@ class SyncDocumentsRequest(_message.Message):
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     REPLACE_FIELD_NUMBER: _ClassVar[int]
     ALLOW_MASS_DELETE_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_AS_OUTCOMES_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     documents: _containers.RepeatedCompositeFieldContainer[Document]
     roots: _containers.RepeatedScalarFieldContainer[str]
@@ -597,7 +602,8 @@ class SyncDocumentsRequest(_message.Message):
     dry_run: bool
     replace: bool
     allow_mass_delete: bool
-    def __init__(self, namespace: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., roots: _Optional[_Iterable[str]] = ..., unreadable: _Optional[_Iterable[str]] = ..., dry_run: _Optional[bool] = ..., replace: _Optional[bool] = ..., allow_mass_delete: _Optional[bool] = ...) -> None: ...
+    refused_as_outcomes: bool
+    def __init__(self, namespace: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., roots: _Optional[_Iterable[str]] = ..., unreadable: _Optional[_Iterable[str]] = ..., dry_run: _Optional[bool] = ..., replace: _Optional[bool] = ..., allow_mass_delete: _Optional[bool] = ..., refused_as_outcomes: _Optional[bool] = ...) -> None: ...
 
 class SyncDocumentsResponse(_message.Message):
     __slots__ = ("namespace", "dry_run", "outcomes", "busy")

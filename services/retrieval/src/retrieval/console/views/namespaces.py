@@ -11,14 +11,14 @@ from retrieval.console.rendering import Renderer
 from retrieval.domain.collection_health import ORPHAN_LABELS
 from retrieval.errors import NotFoundError
 from retrieval.grpc.tenancy import visible_namespaces
-from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
 from retrieval.service.stats import StatsService
 
 
 class NamespacePages:
-    def __init__(self, stats: StatsService, ingestion: IngestionService, render: Renderer) -> None:
+    def __init__(self, stats: StatsService, library: Library, render: Renderer) -> None:
         self._stats = stats
-        self._ingestion = ingestion
+        self._library = library
         self._render = render
 
     async def index(self, request: Request) -> Response:
@@ -34,7 +34,7 @@ class NamespacePages:
         found = next((health for health in report.namespaces if health.namespace == name), None)
         if found is None:
             raise NotFoundError(f"no namespace {name!r}")
-        documents = await self._ingestion.documents(name)
+        documents = await self._library.documents(name)
         return self._render.page(
             request,
             "namespace.html",

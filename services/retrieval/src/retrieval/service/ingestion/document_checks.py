@@ -24,12 +24,18 @@ def check_request(
 ) -> None:
     """Raise ``InvalidRequestError`` naming the first bad document and its field; a domain
     is bad only outside a non-empty ``allowed_domains``."""
-    seen: set[str] = set()
+    check_unique(documents)
     for document, pieces in zip(documents, chunks, strict=True):
+        check_document(document, pieces, allowed_domains=allowed_domains, signature=signature)
+
+
+def check_unique(documents: Sequence[RagDocument]) -> None:
+    """Raise ``InvalidRequestError`` naming the first document id given twice."""
+    seen: set[str] = set()
+    for document in documents:
         if document.document_id in seen:
             raise problem(document, "appears twice in the request", "document_id")
         seen.add(document.document_id)
-        check_document(document, pieces, allowed_domains=allowed_domains, signature=signature)
 
 
 def check_document(

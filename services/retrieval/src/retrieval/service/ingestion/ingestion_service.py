@@ -1,128 +1,42 @@
-"""Documents in, searchable chunks out; after a failure, a crash or a cancellation, the stores
-hold the previous version of every document or a state the next run repairs.
-
-Each document's write goes through its ledger record (``retrieval.domain.ledger``), under a
-lease so one writer at a time touches a document:
-
-1. claim the documents; a document whose committed record matches is UNCHANGED;
-2. save the record PENDING (new chunk ids, the committed ones kept as ``previous``);
-3. embed, write chunk texts, then vectors and keyword entries (a search never finds a
-   chunk whose text is missing);
-4. save the record COMMITTED: the commit point;
-5. remove the chunks of older versions (``stale``): vectors and keyword entries, then texts.
-
-A failure before the commit removes the chunks the write added and restores the previous
-record; if even that fails, the PENDING record makes the next run (or ``reconcile``) repair
-the document. See ``docs/ingestion.md``.
-"""
+"""Documents in, searchable chunks out: each request cut into chunks once, checked, then
+written group by group (``retrieval.service.ingestion.group_write``). A request is refused
+whole when one document is bad, or, when the caller asks for ``refused_as_outcomes``, each bad
+document is a ``FAILED`` outcome of its own and the others are written. After a failure,
+a crash or a cancellation, the stores hold the previous version of every document or a state
+the next run repairs. See ``docs/ingestion.md``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from functools import cached_property
 from typing import Protocol
 
-import numpy as np
-import structlog
-
 from retrieval.batching import slices
-from retrieval.domain.chunk_identity import chunk_id
-from retrieval.domain.chunking import chunk_markdown
-from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, Provenance, fingerprint
 from retrieval.domain.metadata import model_signature
-from retrieval.domain.models import RagChunk, RagDocument, check_slug
-from retrieval.domain.provenance import is_under
-from retrieval.errors import (
-    DocumentBusyError,
-    InvalidRequestError,
-    MassDeleteError,
-    NotFoundError,
-    RetrievalError,
-)
+from retrieval.domain.models import RagChunk, RagDocument
+from retrieval.errors import InvalidRequestError
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
 from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
+from retrieval.service.ingestion.chunking import (
+    ChunkingPolicy,
+    Prepared,
+    passages_to_embed,
+    whole,
+)
 from retrieval.service.ingestion.consistency import ChunkStores
-from retrieval.service.ingestion.document_checks import check_document, check_request
-from retrieval.service.ingestion.leases import claim_documents, writer_lease
-from retrieval.service.ingestion.library import (
-    Deletion,
-    DocumentSummary,
-    Removal,
-    StoredDocument,
-    check_source_prefix,
-    checked_source,
-    doomed_by_sync,
-    stored_records,
-    under_any,
+from retrieval.service.ingestion.document_checks import (
+    check_document,
+    check_request,
+    check_unique,
 )
-from retrieval.service.ingestion.outcomes import (
-    DeleteReport,
-    DocumentOutcome,
-    Outcome,
-    SyncReport,
-    deleted_outcome,
-    failed,
-)
-from retrieval.service.ingestion.progress import (
-    EMBEDDING_BATCH,
-    EmbeddedTally,
-    IngestProgress,
-    LeaseRenewal,
-    Progress,
-)
-from retrieval.service.ingestion.reconciliation import ReconcileReport, Reconciliation
+from retrieval.service.ingestion.group_write import GroupCall, GroupWriter
+from retrieval.service.ingestion.namespaces import namespace_or_default
+from retrieval.service.ingestion.outcomes import DocumentOutcome, refusal_outcome
+from retrieval.service.ingestion.progress import EmbeddedTally, IngestProgress, Progress
 from retrieval.service.timing import StageClock
-
-log = structlog.get_logger("ingestion")
-
-
-@dataclass(frozen=True)
-class ChunkingPolicy:
-    max_words: int = 180
-    overlap_words: int = 30
-
-
-@dataclass
-class Prepared:
-    """A document cut into chunks, with their vectors when the caller brought them."""
-
-    document: RagDocument
-    chunks: list[RagChunk]
-    vectors: Matrix | None = None
-
-    @property
-    def document_id(self) -> str:
-        return self.document.document_id
-
-    @property
-    def source(self) -> str | None:
-        return self.document.source.uri if self.document.source is not None else None
-
-    @cached_property
-    def fingerprint(self) -> str:
-        return fingerprint(chunk.chunk_id for chunk in self.chunks)
-
-
-@dataclass
-class Write:
-    """One document to write under its pending record."""
-
-    prepared: Prepared
-    pending: DocumentRecord
-
-    @property
-    def outcome(self) -> Outcome:
-        return Outcome.UPDATED if self.pending.previous else Outcome.CREATED
-
-
-def passages_to_embed(items: Sequence[Prepared]) -> int:
-    """Chunks of these documents to embed: those of documents given without vectors."""
-    return sum(len(item.chunks) for item in items if item.vectors is None)
 
 
 class PassageEmbedder(Protocol):
@@ -137,8 +51,30 @@ class PassageEmbedder(Protocol):
     async def embed_passages(self, texts: Sequence[str]) -> Matrix: ...
 
 
+@dataclass(frozen=True)
+class Screened:
+    """A request's documents the checks accepted, and the ``FAILED`` outcome of each document
+    they refused, by its position in the request."""
+
+    accepted: list[Prepared]
+    refused: dict[int, DocumentOutcome]
+
+    def in_order(self, written: Sequence[DocumentOutcome]) -> list[DocumentOutcome]:
+        """The outcomes of the whole request in its order, ``written`` being those of
+        ``accepted``."""
+        rest = iter(written)
+        return [
+            self.refused[position] if position in self.refused else next(rest)
+            for position in range(len(self.accepted) + len(self.refused))
+        ]
+
+    @property
+    def refused_sources(self) -> set[str]:
+        return {o.source for o in self.refused.values() if o.source is not None}
+
+
 class IngestionService:
-    """The only writer of chunk texts, vectors, keyword entries and ledger records."""
+    """The writer: documents cut, checked and written; every write of chunks goes through it."""
 
     def __init__(
         self,
@@ -154,26 +90,20 @@ class IngestionService:
         documents_per_write: int = 16,
         embedded_per_write: int = 500,
         lease_wait_s: float = 30.0,
-        max_delete_share: float = 0.5,
         lease_renew_s: float = 30.0,
         graph: ChunkGraph | None = None,
     ) -> None:
         self._embedder = embedder
-        self._stores = ChunkStores(index, keywords, chunks, graph)
-        self._chunks = chunks
-        self._ledger = ledger
-        self._generations = generations
+        stores = ChunkStores(index, keywords, chunks, graph)
+        self._writer = GroupWriter(
+            embedder, stores, ledger, generations, lease_wait_s, lease_renew_s
+        )
         self._allowed_domains = frozenset(allowed_domains)
         self._default_namespace = default_namespace
         self._policy = policy
         self._documents_per_write = documents_per_write
         self._embedded_per_write = embedded_per_write
-        self._lease_wait_s = lease_wait_s
         self._signature = model_signature(embedder.model, embedder.dimension)
-        self._reconciliation = Reconciliation(embedder, self._stores, ledger, lease_wait_s)
-        self._deletion = Deletion(self._stores, ledger, lease_wait_s)
-        self._max_delete_share = max_delete_share
-        self._lease_renew_s = lease_renew_s
 
     @property
     def model(self) -> str:
@@ -189,51 +119,61 @@ class IngestionService:
         return await self._embedder.embed_passages(texts)
 
     def split(self, document: RagDocument, namespace: str) -> list[RagChunk]:
-        pieces = chunk_markdown(
-            document.title,
-            document.content,
-            max_words=self._policy.max_words,
-            overlap_words=self._policy.overlap_words,
-        )
-        return [
-            self._chunk(document, namespace, position, piece.content, piece.section, piece.pages)
-            for position, piece in enumerate(pieces)
-        ]
+        return self._policy.split(document, namespace, self._embedder.model)
 
-    def _chunk(
-        self,
-        document: RagDocument,
-        namespace: str,
-        position: int,
-        text: str,
-        section: str = "",
-        pages: tuple[int, ...] = (),
-    ) -> RagChunk:
-        source = document.source
-        return RagChunk(
-            chunk_id=chunk_id(document, position, text, self._embedder.model, pages),
-            document_id=document.document_id,
-            namespace=namespace,
-            title=document.title,
-            domain=document.domain,
-            position=position,
-            content=text,
-            metadata=document.metadata,
-            source=source.uri if source is not None else None,
-            file_type=source.file_type if source is not None else None,
-            section=section,
-            pages=pages,
-        )
+    def prepare(self, documents: Sequence[RagDocument], namespace: str) -> list[Prepared]:
+        """The documents cut into chunks: what the checks and the write of them share."""
+        return [Prepared(document, self.split(document, namespace)) for document in documents]
+
+    def namespace(self, namespace: str | None) -> str:
+        return namespace_or_default(namespace, self._default_namespace)
+
+    def refusal(self, item: Prepared) -> InvalidRequestError | None:
+        """Why ``ingest`` would refuse this document, or None."""
+        try:
+            check_document(
+                item.document,
+                item.chunks,
+                allowed_domains=self._allowed_domains,
+                signature=self._signature,
+            )
+        except InvalidRequestError as error:
+            return error
+        return None
 
     def check(self, document: RagDocument, namespace: str | None = None) -> None:
         """Raise ``InvalidRequestError`` if ``ingest`` would refuse this document."""
-        namespace = check_slug(namespace or self._default_namespace, "namespace")
-        check_document(
-            document,
-            self.split(document, namespace),
+        refused = self.refusal(self.prepare([document], self.namespace(namespace))[0])
+        if refused is not None:
+            raise refused
+
+    def check_request(self, prepared: Sequence[Prepared]) -> None:
+        """Raise ``InvalidRequestError`` naming the first bad document of the request."""
+        check_request(
+            [item.document for item in prepared],
+            [item.chunks for item in prepared],
             allowed_domains=self._allowed_domains,
             signature=self._signature,
         )
+
+    def screen(self, prepared: Sequence[Prepared], refused_as_outcomes: bool) -> Screened:
+        """The documents to write. Unless ``refused_as_outcomes``, one bad document raises
+        ``InvalidRequestError`` naming it; with it, each bad document is set aside as a
+        ``FAILED`` outcome with its reason and field. An id given twice refuses the request
+        either way."""
+        if not refused_as_outcomes:
+            self.check_request(prepared)
+            return Screened(list(prepared), {})
+        check_unique([item.document for item in prepared])
+        accepted: list[Prepared] = []
+        refused: dict[int, DocumentOutcome] = {}
+        for position, item in enumerate(prepared):
+            error = self.refusal(item)
+            if error is None:
+                accepted.append(item)
+            else:
+                refused[position] = refusal_outcome(item.document_id, error, item.source)
+        return Screened(accepted, refused)
 
     async def ingest(
         self,
@@ -242,20 +182,22 @@ class IngestionService:
         on_progress: Progress | None = None,
         *,
         replace: bool = False,
+        refused_as_outcomes: bool = False,
     ) -> list[DocumentOutcome]:
         """Chunk, embed and store documents; unchanged ones cost one lookup and write nothing.
+        One outcome per document, in order.
 
-        The request is checked whole first: one bad document raises ``InvalidRequestError``
-        naming it and its field, and nothing is written. After that, each document succeeds
-        or fails on its own (``Outcome.FAILED`` with the reason). A document whose id is held
-        by a document from another source fails with ``DocumentIdClashError`` naming both,
-        unless ``replace``.
+        The request is checked first: one bad document raises ``InvalidRequestError`` naming
+        it and its field, and nothing is written; with ``refused_as_outcomes`` it is a
+        ``FAILED`` outcome with that reason and field (``DocumentOutcome.refused``) and the
+        others are written. After that, each document succeeds or fails on its own
+        (``Outcome.FAILED`` with the reason). A document whose id is held by a document from
+        another source fails with ``DocumentIdClashError`` naming both, unless ``replace``.
         """
-        namespace = check_slug(namespace or self._default_namespace, "namespace")
-        prepared = [Prepared(document, self.split(document, namespace)) for document in documents]
-        return await self._ingest_prepared(
-            prepared, namespace, on_progress, self._documents_per_write, replace=replace
-        )
+        target = self.namespace(namespace)
+        screened = self.screen(self.prepare(documents, target), refused_as_outcomes)
+        written = await self.write(screened.accepted, target, on_progress, replace=replace)
+        return screened.in_order(written)
 
     async def ingest_embedded(
         self,
@@ -266,7 +208,7 @@ class IngestionService:
     ) -> list[DocumentOutcome]:
         """Store each document whole as one chunk with the passage vector the caller made
         with this service's model (e.g. a benchmark's shipped embeddings)."""
-        namespace = check_slug(namespace or self._default_namespace, "namespace")
+        target = self.namespace(namespace)
         if vectors.shape != (len(documents), self._embedder.dimension):
             raise InvalidRequestError(
                 f"expected vectors of shape ({len(documents)}, {self._embedder.dimension}), "
@@ -275,446 +217,35 @@ class IngestionService:
             )
         prepared = [
             Prepared(
-                document,
-                [self._chunk(document, namespace, 0, document.content)]
-                if document.content.strip()
-                else [],
-                vectors[row : row + 1],
+                document, whole(document, target, self._embedder.model), vectors[row : row + 1]
             )
             for row, document in enumerate(documents)
         ]
-        return await self._ingest_prepared(
-            prepared, namespace, on_progress, self._embedded_per_write
-        )
+        self.check_request(prepared)
+        return await self.write(prepared, target, on_progress, step=self._embedded_per_write)
 
-    async def _ingest_prepared(
+    async def write(
         self,
         prepared: Sequence[Prepared],
         namespace: str,
-        on_progress: Progress | None,
-        step: int,
+        on_progress: Progress | None = None,
         *,
         replace: bool = False,
+        step: int | None = None,
     ) -> list[DocumentOutcome]:
-        check_request(
-            [item.document for item in prepared],
-            [item.chunks for item in prepared],
-            allowed_domains=self._allowed_domains,
-            signature=self._signature,
-        )
+        """Write documents already prepared and checked, ``step`` (default: the documents per
+        write) at a time; one outcome each, in order."""
         progress = IngestProgress.of(on_progress)
         to_embed = passages_to_embed(prepared)
         progress.to_embed(to_embed)
         outcomes: list[DocumentOutcome] = []
-        for group in slices(prepared, step):
+        for group in slices(prepared, step or self._documents_per_write):
             tally = EmbeddedTally(progress.embedded)
-            settled = await self._ingest_group(group, namespace, replace, tally)
+            call = GroupCall(namespace, replace, tally, StageClock())
+            settled = await self._writer.write(group, call)
             if spared := passages_to_embed(group) - tally.chunks:
                 to_embed -= spared
                 progress.to_embed(to_embed)
             outcomes.extend(settled)
             progress.settled(settled)
         return outcomes
-
-    async def _ingest_group(
-        self, group: Sequence[Prepared], namespace: str, replace: bool, tally: EmbeddedTally
-    ) -> list[DocumentOutcome]:
-        clock = StageClock()
-        ids = [item.document_id for item in group]
-        with clock.stage("lookup"):
-            known = await self._ledger.get_many(namespace, ids)
-        outcomes = {
-            item.document_id: done(item, Outcome.UNCHANGED)
-            for item in group
-            if item.document_id in known and known[item.document_id].is_current(item.fingerprint)
-        }
-        todo = [item for item in group if item.document_id not in outcomes]
-        if todo:
-            with writer_lease() as lease:
-                await self._write_group(todo, namespace, outcomes, clock, lease, replace, tally)
-        log.info(
-            "ingest.group",
-            namespace=namespace,
-            documents=len(group),
-            outcomes={
-                kind.value: sum(o.outcome is kind for o in outcomes.values()) for kind in Outcome
-            },
-            **{f"{stage}_ms": round(ms, 2) for stage, ms in clock.stages.items()},
-            total_ms=round(clock.elapsed_ms(), 2),
-        )
-        return [outcomes[document_id] for document_id in ids]
-
-    async def _write_group(
-        self,
-        group: Sequence[Prepared],
-        namespace: str,
-        outcomes: dict[str, DocumentOutcome],
-        clock: StageClock,
-        lease: Lease,
-        replace: bool,
-        tally: EmbeddedTally,
-    ) -> None:
-        with clock.stage("claim"):
-            claim = await claim_documents(
-                self._ledger,
-                namespace,
-                [item.document_id for item in group],
-                lease,
-                self._lease_wait_s,
-            )
-        for document_id in claim.held:
-            busy = DocumentBusyError.of(namespace, document_id)
-            outcomes[document_id] = failed(document_id, busy)
-        try:
-            writes: list[Write] = []
-            settled: list[DocumentRecord] = []
-            for item in group:
-                record = claim.records.get(item.document_id)
-                if record is None:
-                    continue
-                clash = None if replace else record.clash(item.source)
-                if clash is not None:
-                    outcomes[item.document_id] = failed(item.document_id, clash, item.source)
-                elif (
-                    record.state is DocumentState.COMMITTED
-                    and record.fingerprint == item.fingerprint
-                ):
-                    settled.append(record)
-                    outcomes[item.document_id] = done(item, Outcome.UNCHANGED)
-                else:
-                    writes.append(Write(item, await self._begin(record, item)))
-            if writes:
-                outcomes.update(await self._write(writes, namespace, lease, clock, tally))
-                settled.extend(w.pending.commit() for w in writes if not is_failed(outcomes, w))
-            with clock.stage("remove_stale"):
-                await self._remove_stale([r for r in settled if r.stale], lease)
-        finally:
-            await self._advance(namespace)
-            await self._release(namespace, list(claim.records), lease)
-
-    async def _begin(self, record: DocumentRecord, item: Prepared) -> DocumentRecord:
-        """The pending record; a document stored without a record (or whose record was lost)
-        has its existing chunks counted as stale, so nothing of it is left behind."""
-        found = (
-            await self._chunks.chunk_ids(item.document_id, record.namespace)
-            if record.state is None
-            else ()
-        )
-        provenance = Provenance(
-            title=item.document.title, source=item.document.source, written_at=datetime.now(UTC)
-        )
-        return record.begin(
-            (chunk.chunk_id for chunk in item.chunks), item.fingerprint, provenance, found
-        )
-
-    async def _write(
-        self,
-        writes: Sequence[Write],
-        namespace: str,
-        lease: Lease,
-        clock: StageClock,
-        tally: EmbeddedTally,
-    ) -> dict[str, DocumentOutcome]:
-        pending = [write.pending for write in writes]
-        try:
-            with clock.stage("begin"):
-                await self._ledger.save(pending, lease)
-            renewal = LeaseRenewal(self._ledger, pending, lease, self._lease_renew_s)
-            with clock.stage("embed"):
-                vectors = await self._vectors([w.prepared for w in writes], tally, renewal)
-            chunks = [chunk for write in writes for chunk in write.prepared.chunks]
-            await self._store(chunks, vectors, namespace, clock)
-            with clock.stage("commit"):
-                await self._ledger.save([record.commit() for record in pending], lease)
-        except BaseException as error:
-            await self._abandon(pending, namespace, lease)
-            if not isinstance(error, RetrievalError):
-                raise
-            log.error("ingest.failed", namespace=namespace, error=str(error))
-            return {
-                write.prepared.document_id: failed(
-                    write.prepared.document_id, error, write.prepared.source
-                )
-                for write in writes
-            }
-        return {write.prepared.document_id: done(write.prepared, write.outcome) for write in writes}
-
-    async def _vectors(
-        self, items: Sequence[Prepared], tally: EmbeddedTally, renewal: LeaseRenewal
-    ) -> Matrix:
-        missing = [chunk.content for item in items if item.vectors is None for chunk in item.chunks]
-        embedded = await self._embed_in_batches(missing, tally, renewal) if missing else None
-        rows: list[Matrix] = []
-        taken = 0
-        for item in items:
-            if item.vectors is not None:
-                rows.append(item.vectors)
-            else:
-                assert embedded is not None
-                rows.append(embedded[taken : taken + len(item.chunks)])
-                taken += len(item.chunks)
-        return np.concatenate(rows).astype(np.float32, copy=False)
-
-    async def _embed_in_batches(
-        self, texts: Sequence[str], tally: EmbeddedTally, renewal: LeaseRenewal
-    ) -> Matrix:
-        """Passage vectors, ``EMBEDDING_BATCH`` texts per call, each call counted in the
-        group's tally and followed by a renewal of the write's lease when one is due."""
-        batches: list[Matrix] = []
-        for batch in slices(texts, EMBEDDING_BATCH):
-            batches.append(await self._embedder.embed_passages(batch))
-            tally.add(len(batch))
-            await renewal()
-        return np.concatenate(batches)
-
-    async def _store(
-        self, chunks: Sequence[RagChunk], vectors: Matrix, namespace: str, clock: StageClock
-    ) -> None:
-        with clock.stage("write_texts"):
-            await self._chunks.upsert_many(chunks)
-        with clock.stage("write_search"):
-            await self._stores.add_searchable(chunks, vectors, namespace)
-
-    async def _abandon(
-        self, pending: Sequence[DocumentRecord], namespace: str, lease: Lease
-    ) -> None:
-        """Undo a write that did not commit. The record is made PENDING again first (the
-        commit may have landed unseen), so a failure here leaves a state the next run repairs."""
-        fresh = sorted({chunk for record in pending for chunk in record.fresh})
-        try:
-            await self._ledger.save(pending, lease)
-            await self._stores.remove(fresh, namespace)
-            await self._ledger.save([record.abandon() for record in pending], lease)
-        except RetrievalError as error:
-            log.error(
-                "ingest.rollback_failed",
-                namespace=namespace,
-                documents=[record.document_id for record in pending],
-                error=str(error),
-            )
-
-    async def _remove_stale(self, records: Sequence[DocumentRecord], lease: Lease) -> None:
-        """Remove older versions' chunks after their commit; what fails stays listed as stale
-        in the record and is removed by the next write or ``reconcile``."""
-        if not records:
-            return
-        namespace = records[0].namespace
-        stale = sorted({chunk for record in records for chunk in record.stale})
-        try:
-            await self._stores.remove(stale, namespace)
-            await self._ledger.save([record.cleaned() for record in records], lease)
-        except RetrievalError as error:
-            log.warning(
-                "ingest.stale_left", namespace=namespace, chunks=len(stale), error=str(error)
-            )
-
-    async def _release(self, namespace: str, document_ids: Sequence[str], lease: Lease) -> None:
-        try:
-            await self._ledger.release(namespace, document_ids, lease)
-        except RetrievalError as error:
-            log.warning("ingest.release_failed", namespace=namespace, error=str(error))
-
-    async def delete_document(self, document_id: str, namespace: str | None = None) -> int:
-        """Remove a document's vectors, then its texts; returns how many texts it had."""
-        report = await self.delete(namespace, [check_slug(document_id, "document_id")])
-        if report.busy:
-            raise DocumentBusyError.of(report.namespace, document_id)
-        return report.chunks
-
-    async def delete(
-        self,
-        namespace: str | None = None,
-        document_ids: Sequence[str] = (),
-        *,
-        source_prefix: str | None = None,
-        dry_run: bool = False,
-    ) -> DeleteReport:
-        """Delete these documents, and every document whose source is ``source_prefix`` or
-        lies below it (segment by segment); ``dry_run`` only reports."""
-        namespace = check_slug(namespace or self._default_namespace, "namespace")
-        ids = [check_slug(document_id, "document_ids") for document_id in document_ids]
-        prefix = check_source_prefix(source_prefix)
-        if not ids and prefix is None:
-            raise InvalidRequestError(
-                "name the documents to delete, or a source prefix", field="document_ids"
-            )
-        named = set(ids)
-        under = under_any([prefix] if prefix is not None else [])
-        if prefix is not None:
-            records = await stored_records(self._ledger, namespace)
-            ids.extend(r.document_id for r in records if under(r) and r.document_id not in named)
-
-        def wanted(record: DocumentRecord) -> bool:
-            return record.document_id in named or under(record)
-
-        if dry_run:
-            found = await self._ledger.get_many(namespace, ids)
-            removal = Removal(deleted=tuple(DocumentSummary.of(r) for r in found.values()))
-        else:
-            removal = await self._remove(namespace, ids, wanted)
-        deleted = {summary.document_id for summary in removal.deleted}
-        return DeleteReport(
-            namespace=namespace,
-            dry_run=dry_run,
-            deleted=removal.deleted,
-            busy=removal.busy,
-            missing=tuple(
-                i for i in ids if i in named and i not in deleted and i not in removal.busy
-            ),
-            chunks=removal.chunks,
-        )
-
-    async def _remove(
-        self, namespace: str, ids: Sequence[str], wanted: Callable[[DocumentRecord], bool]
-    ) -> Removal:
-        try:
-            return await self._deletion.run(namespace, ids, wanted)
-        finally:
-            await self._advance(namespace)
-
-    async def documents(
-        self, namespace: str | None = None, *, source_prefix: str | None = None
-    ) -> list[DocumentSummary]:
-        """The namespace's documents by id; those from under ``source_prefix`` if given."""
-        namespace = check_slug(namespace or self._default_namespace, "namespace")
-        prefix = check_source_prefix(source_prefix)
-        records = await stored_records(self._ledger, namespace)
-        under = under_any([prefix] if prefix is not None else [])
-        return [DocumentSummary.of(r) for r in records if prefix is None or under(r)]
-
-    async def document(self, document_id: str, namespace: str | None = None) -> StoredDocument:
-        """One document of the namespace with the texts of its current version, in order;
-        ``NotFoundError`` when the namespace holds no version of it."""
-        namespace = check_slug(namespace or self._default_namespace, "namespace")
-        document_id = check_slug(document_id, "document_id")
-        record = (await self._ledger.get_many(namespace, [document_id])).get(document_id)
-        if record is None:
-            raise NotFoundError(f"document {document_id!r} is not in namespace {namespace!r}")
-        texts = await self._chunks.get_many(record.committed, namespace)
-        return StoredDocument(
-            summary=DocumentSummary.of(record),
-            chunks=tuple(sorted(texts.values(), key=lambda chunk: chunk.position)),
-        )
-
-    async def sync(
-        self,
-        documents: Sequence[RagDocument],
-        roots: Sequence[str],
-        namespace: str | None = None,
-        *,
-        unreadable: Collection[str] = (),
-        dry_run: bool = False,
-        replace: bool = False,
-        allow_mass_delete: bool = False,
-        on_progress: Progress | None = None,
-    ) -> SyncReport:
-        """Make the namespace hold exactly what ``roots`` hold: ingest ``documents`` (read
-        from under the roots, each with its source), then delete the documents whose source
-        lies under a root and that ``documents`` no longer include. Documents of a source in
-        ``unreadable`` (a file that failed to read) are kept. See
-        ``retrieval.service.ingestion.library``.
-        """
-        namespace = check_slug(namespace or self._default_namespace, "namespace")
-        checked = [checked_source(root, "roots") for root in roots]
-        inside = under_any(checked)
-        if not checked:
-            raise InvalidRequestError("a sync needs at least one root", field="roots")
-        for document in documents:
-            source = document.source.uri if document.source is not None else None
-            if not any(is_under(source, root) for root in checked):
-                raise InvalidRequestError(
-                    f"document {document.document_id!r} has source {source!r}, under no root",
-                    field="documents.source",
-                )
-        records = await stored_records(self._ledger, namespace)
-        doomed = doomed_by_sync(records, inside, {d.document_id for d in documents}, unreadable)
-        total = len(records)
-        if doomed and not allow_mass_delete and len(doomed) > self._max_delete_share * total:
-            raise MassDeleteError(namespace, len(doomed), total, self._max_delete_share)
-        if dry_run:
-            outcomes = await self.plan(documents, namespace, replace=replace)
-            removal = Removal(deleted=tuple(DocumentSummary.of(r) for r in doomed))
-        else:
-            outcomes = await self.ingest(documents, namespace, on_progress, replace=replace)
-            removal = await self._remove(namespace, [r.document_id for r in doomed], inside)
-        return SyncReport(
-            namespace=namespace,
-            dry_run=dry_run,
-            outcomes=(*outcomes, *(deleted_outcome(s) for s in removal.deleted)),
-            busy=removal.busy,
-        )
-
-    async def plan(
-        self, documents: Sequence[RagDocument], namespace: str | None = None, *, replace: bool
-    ) -> list[DocumentOutcome]:
-        """What ``ingest`` would do to each document, without writing anything."""
-        namespace = check_slug(namespace or self._default_namespace, "namespace")
-        prepared = [Prepared(document, self.split(document, namespace)) for document in documents]
-        check_request(
-            documents,
-            [item.chunks for item in prepared],
-            allowed_domains=self._allowed_domains,
-            signature=self._signature,
-        )
-        known = await self._ledger.get_many(namespace, [item.document_id for item in prepared])
-        return [planned(item, known.get(item.document_id), replace) for item in prepared]
-
-    async def reconcile(self, namespace: str, *, dry_run: bool = False) -> ReconcileReport:
-        """Find, and unless ``dry_run`` repair, what a crash or a failure left behind."""
-        namespace = check_slug(namespace, "namespace")
-        try:
-            return await self._reconciliation.run(namespace, dry_run=dry_run)
-        finally:
-            if not dry_run:
-                await self._advance(namespace)
-
-    async def recover(self) -> int:
-        """Repair what this host's writers left when they ended without releasing their
-        documents (``Reconciliation.recover``); returns how many documents."""
-        repaired = await self._reconciliation.recover()
-        for namespace in repaired:
-            await self._advance(namespace)
-        return sum(repaired.values())
-
-    async def delete_namespace(self, namespace: str) -> int:
-        """Remove every record, vector, keyword entry and graph record, then every text; returns
-        the text count.
-
-        Texts outlive the rest if this is interrupted, and a re-run finishes it."""
-        namespace = check_slug(namespace, "namespace")
-        try:
-            await self._ledger.delete_namespace(namespace)
-            await self._stores.index.delete(namespace=namespace, delete_all=True)
-            await self._stores.keywords.delete(namespace=namespace, delete_all=True)
-            if self._stores.graph is not None:
-                await self._stores.graph.store.delete(namespace=namespace, delete_all=True)
-            return await self._chunks.delete_namespace(namespace)
-        finally:
-            await self._advance(namespace)
-
-    async def _advance(self, namespace: str) -> None:
-        """Retire every replica's cached results of the namespace: after the stores changed
-        (see ``retrieval.service.caching.result_cache``); a failure leaves them to their TTL."""
-        try:
-            await self._generations.advance(namespace)
-        except RetrievalError as error:
-            log.warning("ingest.generation_not_advanced", namespace=namespace, error=str(error))
-
-
-def done(item: Prepared, outcome: Outcome) -> DocumentOutcome:
-    return DocumentOutcome(
-        document_id=item.document_id, outcome=outcome, chunks=len(item.chunks), source=item.source
-    )
-
-
-def planned(item: Prepared, record: DocumentRecord | None, replace: bool) -> DocumentOutcome:
-    if record is None:
-        return done(item, Outcome.CREATED)
-    clash = None if replace else record.clash(item.source)
-    if clash is not None:
-        return failed(item.document_id, clash, item.source)
-    return done(item, Outcome.UNCHANGED if record.is_current(item.fingerprint) else Outcome.UPDATED)
-
-
-def is_failed(outcomes: dict[str, DocumentOutcome], write: Write) -> bool:
-    return outcomes[write.prepared.document_id].outcome is Outcome.FAILED

@@ -1,38 +1,21 @@
-"""A namespace's documents as a knowledge base: list them, delete them, keep them in step
-with the files they came from.
+"""A namespace's documents as a knowledge base: read one, list them, delete them.
 
-Deleting goes through the ledger like every write: the documents are claimed under one lease,
-their records retired (committed empty, every chunk stale) before any chunk is removed, and
-removed when their chunks are gone. A crash at any instant leaves either the document whole
-or a retired record whose stale chunks the next write or ``reconcile`` removes.
-
-``sync`` ingests what the roots hold and then deletes the documents whose source lies under
-a root but which the roots no longer produce: files deleted or renamed, entries removed from
-a collection, documents whose id changed. A file that could not be read keeps its documents.
-Before anything is written, a sync that would delete more than ``max_delete_share`` of the
-namespace stops with ``MassDeleteError``, unless the caller allows it: a wrong path must not
-empty a knowledge base.
+Deleting goes through the ledger like every write (``retrieval.service.ingestion.deletion``).
+Keeping a namespace in step with the files it came from is ``retrieval.service.ingestion.sync``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from datetime import datetime
 
-import structlog
 from pydantic import Field
 
-from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease
+from retrieval.domain.ledger import DocumentRecord, DocumentState
 from retrieval.domain.models import Frozen, RagChunk
 from retrieval.domain.provenance import check_source, is_under
 from retrieval.errors import InvalidRequestError
 from retrieval.ports.document_ledger import DocumentLedger
-from retrieval.service.ingestion.consistency import ChunkStores
-from retrieval.service.ingestion.leases import claim_documents, writer_lease
-
-log = structlog.get_logger("library")
-
-DOCUMENTS_PER_DELETE = 100
 
 
 class DocumentSummary(Frozen):
@@ -94,84 +77,6 @@ async def stored_records(ledger: DocumentLedger, namespace: str) -> list[Documen
 def under_any(roots: Collection[str]) -> Callable[[DocumentRecord], bool]:
     """Whether a record's source lies under one of ``roots``."""
     return lambda record: any(is_under(record.source, root) for root in roots)
-
-
-def doomed_by_sync(
-    records: Sequence[DocumentRecord],
-    inside: Callable[[DocumentRecord], bool],
-    produced: Collection[str],
-    unreadable: Collection[str],
-) -> list[DocumentRecord]:
-    """Records from under the roots (``inside``) that this sync did not produce, except
-    those of sources that could not be read this time."""
-    return [
-        record
-        for record in records
-        if inside(record) and record.document_id not in produced and record.source not in unreadable
-    ]
-
-
-class Deletion:
-    """Deletes documents under their leases, in groups of ``DOCUMENTS_PER_DELETE``."""
-
-    def __init__(self, stores: ChunkStores, ledger: DocumentLedger, wait_s: float) -> None:
-        self._stores = stores
-        self._ledger = ledger
-        self._wait_s = wait_s
-
-    async def run(
-        self,
-        namespace: str,
-        document_ids: Sequence[str],
-        still_wanted: Callable[[DocumentRecord], bool] = lambda record: True,
-    ) -> Removal:
-        """Delete these documents; ``still_wanted`` is asked again under the lease, so a
-        document another writer changed meanwhile (say, re-ingested from elsewhere) is kept."""
-        deleted: list[DocumentSummary] = []
-        busy: list[str] = []
-        chunks = 0
-        for start in range(0, len(document_ids), DOCUMENTS_PER_DELETE):
-            group = list(document_ids[start : start + DOCUMENTS_PER_DELETE])
-            with writer_lease() as lease:
-                claim = await claim_documents(self._ledger, namespace, group, lease, self._wait_s)
-                busy.extend(claim.held)
-                try:
-                    removal = await self._retire(
-                        list(claim.records.values()), still_wanted, namespace, lease
-                    )
-                    deleted.extend(removal.deleted)
-                    chunks += removal.chunks
-                finally:
-                    await self._ledger.release(namespace, list(claim.records), lease)
-        return Removal(deleted=tuple(deleted), busy=tuple(busy), chunks=chunks)
-
-    async def _retire(
-        self,
-        records: Sequence[DocumentRecord],
-        still_wanted: Callable[[DocumentRecord], bool],
-        namespace: str,
-        lease: Lease,
-    ) -> Removal:
-        """Retire the records still wanted, remove their chunks (those stored without the
-        ledger knowing them included), then clear the records."""
-        retired: list[DocumentRecord] = []
-        deleted: list[DocumentSummary] = []
-        for record in records:
-            found = await self._stores.texts.chunk_ids(record.document_id, namespace)
-            if (record.state is None and not found) or not still_wanted(record):
-                continue
-            retired.append(record.retire(found))
-            summary = DocumentSummary.of(record)
-            deleted.append(summary.model_copy(update={"chunks": len(retired[-1].stale)}))
-        if not retired:
-            return Removal()
-        await self._ledger.save(retired, lease)
-        removed = await self._stores.remove(
-            sorted({chunk for record in retired for chunk in record.stale}), namespace
-        )
-        await self._ledger.save([record.cleaned() for record in retired], lease)
-        log.info("delete.done", namespace=namespace, documents=len(retired), chunks=removed)
-        return Removal(deleted=tuple(deleted), chunks=removed)
 
 
 def checked_source(value: str, field: str) -> str:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 from pydantic import Field
 
 from retrieval.domain.models import Frozen
+from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.library import DocumentSummary
 
 
@@ -26,6 +28,15 @@ class DocumentOutcome(Frozen):
     chunks: int = Field(description="Chunks of the version written, or of the one deleted.")
     error: str | None = Field(default=None, description="Why it failed.")
     source: str | None = Field(default=None, description="The document's path or URL.")
+    field: str | None = Field(
+        default=None,
+        description="The document field the checks refused; set on a refusal only, when "
+        "nothing of the document was written.",
+    )
+
+    @property
+    def refused(self) -> bool:
+        return self.field is not None
 
 
 class DeleteReport(Frozen):
@@ -57,6 +68,24 @@ def failed(document_id: str, error: Exception, source: str | None = None) -> Doc
     return DocumentOutcome(
         document_id=document_id, outcome=Outcome.FAILED, chunks=0, error=str(error), source=source
     )
+
+
+def refusal_outcome(
+    document_id: str, error: InvalidRequestError, source: str | None
+) -> DocumentOutcome:
+    return DocumentOutcome(
+        document_id=document_id,
+        outcome=Outcome.FAILED,
+        chunks=0,
+        error=error.reason,
+        source=source,
+        field=error.field,
+    )
+
+
+def accepted(outcomes: Iterable[DocumentOutcome]) -> tuple[DocumentOutcome, ...]:
+    """The outcomes of the documents the checks let through (``DocumentOutcome.refused``)."""
+    return tuple(outcome for outcome in outcomes if not outcome.refused)
 
 
 def deleted_outcome(summary: DocumentSummary) -> DocumentOutcome:

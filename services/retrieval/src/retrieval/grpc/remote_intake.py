@@ -1,0 +1,74 @@
+"""``DocumentIntake`` over a server: the local-files use case run against ``retrieval serve``.
+
+Each call asks the server for refusals as outcomes (``refused_as_outcomes``): a document the
+server's checks refuse comes back as a ``FAILED`` outcome of its own and the others are
+written, in one request. An ingest is sent ``DOCUMENTS_PER_CALL`` documents a call; a sync in
+one call, as the server needs every document of the roots at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
+
+from retrieval.batching import slices
+from retrieval.domain.models import RagDocument
+from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport, accepted
+from retrieval.service.ingestion.progress import IngestProgress, Progress
+
+if TYPE_CHECKING:
+    from retrieval.grpc.client import RetrievalClient
+
+DOCUMENTS_PER_CALL = 100
+
+
+class RemoteIntake:
+    """Writes through ``client``, each document the server refuses a ``FAILED`` outcome."""
+
+    def __init__(self, client: RetrievalClient, timeout: float | None = None) -> None:
+        self._client = client
+        self._timeout = timeout
+
+    async def ingest(
+        self,
+        documents: Sequence[RagDocument],
+        namespace: str,
+        on_progress: Progress | None,
+        *,
+        replace: bool,
+    ) -> list[DocumentOutcome]:
+        progress = IngestProgress.of(on_progress)
+        outcomes: list[DocumentOutcome] = []
+        for batch in slices(documents, DOCUMENTS_PER_CALL):
+            answered = await self._client.ingest(
+                batch, namespace, replace=replace, refused_as_outcomes=True, timeout=self._timeout
+            )
+            progress.settled(accepted(answered))
+            outcomes += answered
+        return outcomes
+
+    async def sync(
+        self,
+        documents: Sequence[RagDocument],
+        roots: Sequence[str],
+        namespace: str,
+        *,
+        unreadable: Collection[str],
+        dry_run: bool,
+        replace: bool,
+        allow_mass_delete: bool,
+        on_progress: Progress | None,
+    ) -> SyncReport:
+        report = await self._client.sync(
+            documents,
+            roots,
+            namespace,
+            unreadable=unreadable,
+            dry_run=dry_run,
+            replace=replace,
+            allow_mass_delete=allow_mass_delete,
+            refused_as_outcomes=True,
+            timeout=self._timeout,
+        )
+        IngestProgress.of(on_progress).settled(accepted(report.outcomes))
+        return report
