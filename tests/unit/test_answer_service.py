@@ -19,8 +19,6 @@ from retrieval.errors import (
 )
 from retrieval.logging import current_correlation_id
 from retrieval.service.answers.answer_service import AnswerService
-from retrieval.service.ingestion.ingestion_service import IngestionService
-from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan

@@ -33,8 +33,6 @@ from retrieval.evaluation.reports import golden_markdown
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.caching.result_cache import InProcessResultCache
-from retrieval.service.ingestion.ingestion_service import IngestionService
-from retrieval.service.caching.result_cache import ResultCache, Uncached
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService

@@ -22,8 +22,6 @@ from retrieval.domain.models import (
 from retrieval.domain.neighbours import merged_text
 from retrieval.domain.stage_names import StageName
 from retrieval.domain.vectors import VectorRecord
-from retrieval.service.ingestion.ingestion_service import IngestionService
-from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import (

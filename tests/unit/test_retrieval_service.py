@@ -27,12 +27,6 @@ from retrieval.errors import (
     InvalidRequestError,
     NamespaceNotFoundError,
 )
-from retrieval.service.caching.freshness import NamespaceFreshness
-from retrieval.service.caching.result_cache import ResultCache, Uncached
-from retrieval.service.ingestion.chunking import ChunkingPolicy
-from retrieval.service.ingestion.consistency import ChunkStores
-from retrieval.service.ingestion.ingestion_service import IngestionService
-from retrieval.service.ingestion.library_service import Library
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter
 from retrieval.service.retrieval.retrieval_service import RetrievalService, check_domains

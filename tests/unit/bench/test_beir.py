@@ -12,14 +12,19 @@ import pytest
 import pytrec_eval
 
 from retrieval.adapters.files.sync_scope import sync_scope
-from retrieval.lifecycle import Application
 from retrieval.domain.models import DEFAULT_DOMAINS, RagChunk, SearchMode
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import EmbeddingModelMismatchError, InvalidRequestError
 from retrieval.evaluation.ablation import DEFAULT_VARIANT, VARIANTS
 from retrieval.lifecycle import Application
 from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
+from retrieval.service.ingestion.repair import Repair
+from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
@@ -34,20 +39,6 @@ from retrieval_bench.beir.data import (
     reference_figures,
 )
 from retrieval_bench.beir.run import BeirReport, run_beir, write_corpus
-from retrieval.service.answers.answer_service import AnswerService
-from retrieval.service.caching.result_cache import Uncached
-from retrieval.service.ingestion.chunking import ChunkingPolicy
-from retrieval.service.ingestion.consistency import ChunkStores
-from retrieval.service.ingestion.ingestion_service import IngestionService
-from retrieval.service.ingestion.library_service import Library
-from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
-from retrieval.service.ingestion.repair import Repair
-from retrieval.service.ingestion.sync import LibrarySync
-from retrieval.service.retrieval.pipeline import SearchPlan
-from retrieval.service.retrieval.retrieval_service import RetrievalService
-from retrieval.service.stats import StatsService
-from retrieval.service.validation_service import ValidationService
-from retrieval.settings import Settings
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,

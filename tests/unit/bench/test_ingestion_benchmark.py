@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.service.caching.caching_embedder import CachingEmbedder
-from retrieval.service.ingestion.ingestion_service import IngestionService
-from retrieval_bench.ingestion import measure_ingestion
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
+from retrieval_bench.ingestion import measure_ingestion
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,

@@ -30,6 +30,7 @@ from retrieval.domain.models import (
     RetrievalResult,
     validated,
 )
+from retrieval.domain.search_plan import SearchPlan
 from retrieval.errors import ConfigurationError
 from retrieval.lifecycle import Application, running
 from retrieval.service.ingestion.library import DocumentSummary
@@ -222,11 +223,20 @@ def question_query(
     )
 
 
+def search_hint(names: Sequence[str]) -> str:
+    """Where the search options among ``names`` (``search_mode``) are set: in ``search``."""
+    options = [name.removeprefix("search_") for name in names]
+    known = [option for option in options if option in SearchPlan.model_fields]
+    if not known:
+        return ""
+    return f" (search options are one setting: search={{{', '.join(map(repr, known))}: ...}})"
+
+
 def configured(settings: Settings | None, overrides: Mapping[str, Any]) -> Settings:
     """``settings`` (else the environment's) with ``overrides``, validated."""
     unknown = sorted(overrides.keys() - Settings.model_fields.keys())
     if unknown:
-        raise ConfigurationError(f"no such setting: {', '.join(unknown)}")
+        raise ConfigurationError(f"no such setting: {', '.join(unknown)}{search_hint(unknown)}")
     given = settings.model_dump() if settings is not None else {}
     return Settings(**{**given, **overrides})
 

@@ -338,4 +338,3 @@ class Container(containers.DeclarativeContainer):
         intake=providers.Singleton(ServiceIntake, writer=ingestion_service, sync=library_sync),
         scope=providers.Object(sync_scope),
     )
-

@@ -56,8 +56,8 @@ from retrieval.grpc.document_conversions import (
 )
 from retrieval.grpc.errors import error_from_rpc
 from retrieval.grpc.metadata import AUTHORIZATION_KEY, CORRELATION_ID_KEY
-from retrieval.grpc.retrieval_conversions import query_request, result_from_proto, retrieve_request
 from retrieval.grpc.remote_intake import RemoteIntake
+from retrieval.grpc.retrieval_conversions import query_request, result_from_proto, retrieve_request
 from retrieval.grpc.settings import DEFAULT_MAX_MESSAGE_BYTES, message_size_options
 from retrieval.grpc.stats_conversions import stats_from_proto
 from retrieval.grpc.validation_conversions import validate_request, validation_report_from_proto
