@@ -15,7 +15,7 @@ from retrieval.grpc.proto_values import (
     metadata_from_struct,
     metadata_to_struct,
     moment_of,
-    optional_field,
+    plain_fields,
     present,
     timestamp_of,
 )
@@ -110,21 +110,13 @@ def stored_source(value: str, field: str) -> str:
 
 def outcome_to_proto(outcome: DocumentOutcome) -> pb.DocumentOutcome:
     return pb.DocumentOutcome(
-        document_id=outcome.document_id,
-        outcome=OUTCOMES[outcome.outcome],
-        chunks=outcome.chunks,
-        error=outcome.error,
-        source=outcome.source,
+        **outcome.model_dump(exclude={"outcome"}), outcome=OUTCOMES[outcome.outcome]
     )
 
 
 def outcome_from_proto(outcome: pb.DocumentOutcome) -> DocumentOutcome:
     return DocumentOutcome(
-        document_id=outcome.document_id,
-        outcome=OUTCOMES_BY_NUMBER[outcome.outcome],
-        chunks=outcome.chunks,
-        error=optional_field(outcome, "error"),
-        source=optional_field(outcome, "source"),
+        **plain_fields(outcome, DocumentOutcome), outcome=OUTCOMES_BY_NUMBER[outcome.outcome]
     )
 
 
@@ -159,43 +151,26 @@ def sync_request(
 
 def sync_report_to_proto(report: SyncReport) -> pb.SyncDocumentsResponse:
     return pb.SyncDocumentsResponse(
-        namespace=report.namespace,
-        dry_run=report.dry_run,
+        **report.model_dump(exclude={"outcomes"}),
         outcomes=[outcome_to_proto(outcome) for outcome in report.outcomes],
-        busy=report.busy,
     )
 
 
 def sync_report_from_proto(response: pb.SyncDocumentsResponse) -> SyncReport:
     return SyncReport(
-        namespace=response.namespace,
-        dry_run=response.dry_run,
+        **plain_fields(response, SyncReport),
         outcomes=tuple(outcome_from_proto(outcome) for outcome in response.outcomes),
-        busy=tuple(response.busy),
     )
 
 
 def summary_to_proto(summary: DocumentSummary) -> pb.DocumentSummary:
-    return pb.DocumentSummary(
-        document_id=summary.document_id,
-        title=summary.title,
-        source=summary.source,
-        file_type=summary.file_type,
-        chunks=summary.chunks,
-        updated_at=timestamp_of(summary.updated_at),
-        pending=summary.pending,
-    )
+    return pb.DocumentSummary(**summary.model_dump())
 
 
 def summary_from_proto(summary: pb.DocumentSummary) -> DocumentSummary:
     return DocumentSummary(
-        document_id=summary.document_id,
-        title=optional_field(summary, "title"),
-        source=optional_field(summary, "source"),
-        file_type=optional_field(summary, "file_type"),
-        chunks=summary.chunks,
+        **plain_fields(summary, DocumentSummary),
         updated_at=moment_of(summary, "updated_at", "updated_at"),
-        pending=summary.pending,
     )
 
 
@@ -220,22 +195,11 @@ def documents_page(
 
 
 def delete_report_to_proto(report: DeleteReport) -> pb.DeleteDocumentsResponse:
-    return pb.DeleteDocumentsResponse(
-        namespace=report.namespace,
-        dry_run=report.dry_run,
-        deleted=[summary_to_proto(summary) for summary in report.deleted],
-        busy=report.busy,
-        missing=report.missing,
-        chunks=report.chunks,
-    )
+    return pb.DeleteDocumentsResponse(**report.model_dump())
 
 
 def delete_report_from_proto(response: pb.DeleteDocumentsResponse) -> DeleteReport:
     return DeleteReport(
-        namespace=response.namespace,
-        dry_run=response.dry_run,
+        **plain_fields(response, DeleteReport),
         deleted=tuple(summary_from_proto(summary) for summary in response.deleted),
-        busy=tuple(response.busy),
-        missing=tuple(response.missing),
-        chunks=response.chunks,
     )
