@@ -9,15 +9,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from retrieval.domain.models import RagDocument, invalid_request
-from retrieval.domain.provenance import Source, check_source
+from retrieval.domain.provenance import check_source
 from retrieval.errors import InvalidRequestError
 from retrieval.grpc.proto_values import (
     metadata_from_struct,
-    metadata_to_struct,
     moment_of,
     plain_fields,
     present,
-    timestamp_of,
 )
 from retrieval.service.ingestion.library import DocumentSummary
 from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, Outcome, SyncReport
@@ -38,18 +36,6 @@ OUTCOMES_BY_NUMBER = {number: outcome for outcome, number in OUTCOMES.items()}
 MAX_PAGE_SIZE = 1000
 
 
-def source_to_proto(source: Source | None) -> pb.Source | None:
-    if source is None:
-        return None
-    return pb.Source(
-        uri=source.uri,
-        root=source.root,
-        file_type=source.file_type,
-        size=source.size,
-        modified_at=timestamp_of(source.modified_at),
-    )
-
-
 def source_fields(source: pb.Source, field: str) -> dict[str, Any]:
     """The fields of ``Source`` a message carries, for the model to validate."""
     return {
@@ -60,14 +46,7 @@ def source_fields(source: pb.Source, field: str) -> dict[str, Any]:
 
 
 def document_to_proto(document: RagDocument) -> pb.Document:
-    return pb.Document(
-        document_id=document.document_id,
-        title=document.title,
-        domain=document.domain,
-        content=document.content,
-        metadata=metadata_to_struct(document.metadata),
-        source=source_to_proto(document.source),
-    )
+    return pb.Document(**document.model_dump())
 
 
 def documents_from_proto(documents: Iterable[pb.Document]) -> list[RagDocument]:

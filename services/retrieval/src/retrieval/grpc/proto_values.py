@@ -18,7 +18,6 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.struct_pb2 import Struct, Value
-from google.protobuf.timestamp_pb2 import Timestamp
 from pydantic import BaseModel
 
 from retrieval.errors import InvalidRequestError
@@ -29,12 +28,6 @@ MAX_EXACT_INTEGER = 2**53
 def optional_namespace(value: str) -> str | None:
     """The namespace a request names, or None for the service's default."""
     return value or None
-
-
-def metadata_to_struct(metadata: Mapping[str, Any]) -> Struct:
-    struct = Struct()
-    struct.update(metadata)
-    return struct
 
 
 def python_value(value: Value) -> Any:
@@ -54,14 +47,6 @@ def python_value(value: Value) -> Any:
 def metadata_from_struct(struct: Struct) -> dict[str, Any]:
     """Plain values; what metadata may not hold (nulls, objects) is left for validation to name."""
     return {key: python_value(value) for key, value in struct.fields.items()}
-
-
-def timestamp_of(moment: datetime | None) -> Timestamp | None:
-    if moment is None:
-        return None
-    timestamp = Timestamp()
-    timestamp.FromDatetime(moment)
-    return timestamp
 
 
 def moment_of(message: Any, name: str, field: str) -> datetime | None:
