@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrieval.lazy_names import importer
+from retrieval.lazy_names import importer, listing
 
 if TYPE_CHECKING:
     from retrieval.api import KnowledgeBase, connect
@@ -96,7 +96,4 @@ __all__ = [
 
 
 __getattr__ = importer("retrieval", MODULE_OF, globals())
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__dir__ = listing(globals())

@@ -30,6 +30,7 @@ from retrieval.factories import (
     embedding_cache,
     extraction_cache,
     graph_store,
+    indexed,
     llm_from_settings,
     llm_knowledge,
     mongo_client,
@@ -156,7 +157,9 @@ class Container(containers.DeclarativeContainer):
     mongo_client = providers.Resource(
         mongo_client, uri=mongo_uri, settings=settings, embedded=embedded_mongo
     )
-    embedding_cache = providers.Resource(embedding_cache, client=mongo_client, settings=settings)
+    embedding_cache = providers.Resource(
+        indexed, providers.Factory(embedding_cache, client=mongo_client, settings=settings)
+    )
     extraction_cache = providers.Resource(extraction_cache, client=mongo_client, settings=settings)
     embedder = providers.Singleton(
         CachingEmbedder,
@@ -164,9 +167,15 @@ class Container(containers.DeclarativeContainer):
         cache=embedding_cache,
         max_entries=settings.provided.embedding_cache_max_entries,
     )
-    chunk_repository = providers.Resource(chunk_repository, client=mongo_client, settings=settings)
-    document_ledger = providers.Resource(document_ledger, client=mongo_client, settings=settings)
-    graph_store = providers.Resource(graph_store, client=mongo_client, settings=settings)
+    chunk_repository = providers.Resource(
+        indexed, providers.Factory(chunk_repository, client=mongo_client, settings=settings)
+    )
+    document_ledger = providers.Resource(
+        indexed, providers.Factory(document_ledger, client=mongo_client, settings=settings)
+    )
+    graph_store = providers.Resource(
+        indexed, providers.Factory(graph_store, client=mongo_client, settings=settings)
+    )
     namespace_generations = providers.Singleton(
         namespace_generations, client=mongo_client, settings=settings
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pymongo import AsyncMongoClient
 
@@ -82,43 +82,35 @@ async def mongo_client(
         await client.close()
 
 
-async def chunk_repository(
-    client: AsyncMongoClient, settings: Settings
-) -> AsyncIterator[MongoChunkRepository]:
-    repository = MongoChunkRepository(
-        client[settings.mongodb_database][settings.mongodb_collection],
+def mongo_collection(client: AsyncMongoClient, settings: Settings, name: str) -> Any:
+    return client[settings.mongodb_database][name]
+
+
+def chunk_repository(client: AsyncMongoClient, settings: Settings) -> MongoChunkRepository:
+    return MongoChunkRepository(
+        mongo_collection(client, settings, settings.mongodb_collection),
         write_batch=settings.mongodb_write_batch,
         read_batch=EMBEDDED_READ_BATCH if settings.mongodb_uri is None else None,
         bulk_timeout_ms=settings.mongodb_bulk_timeout_ms,
     )
-    await repository.ensure_indexes()
-    yield repository
 
 
-async def document_ledger(
-    client: AsyncMongoClient, settings: Settings
-) -> AsyncIterator[MongoDocumentLedger]:
-    ledger = MongoDocumentLedger(
-        client[settings.mongodb_database][settings.mongodb_ledger_collection],
+def document_ledger(client: AsyncMongoClient, settings: Settings) -> MongoDocumentLedger:
+    return MongoDocumentLedger(
+        mongo_collection(client, settings, settings.mongodb_ledger_collection),
         lease_s=settings.ingest_lease_s,
     )
-    await ledger.ensure_indexes()
-    yield ledger
 
 
-async def graph_store(
-    client: AsyncMongoClient, settings: Settings
-) -> AsyncIterator[MongoGraphStore]:
-    store = MongoGraphStore(client[settings.mongodb_database][settings.graph_collection])
-    await store.ensure_indexes()
-    yield store
+def graph_store(client: AsyncMongoClient, settings: Settings) -> MongoGraphStore:
+    return MongoGraphStore(mongo_collection(client, settings, settings.graph_collection))
 
 
 def namespace_generations(
     client: AsyncMongoClient, settings: Settings
 ) -> MongoNamespaceGenerations:
     return MongoNamespaceGenerations(
-        client[settings.mongodb_database][settings.namespace_generations_collection],
+        mongo_collection(client, settings, settings.namespace_generations_collection),
         timeout_ms=settings.mongodb_operation_timeout_ms,
     )
 
@@ -143,23 +135,19 @@ def result_cache(freshness: NamespaceFreshness, settings: Settings) -> ResultCac
     )
 
 
-async def embedding_cache(
-    client: AsyncMongoClient, settings: Settings
-) -> AsyncIterator[MongoEmbeddingCache]:
-    cache = MongoEmbeddingCache(
-        client[settings.mongodb_database][settings.embedding_cache_collection],
+def embedding_cache(client: AsyncMongoClient, settings: Settings) -> MongoEmbeddingCache:
+    return MongoEmbeddingCache(
+        mongo_collection(client, settings, settings.embedding_cache_collection),
         ttl_days=settings.embedding_cache_ttl_days,
         timeout_ms=settings.mongodb_operation_timeout_ms,
     )
-    await cache.ensure_indexes()
-    yield cache
 
 
 async def extraction_cache(
     client: AsyncMongoClient, settings: Settings
 ) -> AsyncIterator[MongoExtractionCache]:
     cache = MongoExtractionCache(
-        client[settings.mongodb_database][settings.extraction_cache_collection],
+        mongo_collection(client, settings, settings.extraction_cache_collection),
         ttl_days=settings.extraction_cache_ttl_days,
         timeout_ms=settings.mongodb_operation_timeout_ms,
     )
@@ -212,6 +200,19 @@ def llm_knowledge(llm: OpenAiChatLlm, settings: Settings) -> LlmKnowledgeExtract
             "RETRIEVAL_LLM_BASE_URL and RETRIEVAL_LLM_MODEL, or RETRIEVAL_GRAPH_EXTRACTOR=rules"
         )
     return LlmKnowledgeExtractor(llm, concurrency=settings.graph_extract_concurrency)
+
+
+class Indexed(Protocol):
+    async def ensure_indexes(self) -> None: ...
+
+
+S = TypeVar("S", bound=Indexed)
+
+
+async def indexed(store: S) -> AsyncIterator[S]:
+    """``store`` once the indexes it reads by exist (made at start, never dropped)."""
+    await store.ensure_indexes()
+    yield store
 
 
 class Closeable(Protocol):

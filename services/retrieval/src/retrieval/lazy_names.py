@@ -22,3 +22,9 @@ def importer(
         return value
 
     return attribute
+
+
+def listing(namespace: Mapping[str, Any]) -> Callable[[], list[str]]:
+    """The package's ``__dir__``: its globals and the names of its ``__all__``, imported or
+    not."""
+    return lambda: sorted([*namespace, *namespace["__all__"]])

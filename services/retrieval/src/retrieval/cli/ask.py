@@ -13,7 +13,16 @@ import typer
 from rich.markup import escape
 
 from retrieval.adapters.files.local_sources import source_or_none
-from retrieval.cli.runtime import checked_query, console, json_errors, run_here_or_served
+from retrieval.cli.runtime import (
+    DOMAINS,
+    SEARCHED_NAMESPACE,
+    SECTION,
+    SOURCE_PREFIX,
+    checked_query,
+    console,
+    json_errors,
+    run_here_or_served,
+)
 from retrieval.cli.sources import located
 
 if TYPE_CHECKING:
@@ -65,15 +74,11 @@ async def printed(events: AsyncGenerator[AnswerEvent, None]) -> Answer:
 
 def ask(
     question: str = typer.Argument(..., help="The question."),
-    domain: list[str] = typer.Option([], "--domain", "-d", help="Restrict to a domain (repeat)."),
+    domain: list[str] = DOMAINS,
     top_k: int = typer.Option(8, "--top-k", "-k", help="Chunks retrieved for the context."),
-    namespace: str | None = typer.Option(None, "--namespace", "-n", help="Namespace to search."),
-    source_prefix: str | None = typer.Option(
-        None, "--source-prefix", help="Only documents from this path or URL, or below it."
-    ),
-    section: str | None = typer.Option(
-        None, "--section", help="Only chunks of this section (heading path below the title)."
-    ),
+    namespace: str | None = SEARCHED_NAMESPACE,
+    source_prefix: str | None = SOURCE_PREFIX,
+    section: str | None = SECTION,
     as_json: bool = typer.Option(
         False, "--json", help="Print answer and citations as JSON, and nothing else, on stdout."
     ),

@@ -11,6 +11,10 @@ from rich.markup import escape
 
 from retrieval.adapters.files.local_sources import source_or_none
 from retrieval.cli.runtime import (
+    DOMAINS,
+    SEARCHED_NAMESPACE,
+    SECTION,
+    SOURCE_PREFIX,
     VERBOSE,
     checked_query,
     console,
@@ -28,18 +32,14 @@ if TYPE_CHECKING:
 
 def query(
     text: str = typer.Argument(..., help="The question."),
-    domain: list[str] = typer.Option([], "--domain", "-d", help="Restrict to a domain (repeat)."),
+    domain: list[str] = DOMAINS,
     top_k: int = typer.Option(5, "--top-k", "-k", help="Most matches to return."),
     threshold: float = typer.Option(
         0.0, "--threshold", "-t", help="Minimum cosine similarity (scores['dense'])."
     ),
-    namespace: str | None = typer.Option(None, "--namespace", "-n", help="Namespace to search."),
-    source_prefix: str | None = typer.Option(
-        None, "--source-prefix", help="Only documents from this path or URL, or below it."
-    ),
-    section: str | None = typer.Option(
-        None, "--section", help="Only chunks of this section (heading path below the title)."
-    ),
+    namespace: str | None = SEARCHED_NAMESPACE,
+    source_prefix: str | None = SOURCE_PREFIX,
+    section: str | None = SECTION,
     as_json: bool = typer.Option(
         False, "--json", help="Print the RetrievalResult as JSON, and nothing else, on stdout."
     ),

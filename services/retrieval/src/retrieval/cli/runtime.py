@@ -58,6 +58,17 @@ def refused_when_invalid() -> Iterator[None]:
         raise typer.Exit(code=REFUSED) from error
 
 
+# The flags of a question's scope, shared by the commands that ask one.
+DOMAINS = typer.Option([], "--domain", "-d", help="Restrict to a domain (repeat).")
+SEARCHED_NAMESPACE = typer.Option(None, "--namespace", "-n", help="Namespace to search.")
+SOURCE_PREFIX = typer.Option(
+    None, "--source-prefix", help="Only documents from this path or URL, or below it."
+)
+SECTION = typer.Option(
+    None, "--section", help="Only chunks of this section (heading path below the title)."
+)
+
+
 def checked_query(**fields: Any) -> tuple[RetrievalQuery, Settings]:
     """The ``RetrievalQuery`` of ``fields`` and the settings, refused as
     ``refused_when_invalid`` refuses when the request is invalid or names a domain outside

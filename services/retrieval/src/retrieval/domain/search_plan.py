@@ -10,7 +10,7 @@ field for each.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, create_model
 from pydantic.fields import FieldInfo
@@ -21,6 +21,9 @@ from retrieval.errors import InvalidRequestError
 
 MAX_TOP_K = 100
 MAX_FETCH_K = 1000
+
+FusionWeight = Annotated[float, Field(ge=0, le=10)]
+"""How much one search counts in fusion, 0 to 10."""
 
 
 class SearchMode(StrEnum):
@@ -45,17 +48,13 @@ class SearchOptions(Frozen):
         title="Fusion",
         description="How hybrid results fuse: dbsf, rrf or weighted.",
     )
-    dense_weight: float = Field(
+    dense_weight: FusionWeight = Field(
         default=1.0,
-        ge=0,
-        le=10,
         title="Dense weight",
         description="Weight of the dense search in fusion, 0 to 10.",
     )
-    keyword_weight: float = Field(
+    keyword_weight: FusionWeight = Field(
         default=1.0,
-        ge=0,
-        le=10,
         title="Keyword weight",
         description="Weight of the keyword search in fusion, 0 to 10.",
     )
@@ -141,10 +140,8 @@ class SearchOptions(Frozen):
         description="Hops of the graph search. 1: the chunks linked to the query's entities; "
         "2: also the chunks about the entities those mention.",
     )
-    graph_weight: float = Field(
+    graph_weight: FusionWeight = Field(
         default=1.0,
-        ge=0,
-        le=10,
         title="Graph weight",
         description="Weight of the graph search in fusion, 0 to 10.",
     )

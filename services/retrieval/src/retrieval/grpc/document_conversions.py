@@ -9,15 +9,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from retrieval.domain.models import RagDocument, invalid_request
-from retrieval.domain.provenance import Source, check_source
+from retrieval.domain.provenance import check_source
 from retrieval.errors import InvalidRequestError
 from retrieval.grpc.proto_values import (
     metadata_from_struct,
-    metadata_to_struct,
     moment_of,
-    optional_field,
+    plain_fields,
     present,
-    timestamp_of,
 )
 from retrieval.service.ingestion.library import DocumentSummary
 from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, Outcome, SyncReport
@@ -38,18 +36,6 @@ OUTCOMES_BY_NUMBER = {number: outcome for outcome, number in OUTCOMES.items()}
 MAX_PAGE_SIZE = 1000
 
 
-def source_to_proto(source: Source | None) -> pb.Source | None:
-    if source is None:
-        return None
-    return pb.Source(
-        uri=source.uri,
-        root=source.root,
-        file_type=source.file_type,
-        size=source.size,
-        modified_at=timestamp_of(source.modified_at),
-    )
-
-
 def source_fields(source: pb.Source, field: str) -> dict[str, Any]:
     """The fields of ``Source`` a message carries, for the model to validate."""
     return {
@@ -60,14 +46,7 @@ def source_fields(source: pb.Source, field: str) -> dict[str, Any]:
 
 
 def document_to_proto(document: RagDocument) -> pb.Document:
-    return pb.Document(
-        document_id=document.document_id,
-        title=document.title,
-        domain=document.domain,
-        content=document.content,
-        metadata=metadata_to_struct(document.metadata),
-        source=source_to_proto(document.source),
-    )
+    return pb.Document(**document.model_dump())
 
 
 def documents_from_proto(documents: Iterable[pb.Document]) -> list[RagDocument]:
@@ -110,23 +89,13 @@ def stored_source(value: str, field: str) -> str:
 
 def outcome_to_proto(outcome: DocumentOutcome) -> pb.DocumentOutcome:
     return pb.DocumentOutcome(
-        document_id=outcome.document_id,
-        outcome=OUTCOMES[outcome.outcome],
-        chunks=outcome.chunks,
-        error=outcome.error,
-        source=outcome.source,
-        field=outcome.field,
+        **outcome.model_dump(exclude={"outcome"}), outcome=OUTCOMES[outcome.outcome]
     )
 
 
 def outcome_from_proto(outcome: pb.DocumentOutcome) -> DocumentOutcome:
     return DocumentOutcome(
-        document_id=outcome.document_id,
-        outcome=OUTCOMES_BY_NUMBER[outcome.outcome],
-        chunks=outcome.chunks,
-        error=optional_field(outcome, "error"),
-        source=optional_field(outcome, "source"),
-        field=optional_field(outcome, "field"),
+        **plain_fields(outcome, DocumentOutcome), outcome=OUTCOMES_BY_NUMBER[outcome.outcome]
     )
 
 
@@ -163,43 +132,26 @@ def sync_request(
 
 def sync_report_to_proto(report: SyncReport) -> pb.SyncDocumentsResponse:
     return pb.SyncDocumentsResponse(
-        namespace=report.namespace,
-        dry_run=report.dry_run,
+        **report.model_dump(exclude={"outcomes"}),
         outcomes=[outcome_to_proto(outcome) for outcome in report.outcomes],
-        busy=report.busy,
     )
 
 
 def sync_report_from_proto(response: pb.SyncDocumentsResponse) -> SyncReport:
     return SyncReport(
-        namespace=response.namespace,
-        dry_run=response.dry_run,
+        **plain_fields(response, SyncReport),
         outcomes=tuple(outcome_from_proto(outcome) for outcome in response.outcomes),
-        busy=tuple(response.busy),
     )
 
 
 def summary_to_proto(summary: DocumentSummary) -> pb.DocumentSummary:
-    return pb.DocumentSummary(
-        document_id=summary.document_id,
-        title=summary.title,
-        source=summary.source,
-        file_type=summary.file_type,
-        chunks=summary.chunks,
-        updated_at=timestamp_of(summary.updated_at),
-        pending=summary.pending,
-    )
+    return pb.DocumentSummary(**summary.model_dump())
 
 
 def summary_from_proto(summary: pb.DocumentSummary) -> DocumentSummary:
     return DocumentSummary(
-        document_id=summary.document_id,
-        title=optional_field(summary, "title"),
-        source=optional_field(summary, "source"),
-        file_type=optional_field(summary, "file_type"),
-        chunks=summary.chunks,
+        **plain_fields(summary, DocumentSummary),
         updated_at=moment_of(summary, "updated_at", "updated_at"),
-        pending=summary.pending,
     )
 
 
@@ -224,22 +176,11 @@ def documents_page(
 
 
 def delete_report_to_proto(report: DeleteReport) -> pb.DeleteDocumentsResponse:
-    return pb.DeleteDocumentsResponse(
-        namespace=report.namespace,
-        dry_run=report.dry_run,
-        deleted=[summary_to_proto(summary) for summary in report.deleted],
-        busy=report.busy,
-        missing=report.missing,
-        chunks=report.chunks,
-    )
+    return pb.DeleteDocumentsResponse(**report.model_dump())
 
 
 def delete_report_from_proto(response: pb.DeleteDocumentsResponse) -> DeleteReport:
     return DeleteReport(
-        namespace=response.namespace,
-        dry_run=response.dry_run,
+        **plain_fields(response, DeleteReport),
         deleted=tuple(summary_from_proto(summary) for summary in response.deleted),
-        busy=tuple(response.busy),
-        missing=tuple(response.missing),
-        chunks=response.chunks,
     )

@@ -186,6 +186,19 @@ def answer_by(remaining_s: float | None) -> float | None:
     return max(remaining_s - min(DEADLINE_MARGIN_S, remaining_s / 10), 0.0)
 
 
+ERROR_OF_STATUS: dict[grpc.StatusCode, type[RetrievalError]] = {
+    grpc.StatusCode.NOT_FOUND: NotFoundError,
+    grpc.StatusCode.DEADLINE_EXCEEDED: BackendTimeoutError,
+    grpc.StatusCode.UNAVAILABLE: BackendUnavailableError,
+    grpc.StatusCode.ABORTED: DocumentBusyError,
+    grpc.StatusCode.FAILED_PRECONDITION: BackendNotConfiguredError,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDeniedError,
+    grpc.StatusCode.UNAUTHENTICATED: NotAuthorisedError,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: PayloadTooLargeError,
+}
+"""The error a status stands for, when its details are all the error holds."""
+
+
 def error_from_rpc(error: grpc.aio.AioRpcError) -> RetrievalError:
     """The service error a failed call stands for, as the in-process call would raise it."""
     code, details = error.code(), error.details() or ""
@@ -195,26 +208,13 @@ def error_from_rpc(error: grpc.aio.AioRpcError) -> RetrievalError:
         return InvalidRequestError(reason, field=field)
     if code is grpc.StatusCode.FAILED_PRECONDITION and field == MASS_DELETE_FIELD:
         return RemoteMassDeleteError(reason)
-    if code is grpc.StatusCode.NOT_FOUND:
-        return NotFoundError(details)
-    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
-        return BackendTimeoutError(details)
     hint = retry_after_seconds(metadata_value(error.trailing_metadata(), RETRY_AFTER_KEY))
     if hint is not None and code in (
         grpc.StatusCode.UNAVAILABLE,
         grpc.StatusCode.RESOURCE_EXHAUSTED,
     ):
         return RateLimitedError(details, retry_after=hint)
-    if code is grpc.StatusCode.UNAVAILABLE:
-        return BackendUnavailableError(details)
-    if code is grpc.StatusCode.ABORTED:
-        return DocumentBusyError(details)
-    if code is grpc.StatusCode.FAILED_PRECONDITION:
-        return BackendNotConfiguredError(details)
-    if code is grpc.StatusCode.PERMISSION_DENIED:
-        return PermissionDeniedError(details)
-    if code is grpc.StatusCode.UNAUTHENTICATED:
-        return NotAuthorisedError(details)
-    if code is grpc.StatusCode.RESOURCE_EXHAUSTED:
-        return PayloadTooLargeError(details)
-    return BackendError(f"{code.name}: {details}")
+    error_of_status = ERROR_OF_STATUS.get(code)
+    if error_of_status is None:
+        return BackendError(f"{code.name}: {details}")
+    return error_of_status(details)

@@ -1,5 +1,10 @@
 """Values every ``retrieval.v1`` conversion shares: metadata as ``google.protobuf.Struct``,
-timestamps, and the optional fields a message carries.
+timestamps, the optional fields a message carries, and the plain fields a message and its
+model share.
+
+A model becomes its message through ``model_dump``: the message takes nested models as
+dicts, ``None`` as an absent optional field, dicts as ``Struct``s and datetimes as
+``Timestamp``s.
 
 A ``Struct``'s numbers are all doubles: a whole number of at most 2**53 comes back as an
 ``int``, any other number as a ``float``.
@@ -11,8 +16,9 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.struct_pb2 import Struct, Value
-from google.protobuf.timestamp_pb2 import Timestamp
+from pydantic import BaseModel
 
 from retrieval.errors import InvalidRequestError
 
@@ -22,12 +28,6 @@ MAX_EXACT_INTEGER = 2**53
 def optional_namespace(value: str) -> str | None:
     """The namespace a request names, or None for the service's default."""
     return value or None
-
-
-def metadata_to_struct(metadata: Mapping[str, Any]) -> Struct:
-    struct = Struct()
-    struct.update(metadata)
-    return struct
 
 
 def python_value(value: Value) -> Any:
@@ -47,14 +47,6 @@ def python_value(value: Value) -> Any:
 def metadata_from_struct(struct: Struct) -> dict[str, Any]:
     """Plain values; what metadata may not hold (nulls, objects) is left for validation to name."""
     return {key: python_value(value) for key, value in struct.fields.items()}
-
-
-def timestamp_of(moment: datetime | None) -> Timestamp | None:
-    if moment is None:
-        return None
-    timestamp = Timestamp()
-    timestamp.FromDatetime(moment)
-    return timestamp
 
 
 def moment_of(message: Any, name: str, field: str) -> datetime | None:
@@ -86,3 +78,33 @@ def present(message: Any, names: Iterable[str]) -> dict[str, Any]:
 def optional_field(message: Any, name: str) -> Any:
     """An optional field's value, or None when the message does not carry it."""
     return getattr(message, name) if message.HasField(name) else None
+
+
+def plain_fields(message: Any, model: type[BaseModel]) -> dict[str, Any]:
+    """The fields of ``message`` that ``model`` has and that hold no message and no enum, as
+    the model takes them: repeated ones as tuples, maps as dicts, an optional one the message
+    does not carry as None."""
+    described = message.DESCRIPTOR.fields_by_name
+    return {
+        name: plain_value(message, described[name])
+        for name in model.model_fields
+        if name in described and is_plain(described[name])
+    }
+
+
+def is_plain(field: FieldDescriptor) -> bool:
+    entry = field.message_type
+    if entry is not None:
+        return entry.GetOptions().map_entry and is_plain(entry.fields_by_name["value"])
+    return field.enum_type is None
+
+
+def plain_value(message: Any, field: FieldDescriptor) -> Any:
+    value = getattr(message, field.name)
+    if field.message_type is not None:
+        return dict(value)
+    if field.is_repeated:
+        return tuple(value)
+    if field.has_presence and not message.HasField(field.name):
+        return None
+    return value

@@ -19,9 +19,8 @@ from retrieval.domain.models import (
 from retrieval.domain.stage_names import StageName
 from retrieval.grpc.proto_values import (
     metadata_from_struct,
-    metadata_to_struct,
-    optional_field,
     optional_namespace,
+    plain_fields,
     present,
     set_present,
 )
@@ -92,26 +91,7 @@ def query_from_proto(request: pb.RetrieveRequest) -> RetrievalQuery:
 def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
     timings = result.timings
     return pb.RetrieveResponse(
-        matches=[
-            pb.RetrievalMatch(
-                chunk_id=match.chunk_id,
-                content=match.content,
-                score=match.score,
-                scores=match.scores,
-                document_id=match.document_id,
-                title=match.title,
-                domain=match.domain,
-                metadata=metadata_to_struct(match.metadata),
-                source=match.source,
-                file_type=match.file_type,
-                section=match.section,
-                pages=match.pages,
-            )
-            for match in result.matches
-        ],
-        query=result.query,
-        namespace=result.namespace,
-        total_matches=result.total_matches,
+        **result.model_dump(exclude={"timings"}),
         timings=pb.StageTimings(
             embed_ms=timings.embed_ms,
             search_ms=timings.search_ms,
@@ -119,12 +99,6 @@ def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
             total_ms=timings.total_ms,
         ),
         stage_ms=timings.stages,
-        query_truncated=result.query_truncated,
-        degraded=result.degraded,
-        cached=result.cached,
-        statistics=pb.MatchStatistics(**result.statistics.model_dump()),
-        rewrites=[pb.QueryRewrite(**rewrite.model_dump()) for rewrite in result.rewrites],
-        query_used=result.query_used,
     )
 
 
@@ -144,49 +118,24 @@ def stages_from_proto(response: pb.RetrieveResponse) -> dict[str, float]:
 def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
     matches = tuple(
         RetrievalMatch(
-            chunk_id=match.chunk_id,
-            content=match.content,
-            score=match.score,
-            scores=dict(match.scores),
-            document_id=match.document_id,
-            title=match.title,
-            domain=match.domain,
-            metadata=metadata_from_struct(match.metadata),
-            source=optional_field(match, "source"),
-            file_type=optional_field(match, "file_type"),
-            section=match.section,
-            pages=tuple(match.pages),
+            **plain_fields(match, RetrievalMatch), metadata=metadata_from_struct(match.metadata)
         )
         for match in response.matches
     )
     return RetrievalResult(
+        **plain_fields(response, RetrievalResult),
         matches=matches,
-        query=response.query,
-        namespace=response.namespace,
-        total_matches=response.total_matches,
         timings=StageTimings(
             stages=stages_from_proto(response), total_ms=response.timings.total_ms
         ),
-        query_truncated=response.query_truncated,
-        degraded=tuple(response.degraded),
-        cached=response.cached,
         statistics=(
             statistics_from_proto(response.statistics)
             if response.HasField("statistics")
             else MatchStatistics.of([match.score for match in matches])
         ),
         rewrites=tuple(
-            QueryRewrite(
-                attempt=rewrite.attempt,
-                method=rewrite.method,
-                query=rewrite.query,
-                reason=rewrite.reason,
-                error=optional_field(rewrite, "error"),
-                best_cosine=optional_field(rewrite, "best_cosine"),
-            )
-            for rewrite in response.rewrites
+            QueryRewrite(**plain_fields(rewrite, QueryRewrite)) for rewrite in response.rewrites
         ),
-        query_used=response.query_used,
     )
 
 

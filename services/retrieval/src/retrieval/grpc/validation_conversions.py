@@ -12,7 +12,7 @@ from retrieval.domain.validation_report import (
     TypeFigures,
     ValidationReport,
 )
-from retrieval.grpc.proto_values import optional_field, present, set_present
+from retrieval.grpc.proto_values import plain_fields, present, set_present
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 
@@ -61,74 +61,18 @@ def validation_request_from_proto(request: pb.ValidateRequest) -> ValidationRequ
 
 
 def validation_report_to_proto(report: ValidationReport) -> pb.ValidateResponse:
-    return pb.ValidateResponse(
-        namespace=report.namespace,
-        source=report.source.value,
-        passed=report.passed,
-        success_criterion=report.success_criterion,
-        top_k=report.top_k,
-        total_queries=report.total_queries,
-        passed_queries=report.passed_queries,
-        success_rate=report.success_rate,
-        failed_queries=[
-            pb.FailedQuery(
-                id=outcome.id,
-                query=outcome.query,
-                query_type=outcome.query_type.value,
-                reasons=outcome.reasons,
-                top_score=outcome.top_score,
-            )
-            for outcome in report.failed_queries
-        ],
-        by_query_type={
-            name: pb.QueryTypeFigures(**figures.model_dump())
-            for name, figures in report.by_query_type.items()
-        },
-        top_score=pb.ScoreStatistics(**report.top_score.model_dump()),
-        vector_count=report.vector_count,
-        chunk_count=report.chunk_count,
-        metadata_completeness=report.metadata_completeness,
-        expected_metadata=report.expected_metadata,
-        metadata_field_completeness=report.metadata_field_completeness,
-        problems=report.problems,
-    )
+    return pb.ValidateResponse(**report.model_dump())
 
 
 def validation_report_from_proto(response: pb.ValidateResponse) -> ValidationReport:
-    top = response.top_score
     return ValidationReport(
-        namespace=response.namespace,
-        source=response.source,
-        passed=response.passed,
-        success_criterion=response.success_criterion,
-        top_k=response.top_k,
-        total_queries=response.total_queries,
-        passed_queries=response.passed_queries,
-        success_rate=response.success_rate,
+        **plain_fields(response, ValidationReport),
         failed_queries=tuple(
-            QueryOutcome(
-                id=failed.id,
-                query=failed.query,
-                query_type=failed.query_type,
-                reasons=tuple(failed.reasons),
-                top_score=optional_field(failed, "top_score"),
-            )
-            for failed in response.failed_queries
+            QueryOutcome(**plain_fields(failed, QueryOutcome)) for failed in response.failed_queries
         ),
         by_query_type={
-            name: TypeFigures(
-                total=figures.total, passed=figures.passed, success_rate=figures.success_rate
-            )
+            name: TypeFigures(**plain_fields(figures, TypeFigures))
             for name, figures in sorted(response.by_query_type.items())
         },
-        top_score=ScoreStatistics(
-            count=top.count,
-            **{name: optional_field(top, name) for name in ("mean", "median", "min", "max")},
-        ),
-        vector_count=response.vector_count,
-        chunk_count=response.chunk_count,
-        metadata_completeness=optional_field(response, "metadata_completeness"),
-        expected_metadata=tuple(response.expected_metadata),
-        metadata_field_completeness=dict(response.metadata_field_completeness),
-        problems=tuple(response.problems),
+        top_score=ScoreStatistics(**plain_fields(response.top_score, ScoreStatistics)),
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 LATENCY_BUCKETS_S = (
@@ -9,6 +11,9 @@ LATENCY_BUCKETS_S = (
 )  # fmt: skip
 MATCH_BUCKETS = (0, 1, 2, 3, 5, 10, 20, 50, 100)
 SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)
+RPC_LABELS = ("service", "method")
+LOOKUP_LABELS = ("result",)
+"""A cache lookup's result: ``hit`` or ``miss``."""
 
 
 class ServiceMetrics:
@@ -16,83 +21,73 @@ class ServiceMetrics:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
-        self.rpc_requests = Counter(
+        counter = partial(Counter, registry=registry)
+        gauge = partial(Gauge, registry=registry)
+        histogram = partial(Histogram, registry=registry)
+        self.rpc_requests = counter(
             "retrieval_rpc_requests",
             "gRPC calls handled, by service, method and status code.",
-            ["service", "method", "code"],
-            registry=registry,
+            (*RPC_LABELS, "code"),
         )
-        self.rpc_duration = Histogram(
+        self.rpc_duration = histogram(
             "retrieval_rpc_duration_seconds",
             "Time to answer a gRPC call, by service and method.",
-            ["service", "method"],
+            RPC_LABELS,
             buckets=LATENCY_BUCKETS_S,
-            registry=registry,
         )
-        self.rpc_in_flight = Gauge(
+        self.rpc_in_flight = gauge(
             "retrieval_rpc_in_flight",
             "gRPC calls being answered now, by service and method.",
-            ["service", "method"],
-            registry=registry,
+            RPC_LABELS,
         )
-        self.rpc_refused = Counter(
+        self.rpc_refused = counter(
             "retrieval_rpc_refused",
             "gRPC calls refused at once because RETRIEVAL_GRPC_MAX_IN_FLIGHT were in flight, "
             "by service and method.",
-            ["service", "method"],
-            registry=registry,
+            RPC_LABELS,
         )
-        self.operations = Counter(
+        self.operations = counter(
             "retrieval_operations",
             "Service calls (in process and over gRPC), by operation and outcome.",
             ["operation", "outcome"],
-            registry=registry,
         )
-        self.errors = Counter(
+        self.errors = counter(
             "retrieval_errors",
             "Service calls that raised, by operation and error type.",
             ["operation", "error"],
-            registry=registry,
         )
-        self.stage_duration = Histogram(
+        self.stage_duration = histogram(
             "retrieval_stage_duration_seconds",
             "Time spent in each retrieval stage and in each search inside it.",
             ["stage"],
             buckets=LATENCY_BUCKETS_S,
-            registry=registry,
         )
-        self.matches = Histogram(
+        self.matches = histogram(
             "retrieval_matches",
             "Matches a retrieval returned.",
             buckets=MATCH_BUCKETS,
-            registry=registry,
         )
-        self.top_cosine = Histogram(
+        self.top_cosine = histogram(
             "retrieval_top_cosine",
             "Cosine similarity of the best match of a retrieval that returned any.",
             buckets=SCORE_BUCKETS,
-            registry=registry,
         )
-        self.cache_lookups = Counter(
+        self.cache_lookups = counter(
             "retrieval_result_cache_lookups",
             "Retrievals answered from the result cache (hit) or computed (miss).",
-            ["result"],
-            registry=registry,
+            LOOKUP_LABELS,
         )
-        self.query_vector_cache_lookups = Counter(
+        self.query_vector_cache_lookups = counter(
             "retrieval_query_vector_cache_lookups",
             "Query vectors taken from this process's cache (hit) or embedded (miss).",
-            ["result"],
-            registry=registry,
+            LOOKUP_LABELS,
         )
-        self.chunk_cache_lookups = Counter(
+        self.chunk_cache_lookups = counter(
             "retrieval_chunk_cache_lookups",
             "Chunk texts taken from this process's cache (hit) or read from MongoDB (miss).",
-            ["result"],
-            registry=registry,
+            LOOKUP_LABELS,
         )
-        self.store_up = Gauge(
+        self.store_up = gauge(
             "retrieval_store_up",
             "1 while every store answered the last health probe, else 0.",
-            registry=registry,
         )

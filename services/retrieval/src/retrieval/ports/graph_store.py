@@ -50,13 +50,11 @@ class GraphStore(Protocol):
     async def delete(
         self, *, namespace: str, ids: Sequence[str] | None = None, delete_all: bool = False
     ) -> None:
-        """Delete by ids or everything in the namespace (exactly one of them, else
-        ``InvalidRequestError``); deleting what does not exist is not an error."""
+        """As ``KeywordIndex.delete``."""
         ...
 
     def list_ids(self, namespace: str, *, prefix: str | None = None) -> AsyncIterator[list[str]]:
-        """Every record id of the namespace, as ``VectorIndex.list_ids`` lists them: ascending
-        code point order, non-empty pages of at most ``LIST_PAGE_SIZE``."""
+        """As ``KeywordIndex.list_ids``."""
         ...
 
     def outdated_ids(

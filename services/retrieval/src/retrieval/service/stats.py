@@ -86,16 +86,14 @@ class CollectionStats(Frozen):
     )
 
 
+AUDIT_NAMES = {"stale_chunks": "stale", "pending_documents": "pending"}
+"""The audit's own name of each kind of orphan it names otherwise."""
+
+
 def orphans_of(result: NamespaceAudit) -> Orphans:
+    """The ids the audit found out of place, counted by kind."""
     return Orphans(
-        texts_without_vectors=len(result.texts_without_vectors),
-        vectors_without_texts=len(result.vectors_without_texts),
-        texts_without_keywords=len(result.texts_without_keywords),
-        keywords_without_texts=len(result.keywords_without_texts),
-        texts_without_graph=len(result.texts_without_graph),
-        graph_without_texts=len(result.graph_without_texts),
-        stale_chunks=len(result.stale),
-        pending_documents=len(result.pending),
+        **{kind: len(getattr(result, AUDIT_NAMES.get(kind, kind))) for kind in Orphans.model_fields}
     )
 
 

@@ -20,7 +20,6 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 
 from retrieval.errors import DataDirectoryInUseError
 
@@ -63,12 +62,7 @@ class DirectoryLock:
     def __enter__(self) -> DirectoryLock:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.release()
 
 

@@ -76,6 +76,13 @@ def round_trip(operation: str, seconds: float) -> Iterator[None]:
         yield
 
 
+async def create_namespace_index(collection: Any, field: str, *, unique: bool = False) -> None:
+    """The index on ``(namespace, field)``, named ``namespace_<field>``."""
+    await collection.create_index(
+        [("namespace", ASCENDING), (field, ASCENDING)], unique=unique, name=f"namespace_{field}"
+    )
+
+
 def to_document(chunk: RagChunk) -> dict[str, Any]:
     return chunk.model_dump()
 
@@ -112,15 +119,8 @@ class MongoChunkRepository:
 
     async def ensure_indexes(self) -> None:
         with mongo_errors("create_index"):
-            await self._collection.create_index(
-                [("namespace", ASCENDING), ("chunk_id", ASCENDING)],
-                unique=True,
-                name="namespace_chunk_id",
-            )
-            await self._collection.create_index(
-                [("namespace", ASCENDING), ("document_id", ASCENDING)],
-                name="namespace_document_id",
-            )
+            await create_namespace_index(self._collection, "chunk_id", unique=True)
+            await create_namespace_index(self._collection, "document_id")
 
     async def upsert_many(self, chunks: Sequence[RagChunk]) -> int:
         for batch in slices(chunks, self._write_batch):

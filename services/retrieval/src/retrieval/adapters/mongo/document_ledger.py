@@ -16,7 +16,7 @@ from typing import Any
 from pymongo import ASCENDING, InsertOne, UpdateOne
 from pymongo.errors import BulkWriteError
 
-from retrieval.adapters.mongo.chunk_repository import mongo_errors
+from retrieval.adapters.mongo.chunk_repository import create_namespace_index, mongo_errors
 from retrieval.domain.ledger import RELEASED, WAITER_S, DocumentRecord, DocumentState, Lease
 from retrieval.errors import DocumentBusyError
 from retrieval.ports.document_ledger import Claim
@@ -82,11 +82,7 @@ class MongoDocumentLedger:
 
     async def ensure_indexes(self) -> None:
         with mongo_errors("create_index"):
-            await self._collection.create_index(
-                [("namespace", ASCENDING), ("document_id", ASCENDING)],
-                unique=True,
-                name="namespace_document_id",
-            )
+            await create_namespace_index(self._collection, "document_id", unique=True)
             await self._collection.create_index(
                 [("lease.host", ASCENDING)], sparse=True, name="lease_host"
             )

@@ -27,7 +27,6 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import structlog
@@ -132,12 +131,7 @@ class EmbeddedMongoSupervisor:
         self.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     def _supervise(self, executable: str, first: Future[None]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pymongo import ASCENDING, DeleteMany, ReplaceOne
 
-from retrieval.adapters.mongo.chunk_repository import mongo_errors
+from retrieval.adapters.mongo.chunk_repository import create_namespace_index, mongo_errors
 from retrieval.adapters.mongo.document_ledger import key
 from retrieval.batching import slices
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
@@ -63,15 +63,9 @@ class MongoGraphStore:
 
     async def ensure_indexes(self) -> None:
         with mongo_errors("create_index"):
-            await self._collection.create_index(
-                [("namespace", ASCENDING), ("chunk_id", ASCENDING)],
-                unique=True,
-                name="namespace_chunk_id",
-            )
+            await create_namespace_index(self._collection, "chunk_id", unique=True)
             for field in ("about", "mentions"):
-                await self._collection.create_index(
-                    [("namespace", ASCENDING), (field, ASCENDING)], name=f"namespace_{field}"
-                )
+                await create_namespace_index(self._collection, field)
 
     async def upsert(self, records: Sequence[GraphRecord], namespace: str) -> int:
         for batch in slices(records, WRITE_BATCH):

@@ -1,11 +1,9 @@
 """The Embedder port on Pinecone Inference (default ``multilingual-e5-large``, 1024 dimensions).
 
 E5 is asymmetric: queries go with ``input_type="query"``, passages with ``"passage"``,
-from which Pinecone adds the E5 prefixes itself. Inputs longer than the model's window (507
-tokens) are cut at the end (``truncate="END"``) rather than refused. Passages are sent in
-batches of at most 96 (the API's limit), ``concurrency`` batches at a time; each batch is
-one SDK call, bounded as ``pinecone_errors`` describes, so ``embed_passages`` of n texts
-takes at most ceil(ceil(n / batch_size) / concurrency) of those bounds.
+from which Pinecone adds the E5 prefixes itself. The model's window is 507 tokens. Calls are
+made as ``inference`` describes, so ``embed_passages`` of n texts takes at most
+ceil(ceil(n / batch_size) / concurrency) of the bounds of one SDK call.
 """
 
 from __future__ import annotations
@@ -14,13 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from retrieval.adapters.pinecone.clients import PerLoop, PineconeConnection
-from retrieval.adapters.pinecone.errors import bounded
-from retrieval.batching import gather_bounded, slices
+from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.inference import MAX_EMBED_BATCH, InferenceEmbeddings
 from retrieval.errors import BackendError
 from retrieval.ports.embedder import Matrix, Vector
-
-MAX_BATCH = 96
 
 
 class PineconeInferenceEmbedder:
@@ -30,23 +25,17 @@ class PineconeInferenceEmbedder:
         *,
         model: str = "multilingual-e5-large",
         dimension: int = 1024,
-        batch_size: int = MAX_BATCH,
+        batch_size: int = MAX_EMBED_BATCH,
         concurrency: int = 4,
     ) -> None:
-        if not 1 <= batch_size <= MAX_BATCH:
-            raise ValueError(f"batch_size must be between 1 and {MAX_BATCH}")
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        self._connection = connection
-        self._model = model
+        self._inference = InferenceEmbeddings(
+            connection, model=model, batch_size=batch_size, concurrency=concurrency
+        )
         self._dimension = dimension
-        self._batch_size = batch_size
-        self._concurrency = concurrency
-        self._clients = PerLoop(connection.open_control, lambda client: client.close())
 
     @property
     def model(self) -> str:
-        return self._model
+        return self._inference.model
 
     @property
     def dimension(self) -> int:
@@ -54,7 +43,7 @@ class PineconeInferenceEmbedder:
 
     async def close(self) -> None:
         """Release the connections of the running loop's client."""
-        await self._clients.close()
+        await self._inference.close()
 
     async def embed_query(self, text: str) -> Vector:
         return (await self._embed([text], "query"))[0]
@@ -62,34 +51,20 @@ class PineconeInferenceEmbedder:
     async def embed_passages(self, texts: Sequence[str]) -> Matrix:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
-        batches = await gather_bounded(
-            [
-                lambda batch=batch: self._embed(batch, "passage")
-                for batch in slices(texts, self._batch_size)
-            ],
-            self._concurrency,
+        batches = await self._inference.in_batches(
+            texts, lambda batch: self._embed(batch, "passage")
         )
         return np.concatenate(batches)
 
     async def _embed(self, texts: Sequence[str], input_type: str) -> Matrix:
-        client = self._clients.get()
-        response = await bounded(
-            lambda: client.inference.embed(
-                model=self._model,
-                inputs=list(texts),
-                parameters={"input_type": input_type, "truncate": "END"},
-            ),
-            what=f"Pinecone Inference {self._model}",
-            request_timeout=self._connection.request_timeout,
-            call_timeout=self._connection.call_timeout,
-        )
-        vectors = np.asarray([item.values for item in response.data], dtype=np.float32)
+        embeddings = await self._inference.embed(texts, input_type)
+        vectors = np.asarray([item.values for item in embeddings], dtype=np.float32)
         if vectors.shape != (len(texts), self._dimension):
             raise BackendError(
-                f"Pinecone Inference {self._model} returned vectors of shape {vectors.shape} "
+                f"Pinecone Inference {self.model} returned vectors of shape {vectors.shape} "
                 f"for {len(texts)} texts of dimension {self._dimension}"
             )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         if np.any(norms == 0):
-            raise BackendError(f"Pinecone Inference {self._model} returned an all-zero vector")
+            raise BackendError(f"Pinecone Inference {self.model} returned an all-zero vector")
         return (vectors / norms).astype(np.float32)

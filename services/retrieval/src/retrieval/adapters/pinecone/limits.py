@@ -14,11 +14,13 @@ measured under the limit is under it on the wire.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from retrieval.domain.metadata import MAX_METADATA_BYTES, json_size
 from retrieval.domain.vectors import MAX_RECORD_ID_CHARS, VectorRecord, check_finite
 from retrieval.errors import InvalidRequestError
+
+T = TypeVar("T")
 
 MAX_UPSERT_RECORDS = 1000
 MAX_REQUEST_BYTES = 2_000_000
@@ -83,20 +85,29 @@ def pack_requests(wires: Sequence[dict[str, Any]], namespace: str) -> list[list[
     """Record dicts (as the SDK's ``upsert`` takes them) packed in order into requests within
     the count and size limits; ``InvalidRequestError`` if one alone is over the size limit."""
     envelope = json_size({"vectors": [], "namespace": namespace})
-    batches: list[list[dict[str, Any]]] = []
-    batch: list[dict[str, Any]] = []
-    size = envelope
-    for wire in wires:
-        record_size = json_size(as_sent(wire)) + 1
+    sizes = [json_size(as_sent(wire)) + 1 for wire in wires]
+    for wire, record_size in zip(wires, sizes, strict=True):
         if envelope + record_size > MAX_REQUEST_BYTES:
             raise InvalidRequestError(
                 f"record {wire['id']!r} alone exceeds {MAX_REQUEST_BYTES} bytes", field="values"
             )
-        if batch and (len(batch) == MAX_UPSERT_RECORDS or size + record_size > MAX_REQUEST_BYTES):
+    return packed(wires, sizes, envelope=envelope, most=MAX_UPSERT_RECORDS, room=MAX_REQUEST_BYTES)
+
+
+def packed(
+    items: Sequence[T], sizes: Sequence[int], *, envelope: int, most: int, room: int
+) -> list[list[T]]:
+    """``items`` in order, in requests of at most ``most`` whose ``envelope`` and items'
+    ``sizes`` add up to at most ``room`` (an item alone may be over it)."""
+    batches: list[list[T]] = []
+    batch: list[T] = []
+    size = envelope
+    for item, item_size in zip(items, sizes, strict=True):
+        if batch and (len(batch) == most or size + item_size > room):
             batches.append(batch)
             batch, size = [], envelope
-        batch.append(wire)
-        size += record_size
+        batch.append(item)
+        size += item_size
     if batch:
         batches.append(batch)
     return batches

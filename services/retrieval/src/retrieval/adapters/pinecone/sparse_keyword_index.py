@@ -40,25 +40,20 @@ from typing import Any
 
 from pinecone import SparseEmbedding
 
-from retrieval.adapters.pinecone.clients import (
-    IndexCalls,
-    PerLoop,
-    PineconeConnection,
-)
-from retrieval.adapters.pinecone.errors import bounded
+from retrieval.adapters.pinecone.clients import IndexCalls, PineconeConnection
+from retrieval.adapters.pinecone.inference import MAX_EMBED_BATCH, InferenceEmbeddings
 from retrieval.adapters.pinecone.limits import (
     MAX_TOP_K,
     check_id,
     pack_requests,
     with_metadata,
 )
-from retrieval.batching import gather_bounded, slices
+from retrieval.batching import gather_bounded
 from retrieval.domain.filters import parse_delete_selector, parse_filter
 from retrieval.domain.keywords import KeywordMatch, KeywordRecord
 from retrieval.errors import BackendError, IndexNotFoundError, InvalidRequestError
 from retrieval.ports.vector_index import MetadataFilter
 
-MAX_EMBED_BATCH = 96
 DEFAULT_MODEL = "pinecone-sparse-english-v0"
 
 SparseVector = dict[str, list]
@@ -77,16 +72,11 @@ class PineconeSparseKeywordIndex:
         embed_batch_size: int = MAX_EMBED_BATCH,
         concurrency: int = 4,
     ) -> None:
-        if not 1 <= embed_batch_size <= MAX_EMBED_BATCH:
-            raise ValueError(f"embed_batch_size must be between 1 and {MAX_EMBED_BATCH}")
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        self._connection = connection
-        self._model = model
-        self._embed_batch_size = embed_batch_size
+        self._inference = InferenceEmbeddings(
+            connection, model=model, batch_size=embed_batch_size, concurrency=concurrency
+        )
         self._concurrency = concurrency
         self._index = IndexCalls(connection)
-        self._inference = PerLoop(connection.open_control, lambda client: client.close())
 
     async def close(self) -> None:
         """Release the connections of the running loop's clients."""
@@ -168,32 +158,18 @@ class PineconeSparseKeywordIndex:
         return (await self._index.namespace_counts()).get(namespace, 0)
 
     async def _embed_passages(self, texts: Sequence[str]) -> list[SparseVector]:
-        batches = await gather_bounded(
-            [
-                lambda batch=batch: self._embed(batch, "passage")
-                for batch in slices(texts, self._embed_batch_size)
-            ],
-            self._concurrency,
+        batches = await self._inference.in_batches(
+            texts, lambda batch: self._embed(batch, "passage")
         )
         return [vector for batch in batches for vector in batch]
 
     async def _embed(self, texts: Sequence[str], input_type: str) -> list[SparseVector]:
-        client = self._inference.get()
-        response = await bounded(
-            lambda: client.inference.embed(
-                model=self._model,
-                inputs=list(texts),
-                parameters={"input_type": input_type, "truncate": "END"},
-            ),
-            what=f"Pinecone Inference {self._model}",
-            request_timeout=self._connection.request_timeout,
-            call_timeout=self._connection.call_timeout,
-        )
-        embeddings = [item for item in response.data if isinstance(item, SparseEmbedding)]
+        returned = await self._inference.embed(texts, input_type)
+        embeddings = [item for item in returned if isinstance(item, SparseEmbedding)]
         if len(embeddings) != len(texts):
             raise BackendError(
-                f"Pinecone Inference {self._model} returned {len(embeddings)} sparse embeddings "
-                f"for {len(texts)} texts"
+                f"Pinecone Inference {self._inference.model} returned {len(embeddings)} sparse "
+                f"embeddings for {len(texts)} texts"
             )
         return [
             {"indices": list(item.sparse_indices), "values": list(item.sparse_values)}

@@ -68,6 +68,7 @@ from retrieval.adapters.pinecone.freshness import WrittenLsns, reflecting, refle
 from retrieval.adapters.pinecone.limits import (
     MAX_TOP_K_WITH_METADATA,
     check_id,
+    packed,
     upsert_batches,
 )
 from retrieval.batching import gather_bounded
@@ -98,20 +99,13 @@ def fetch_batches(ids: Sequence[str], namespace: str) -> list[list[str]]:
     unique = list(dict.fromkeys(ids))
     for record_id in unique:
         check_id(record_id)
-    envelope = len(f"namespace={quote(namespace, safe='')}")
-    batches: list[list[str]] = []
-    batch: list[str] = []
-    size = envelope
-    for record_id in unique:
-        id_size = len(f"&ids={quote(record_id, safe='')}")
-        if batch and (len(batch) == MAX_FETCH_IDS or size + id_size > MAX_FETCH_QUERY_CHARS):
-            batches.append(batch)
-            batch, size = [], envelope
-        batch.append(record_id)
-        size += id_size
-    if batch:
-        batches.append(batch)
-    return batches
+    return packed(
+        unique,
+        [len(f"&ids={quote(record_id, safe='')}") for record_id in unique],
+        envelope=len(f"namespace={quote(namespace, safe='')}"),
+        most=MAX_FETCH_IDS,
+        room=MAX_FETCH_QUERY_CHARS,
+    )
 
 
 class PineconeVectorIndex:

@@ -20,26 +20,16 @@ from retrieval.domain.embedding_keys import InputType, embedding_key
 from retrieval.errors import EmbeddingModelMismatchError, RetrievalError
 from retrieval.ports.embedder import Embedder, Matrix, Vector
 from retrieval.ports.embedding_cache import EmbeddingCache
+from retrieval.service.delegating_embedder import DelegatingEmbedder
 
 log = structlog.get_logger("embedding_cache")
 
 
-class CachingEmbedder:
+class CachingEmbedder(DelegatingEmbedder):
     def __init__(self, embedder: Embedder, cache: EmbeddingCache, max_entries: int) -> None:
-        self._embedder = embedder
+        super().__init__(embedder)
         self._cache = cache
         self._max_entries = max_entries
-
-    @property
-    def model(self) -> str:
-        return self._embedder.model
-
-    @property
-    def dimension(self) -> int:
-        return self._embedder.dimension
-
-    async def embed_query(self, text: str) -> Vector:
-        return await self._embedder.embed_query(text)
 
     async def embed_passages(self, texts: Sequence[str]) -> Matrix:
         if not texts:

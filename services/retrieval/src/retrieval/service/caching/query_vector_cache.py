@@ -7,32 +7,23 @@ Vectors handed out are read-only, so no caller can change what the next one gets
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from cachetools import LRUCache
 
 from retrieval.observability.metrics import ServiceMetrics
-from retrieval.ports.embedder import Embedder, Matrix, Vector
+from retrieval.ports.embedder import Embedder, Vector
+from retrieval.service.delegating_embedder import DelegatingEmbedder
 
 
-class QueryVectorCache:
+class QueryVectorCache(DelegatingEmbedder):
     """Passes passages through; answers a query asked before from memory (``max_entries``
     queries at most; 0 keeps none)."""
 
     def __init__(self, embedder: Embedder, max_entries: int, metrics: ServiceMetrics) -> None:
-        self._embedder = embedder
+        super().__init__(embedder)
         self._vectors: LRUCache[str, Vector] | None = (
             LRUCache(maxsize=max_entries) if max_entries > 0 else None
         )
         self._lookups = metrics.query_vector_cache_lookups
-
-    @property
-    def model(self) -> str:
-        return self._embedder.model
-
-    @property
-    def dimension(self) -> int:
-        return self._embedder.dimension
 
     async def embed_query(self, text: str) -> Vector:
         if self._vectors is None:
@@ -46,6 +37,3 @@ class QueryVectorCache:
         vector.setflags(write=False)
         self._vectors[text] = vector
         return vector
-
-    async def embed_passages(self, texts: Sequence[str]) -> Matrix:
-        return await self._embedder.embed_passages(texts)
