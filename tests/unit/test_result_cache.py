@@ -1,5 +1,6 @@
-"""InProcessResultCache over the in-memory generations: keys, expiry, eviction, and that no
-result is served after a write that changed it completed, whatever the interleaving."""
+"""InProcessResultCache over the in-memory generations: keys, expiry, eviction, when a
+namespace settles, and that no result is served after a write that changed it completed,
+whatever the interleaving."""
 
 from __future__ import annotations
 
@@ -366,3 +367,21 @@ async def test_advancing_before_the_stores_change_would_serve_a_stale_result() -
     after_the_write = await cache.through(QUERY, NS, compute)
     assert after_the_write.cached
     assert version(after_the_write) == 1
+
+
+@pytest.mark.parametrize("settle_s", [0.0, 1.0])
+async def test_a_namespace_settles_once_its_newest_generation_was_seen_long_enough(
+    settle_s: float,
+) -> None:
+    now = [100.0]
+    generations = InMemoryNamespaceGenerations()
+    freshness = NamespaceFreshness(generations, settle_s, clock=lambda: now[0])
+    assert freshness.settled(NS) is (settle_s == 0)
+    await freshness.current(NS)
+    now[0] += settle_s
+    assert freshness.settled(NS)
+    await generations.advance(NS)
+    await freshness.current(NS)
+    assert freshness.settled(NS) is (settle_s == 0)
+    now[0] += settle_s
+    assert freshness.settled(NS)

@@ -153,21 +153,3 @@ async def test_a_settled_namespace_is_served_from_the_caches(tmp_path: Path) -> 
         await asyncio.sleep(SETTLE_S)
         assert not (await retrieve(**asked)).cached
         assert (await retrieve(**asked)).cached
-
-
-@pytest.mark.parametrize("settle_s", [0.0, 1.0])
-async def test_a_namespace_settles_once_its_newest_generation_was_seen_long_enough(
-    settle_s: float,
-) -> None:
-    now = [100.0]
-    generations = InMemoryNamespaceGenerations()
-    freshness = NamespaceFreshness(generations, settle_s, clock=lambda: now[0])
-    assert freshness.settled(NS) is (settle_s == 0)
-    await freshness.current(NS)
-    now[0] += settle_s
-    assert freshness.settled(NS)
-    await generations.advance(NS)
-    await freshness.current(NS)
-    assert freshness.settled(NS) is (settle_s == 0)
-    now[0] += settle_s
-    assert freshness.settled(NS)
