@@ -7,7 +7,9 @@ import asyncio
 
 from retrieval.domain.ledger import Lease
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
-from retrieval.service.ingestion.ingestion_service import ChunkingPolicy, IngestionService, Outcome
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval_testkit import (
     HashEmbedder,
     InMemoryChunkRepository,
