@@ -129,6 +129,28 @@ def test_scope_and_search_options_pass_through_from_the_retriever_and_each_call(
     assert [set(d.metadata["scores"]) for d in dense] == [{"dense"}]
 
 
+@pytest.mark.parametrize("source", ["loop_knowledge_base", "loop_client"])
+def test_the_threshold_and_search_options_reach_the_service_in_process_and_served(
+    source: str,
+    request: pytest.FixtureRequest,
+    knowledge_loop: asyncio.AbstractEventLoop,
+    corpus_namespace: str,
+) -> None:
+    retriever = KnowledgeBaseRetriever(
+        knowledge=request.getfixturevalue(source),
+        loop=knowledge_loop,
+        namespace=corpus_namespace,
+        search_options={"mode": "dense"},
+    )
+
+    found = retriever.invoke("sharp knives for pruning")
+    assert found
+    assert all(set(d.metadata["scores"]) == {"dense"} for d in found)
+    assert retriever.invoke("sharp knives for pruning", threshold=0.99) == []
+    keyword = retriever.invoke("sharp knives", mode="keyword", top_k=1)
+    assert [set(d.metadata["scores"]) for d in keyword] == [{"keyword"}]
+
+
 def test_an_unknown_search_option_is_refused_when_the_retriever_is_made(
     loop_knowledge_base: KnowledgeBase, knowledge_loop: asyncio.AbstractEventLoop
 ) -> None:
