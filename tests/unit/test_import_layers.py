@@ -58,7 +58,19 @@ CONTAINER = Layer(
 )
 DOORS = Layer(
     "doors",
-    frozenset({ROOT, "api", "grpc", "cli", "console", "demo", "evaluation", "source_display"}),
+    frozenset(
+        {
+            ROOT,
+            "api",
+            "grpc",
+            "cli",
+            "console",
+            "demo",
+            "evaluation",
+            "integrations",
+            "source_display",
+        }
+    ),
     CONTAINER.may_import | {"container"},
 )
 LAYERS = (

@@ -1,0 +1,119 @@
+"""What a framework's retriever searches, and how it calls it from any thread or event loop.
+
+A retriever takes a ``KnowledgeSource``: the knowledge base of this process
+(``retrieval.connect()``) or a client of a running server (``retrieval.grpc.RetrievalClient``).
+Both hold connections that belong to the event loop they were opened on, so each call is run
+on that loop (``call_async``, ``call_blocking``), whichever thread or loop the framework calls
+from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from retrieval.domain.models import RetrievalOptions, RetrievalResult, validated
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class KnowledgeSource(Protocol):
+    """Anything whose ``retrieve`` coroutine finds the chunks that answer a query, best first,
+    within the namespace, domains, source prefix and section given."""
+
+    async def retrieve(
+        self,
+        query: str,
+        *,
+        domains: Sequence[str] = (),
+        top_k: int = 5,
+        namespace: str | None = None,
+        source_prefix: str | None = None,
+        section: str | None = None,
+    ) -> RetrievalResult: ...
+
+
+@dataclass(frozen=True)
+class SearchScope:
+    """Where a retriever searches and how: the arguments of every ``retrieve`` it makes."""
+
+    namespace: str | None = None
+    top_k: int = 5
+    domains: tuple[str, ...] = ()
+    threshold: float | None = None
+    source_prefix: str | None = None
+    section: str | None = None
+    options: RetrievalOptions = field(default_factory=RetrievalOptions)
+
+    def overridden(self, **changes: Any) -> SearchScope:
+        """This scope with the fields and search options of one call (``top_k=3``,
+        ``mode="keyword"``); an unknown name is an ``InvalidRequestError``."""
+        own = {name: value for name, value in changes.items() if name in SCOPE_FIELDS}
+        if "domains" in own:
+            own["domains"] = tuple(own["domains"])
+        options = {name: value for name, value in changes.items() if name not in SCOPE_FIELDS}
+        if options:
+            given = self.options.model_dump(exclude_none=True)
+            own["options"] = validated(RetrievalOptions, **{**given, **options})
+        return replace(self, **own)
+
+
+SCOPE_FIELDS = frozenset(SearchScope.__dataclass_fields__) - {"options"}
+
+
+async def search(knowledge: KnowledgeSource, query: str, scope: SearchScope) -> RetrievalResult:
+    """``knowledge.retrieve`` over ``scope``. The one place the two call shapes meet: the
+    threshold is ``threshold`` or ``confidence_threshold``, and the search options are keyword
+    arguments or one ``options`` model, as the source's ``retrieve`` declares them."""
+    accepted = inspect.signature(knowledge.retrieve).parameters
+    arguments: dict[str, Any] = {
+        "domains": scope.domains,
+        "top_k": scope.top_k,
+        "namespace": scope.namespace,
+        "source_prefix": scope.source_prefix,
+        "section": scope.section,
+    }
+    if scope.threshold is not None:
+        name = "confidence_threshold" if "confidence_threshold" in accepted else "threshold"
+        arguments[name] = scope.threshold
+    named = accepted.get("options")
+    if named is not None and named.kind is not inspect.Parameter.VAR_KEYWORD:
+        arguments["options"] = scope.options
+    else:
+        arguments.update(scope.options.model_dump(exclude_none=True))
+    return await knowledge.retrieve(query, **arguments)
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, if any."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+async def call_async(call: Coroutine[Any, Any, T], home: asyncio.AbstractEventLoop | None) -> T:
+    """Await ``call`` on ``home`` (the loop the knowledge source was opened on), from this
+    loop or another; None: on this one."""
+    if home is None or home is running_loop():
+        return await call
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, home))
+
+
+def call_blocking(call: Coroutine[Any, Any, T], home: asyncio.AbstractEventLoop | None) -> T:
+    """Run ``call`` on ``home`` and wait for it, from a thread that is not running ``home``;
+    None: on a new loop, from a thread running none."""
+    here = running_loop()
+    if here is not None and here is (home or here):
+        call.close()
+        raise RuntimeError(
+            "a blocking call from the event loop the knowledge source runs on would stop "
+            "that loop: await the async method (ainvoke, aretrieve) instead"
+        )
+    if home is None:
+        return asyncio.run(call)
+    return asyncio.run_coroutine_threadsafe(call, home).result()
