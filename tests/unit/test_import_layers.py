@@ -58,7 +58,9 @@ CONTAINER = Layer(
 )
 DOORS = Layer(
     "doors",
-    frozenset({ROOT, "api", "grpc", "cli", "console", "demo", "evaluation", "source_display"}),
+    frozenset(
+        {ROOT, "api", "grpc", "cli", "console", "demo", "evaluation", "mcp", "source_display"}
+    ),
     CONTAINER.may_import | {"container"},
 )
 LAYERS = (
