@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 
 import structlog
 import uvicorn
@@ -75,22 +75,29 @@ def bound(host: str, port: int) -> Iterator[socket.socket]:
         listener.close()
 
 
-async def serve_http(
-    application: Application, tenants: Tenants, host: str, port: int, stop: asyncio.Event
-) -> None:
-    """Serve MCP at ``http://host:port/mcp`` until ``stop`` is set; logs ``mcp.serving`` with
-    the bound port."""
+@asynccontextmanager
+async def http_served(
+    application: Application, tenants: Tenants, host: str, port: int
+) -> AsyncIterator[int]:
+    """MCP served at ``http://host:port/mcp`` until the exit; yields the bound port."""
     with bound(host, port) as listener:
         bound_port = listener.getsockname()[1]
         app = http_app(application, tenants, host, bound_port)
         config = uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False)
         server = QuietServer(config)
         serving = asyncio.create_task(server.serve(sockets=[listener]))
-        log.info("mcp.serving", host=host, port=bound_port, path=MCP_PATH)
-        stopped = asyncio.create_task(stop.wait())
         try:
-            await asyncio.wait([serving, stopped], return_when=asyncio.FIRST_COMPLETED)
+            yield bound_port
         finally:
-            stopped.cancel()
             server.should_exit = True
             await serving
+
+
+async def serve_http(
+    application: Application, tenants: Tenants, host: str, port: int, stop: asyncio.Event
+) -> None:
+    """Serve MCP at ``http://host:port/mcp`` until ``stop`` is set; logs ``mcp.serving`` with
+    the bound port."""
+    async with http_served(application, tenants, host, port) as bound_port:
+        log.info("mcp.serving", host=host, port=bound_port, path=MCP_PATH)
+        await stop.wait()
