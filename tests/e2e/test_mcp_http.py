@@ -59,9 +59,12 @@ async def url(tmp_path: Path) -> AsyncIterator[str]:
 @asynccontextmanager
 async def session(url: str, token_name: str) -> AsyncIterator[Client]:
     secret = TOKENS[token_name][0]
-    async with create_mcp_http_client(headers={"Authorization": f"Bearer {secret}"}) as http:
-        async with Client(streamable_http_client(url, http_client=http)) as client:
-            yield client
+    headers = {"Authorization": f"Bearer {secret}"}
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
 
 
 @pytest.mark.parametrize("authorization", [None, "Bearer not-a-known-token", "Basic abc"])
