@@ -5,7 +5,7 @@ UV := .tools/bin/uv
 RUN := $(UV) run --frozen
 DATA ?= ../shared/data/beir/scifact
 
-.PHONY: setup browser demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-concurrency bench-replicas bench-cli bench-report bench-all profile load crash fuzz serve proto clean
+.PHONY: setup browser demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-mcp bench-ingest bench-index bench-scaling bench-concurrency bench-replicas bench-cli bench-report bench-all profile load crash fuzz serve proto clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -122,6 +122,10 @@ serve: setup
 
 bench-grpc: setup
 	$(RUN) retrieval bench grpc
+
+# MCP search over streamable HTTP and stdio against in-process retrieve(); errors of 10 sessions.
+bench-mcp: setup
+	$(RUN) retrieval bench mcp
 
 proto: setup
 	$(RUN) python libs/retrieval-proto/generate.py

@@ -68,6 +68,7 @@ DOORS = Layer(
             "demo",
             "evaluation",
             "integrations",
+            "mcp",
             "source_display",
         }
     ),

@@ -20,6 +20,7 @@ from pydantic_settings import (
 
 from retrieval.domain.models import DomainName, Namespace
 from retrieval.domain.search_plan import SearchPlan
+from retrieval.domain.tenants import NamespacePattern
 from retrieval.store_settings import MongoSettings, PineconeSettings
 
 OWN_VARIABLES = {"query_max_words", "llm_filter_batch", "llm_filter_concurrency"}
@@ -257,6 +258,25 @@ class Settings(MongoSettings, PineconeSettings, BaseSettings):
         description="Interface of the Prometheus endpoint; 0.0.0.0 to be scraped from outside.",
     )
 
+    mcp_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="Port of the MCP endpoint (streamable HTTP at /mcp) `retrieval serve` "
+        "serves beside gRPC, with the gRPC server's tenant tokens; unset: none.",
+    )
+    mcp_host: str = Field(
+        default="127.0.0.1", description="Interface of the MCP endpoint over HTTP."
+    )
+    mcp_namespaces: Annotated[tuple[NamespacePattern, ...], NoDecode] = Field(
+        default=(),
+        description="Namespace patterns (fnmatch style, a JSON list) `retrieval mcp` over "
+        "stdio may use; empty: every namespace.",
+    )
+    mcp_call_timeout_s: float = Field(
+        default=30.0, gt=0, description="Longest an MCP tool call runs before it fails."
+    )
+
     validation_success_rate: float = Field(
         default=0.8,
         ge=0,
@@ -286,7 +306,7 @@ class Settings(MongoSettings, PineconeSettings, BaseSettings):
         search = SearchVariables(settings_cls, env_settings, dotenv_settings)
         return init_settings, env_settings, dotenv_settings, search, file_secret_settings
 
-    @field_validator("allowed_domains", mode="before")
+    @field_validator("allowed_domains", "mcp_namespaces", mode="before")
     @classmethod
     def domains_from_json(cls, value: object) -> object:
         """The environment's JSON list; text that is not JSON is refused as a bad value."""

@@ -22,5 +22,6 @@ app = lazy_group(
         "profile": "retrieval_bench.cli.profile:profile",
         "cli": "retrieval_bench.cli.command_line:cli",
         "replicas": "retrieval_bench.cli.replicas:replicas",
+        "mcp": "retrieval_bench.cli.mcp:mcp",
     },
 )

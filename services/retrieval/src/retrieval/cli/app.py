@@ -19,6 +19,7 @@ from retrieval.cli import (
     demo,
     documents,
     library,
+    mcp,
     query,
     reconcile,
     stats,
@@ -84,6 +85,7 @@ app.add_typer(
 )
 app.command("serve")(serve)
 app.command("console")(console.console)
+app.command("mcp")(mcp.mcp)
 
 
 @app.callback()

@@ -7,16 +7,24 @@ import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from retrieval.cli.environment import from_environment
 from retrieval.cli.runtime import run
+
+if TYPE_CHECKING:
+    from retrieval.domain.tenants import Tenants
+    from retrieval.grpc.settings import GrpcSettings
+    from retrieval.lifecycle import Application
+    from retrieval.settings import Settings
 
 WORKERS_WAIT_S = 1.0
 """How long the process waits, once the stores are closed, for worker threads still running."""
 
 
 def serve() -> None:
-    """Serve retrieval.v1.RetrievalService over gRPC (settings: RETRIEVAL_GRPC_*).
+    """Serve retrieval.v1.RetrievalService over gRPC (settings: RETRIEVAL_GRPC_*), and MCP
+    over streamable HTTP beside it when RETRIEVAL_MCP_PORT is set (docs/agents.md).
 
     On SIGTERM or SIGINT: refuse new calls, let in-flight ones finish within the grace period,
     then close the stores and exit, without waiting for a model call cut short. Logs at
@@ -36,14 +44,37 @@ def serve() -> None:
     server_settings = from_environment(GrpcSettings)
 
     async def main() -> None:
+        mcp_tenants = mcp_tenants_of(settings, server_settings)
         workers = ThreadPoolExecutor(thread_name_prefix="worker")
         asyncio.get_running_loop().set_default_executor(workers)
         async with running(settings) as app:
             with stop_on_signals() as stop:
-                await serve_grpc(app, server_settings, stop)
+                async with asyncio.TaskGroup() as doors:
+                    doors.create_task(serve_grpc(app, server_settings, stop))
+                    if mcp_tenants is not None:
+                        doors.create_task(serve_mcp(app, mcp_tenants, stop))
         await exit_past_abandoned_work(workers, WORKERS_WAIT_S)
 
     run(main())
+
+
+def mcp_tenants_of(settings: Settings, server_settings: GrpcSettings) -> Tenants | None:
+    """The tokens MCP over HTTP takes, when RETRIEVAL_MCP_PORT asks for it; refused before
+    the stores start when no token is configured."""
+    if settings.mcp_port is None:
+        return None
+    from retrieval.grpc.access import load_tenants
+    from retrieval.mcp.transports import required_tenants
+
+    return required_tenants(load_tenants(server_settings))
+
+
+async def serve_mcp(app: Application, tenants: Tenants, stop: asyncio.Event) -> None:
+    from retrieval.mcp.transports import serve_http
+
+    settings = app.settings
+    assert settings.mcp_port is not None
+    await serve_http(app, tenants, settings.mcp_host, settings.mcp_port, stop)
 
 
 async def exit_past_abandoned_work(workers: ThreadPoolExecutor, wait_s: float) -> None:
