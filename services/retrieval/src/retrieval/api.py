@@ -28,6 +28,7 @@ from retrieval.domain.models import (
     RetrievalOptions,
     RetrievalQuery,
     RetrievalResult,
+    namespace_or_default,
     validated,
 )
 from retrieval.domain.search_plan import SearchPlan
@@ -35,7 +36,6 @@ from retrieval.errors import ConfigurationError
 from retrieval.lifecycle import Application, running
 from retrieval.service.ingestion.library import DocumentSummary
 from retrieval.service.ingestion.local_files import IngestReport, PathSync
-from retrieval.service.ingestion.namespaces import namespace_or_default
 from retrieval.service.ingestion.outcomes import DeleteReport
 from retrieval.service.stats import CollectionStats
 from retrieval.settings import Settings

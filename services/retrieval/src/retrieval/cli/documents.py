@@ -32,8 +32,8 @@ from retrieval.cli.runtime import (
     run_here_or_served,
 )
 from retrieval.domain.allowed_domains import check_domains
+from retrieval.domain.models import namespace_or_default
 from retrieval.errors import RetrievalError
-from retrieval.service.ingestion.namespaces import namespace_or_default
 
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls

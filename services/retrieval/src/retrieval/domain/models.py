@@ -45,6 +45,11 @@ def check_slug(value: str, field: str) -> str:
         raise InvalidRequestError(error.errors()[0]["msg"], field=field) from error
 
 
+def namespace_or_default(namespace: str | None, default: str) -> str:
+    """``namespace``, else ``default``, checked to be a name a store may be asked for."""
+    return check_slug(namespace or default, "namespace")
+
+
 def invalid_request(error: ValidationError, prefix: str | None = None) -> InvalidRequestError:
     """The first problem Pydantic found, naming its field (under ``prefix``, if given)."""
     first = error.errors()[0]

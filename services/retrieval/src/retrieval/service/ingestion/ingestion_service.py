@@ -13,7 +13,7 @@ from typing import Protocol
 
 from retrieval.batching import slices
 from retrieval.domain.metadata import model_signature
-from retrieval.domain.models import RagChunk, RagDocument
+from retrieval.domain.models import RagChunk, RagDocument, namespace_or_default
 from retrieval.errors import InvalidRequestError
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
@@ -33,7 +33,6 @@ from retrieval.service.ingestion.document_checks import (
     check_unique,
 )
 from retrieval.service.ingestion.group_write import GroupCall, GroupWriter
-from retrieval.service.ingestion.namespaces import namespace_or_default
 from retrieval.service.ingestion.outcomes import DocumentOutcome, refusal_outcome
 from retrieval.service.ingestion.progress import EmbeddedTally, IngestProgress, Progress
 from retrieval.service.timing import StageClock

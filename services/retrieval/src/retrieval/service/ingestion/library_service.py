@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from retrieval.domain.ledger import DocumentRecord
-from retrieval.domain.models import check_slug
+from retrieval.domain.models import check_slug, namespace_or_default
 from retrieval.errors import DocumentBusyError, InvalidRequestError, NotFoundError
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.namespace_generations import NamespaceGenerations
@@ -19,7 +19,7 @@ from retrieval.service.ingestion.library import (
     stored_records,
     under_any,
 )
-from retrieval.service.ingestion.namespaces import advance_generation, namespace_or_default
+from retrieval.service.ingestion.namespaces import advance_generation
 from retrieval.service.ingestion.outcomes import DeleteReport
 
 
