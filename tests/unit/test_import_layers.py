@@ -58,7 +58,20 @@ CONTAINER = Layer(
 )
 DOORS = Layer(
     "doors",
-    frozenset({ROOT, "api", "grpc", "cli", "console", "demo", "evaluation", "source_display"}),
+    frozenset(
+        {
+            ROOT,
+            "api",
+            "client_api",
+            "sync_facade",
+            "grpc",
+            "cli",
+            "console",
+            "demo",
+            "evaluation",
+            "source_display",
+        }
+    ),
     CONTAINER.may_import | {"container"},
 )
 LAYERS = (
