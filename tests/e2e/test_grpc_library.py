@@ -103,7 +103,7 @@ async def stub(port: int) -> AsyncIterator[retrieval_pb2_grpc.RetrievalServiceSt
 
 @pytest.fixture
 async def synced(client: RetrievalClient, kb: Path) -> PathSync:
-    done = await client.sync_paths([kb], NS, domain=DOMAIN)
+    done = await client.sync([kb], namespace=NS, domain=DOMAIN)
     assert not done.failures
     assert [o.outcome for o in done.report.outcomes] == [Outcome.CREATED] * 5
     return done
@@ -111,7 +111,7 @@ async def synced(client: RetrievalClient, kb: Path) -> PathSync:
 
 async def listed(client: RetrievalClient, namespace: str = NS) -> dict[str, str | None]:
     """Source by document id."""
-    return {d.document_id: d.source for d in await client.documents(namespace)}
+    return {d.document_id: d.source for d in await client.documents(namespace=namespace)}
 
 
 def id_of(sources: dict[str, str | None], path: Path) -> str:
@@ -169,7 +169,11 @@ async def test_matches_and_citations_carry_their_provenance(
 
 
 async def test_retrieve_filters_by_source_prefix_and_by_section(
-    client: RetrievalClient, kb: Path, synced: PathSync
+    client: RetrievalClient,
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+    kb: Path,
+    synced: PathSync,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     question = "withered leaf rolled for hours; prune bushes"
     under_sub = await client.retrieve(
@@ -185,9 +189,13 @@ async def test_retrieve_filters_by_source_prefix_and_by_section(
     sibling = await client.retrieve(question, namespace=NS, source_prefix=str(kb) + "-old")
     assert not sibling.matches
 
-    with pytest.raises(InvalidRequestError) as relative:
-        await client.retrieve(question, namespace=NS, source_prefix="kb/sub")
-    assert relative.value.field == "source_prefix"
+    monkeypatch.chdir(kb.parent)
+    relative = await client.retrieve(question, namespace=NS, top_k=10, source_prefix="kb/sub")
+    assert relative.matches == under_sub.matches, "read from the working directory, as in process"
+    request = pb.RetrieveRequest(query=question, namespace=NS, source_prefix="kb/sub")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await stub.Retrieve(request, metadata=EDITOR)
+    assert dict(refused.value.trailing_metadata())["x-error-field"] == "source_prefix"
     with pytest.raises(InvalidRequestError) as blank:
         await client.retrieve(question, namespace=NS, section="")
     assert blank.value.field == "section"
@@ -198,16 +206,17 @@ async def test_an_id_clash_fails_naming_both_sources_until_replaced(
 ) -> None:
     first = from_file("/repo/alpha/README.md", "Alpha reads the soil sensors.")
     second = from_file("/repo/beta/README.md", "Beta writes the weekly reports.")
-    assert [o.outcome for o in await client.ingest([first], NS)] == [Outcome.CREATED]
+    (created,) = await client.ingest_documents([first], namespace=NS)
+    assert created.outcome == Outcome.CREATED
 
-    (clash,) = await client.ingest([second], NS)
+    (clash,) = await client.ingest_documents([second], namespace=NS)
     assert (clash.outcome, clash.source) == (Outcome.FAILED, "/repo/beta/README.md")
     assert clash.error is not None
     assert "/repo/alpha/README.md" in clash.error
     assert "/repo/beta/README.md" in clash.error
     assert await listed(client) == {"readme": "/repo/alpha/README.md"}
 
-    (replaced,) = await client.ingest([second], NS, replace=True)
+    (replaced,) = await client.ingest_documents([second], namespace=NS, replace=True)
     assert (replaced.outcome, replaced.source) == (Outcome.UPDATED, "/repo/beta/README.md")
     assert await listed(client) == {"readme": "/repo/beta/README.md"}
 
@@ -219,13 +228,15 @@ async def test_a_refused_document_is_a_failed_outcome_of_its_own_in_one_call(
     bad = from_file("/repo/b/README.md", "Reserved keys.", "b", metadata={"position": "3"})
 
     with pytest.raises(InvalidRequestError) as whole:
-        await client.ingest([first, bad, last], NS)
+        await client.ingest_documents([first, bad, last], namespace=NS)
     assert whole.value.field == "metadata"
     assert "'readmeb'" in str(whole.value)
     assert await listed(client) == {}
 
     before = calls(application, "IngestDocuments")
-    outcomes = await client.ingest([first, bad, last], NS, refused_as_outcomes=True)
+    outcomes = await client.ingest_documents(
+        [first, bad, last], namespace=NS, refused_as_outcomes=True
+    )
     assert calls(application, "IngestDocuments") == before + 1
     assert [(o.outcome, o.field) for o in outcomes] == [
         (Outcome.CREATED, None),
@@ -250,7 +261,7 @@ async def test_sync_of_paths_sets_a_refused_file_aside_in_one_call(
     (kb / "notes.txt").write_text("Shade trees\n\nSilver oak shade trees were felled.")
 
     sent = calls(application, "SyncDocuments")
-    done = await client.sync_paths([kb], NS, domain=DOMAIN)
+    done = await client.sync([kb], namespace=NS, domain=DOMAIN)
     assert calls(application, "SyncDocuments") == sent + 1
 
     [failure] = done.failures
@@ -270,11 +281,11 @@ async def test_sync_deletes_a_gone_file_and_keeps_one_that_failed_to_read(
     (kb / "notes.txt").unlink()
     (kb / "guide.md").write_bytes(b"# Pruning guide\n\n\xff\xfe not UTF-8")
 
-    dry = await client.sync_paths([kb], NS, domain=DOMAIN, dry_run=True)
+    dry = await client.sync([kb], namespace=NS, domain=DOMAIN, dry_run=True)
     assert dry.report.dry_run
     assert await listed(client) == before
 
-    done = await client.sync_paths([kb], NS, domain=DOMAIN)
+    done = await client.sync([kb], namespace=NS, domain=DOMAIN)
     assert [f.source for f in done.failures] == [str(kb / "guide.md")]
     outcomes = {o.document_id: (o.outcome, o.source) for o in done.report.outcomes}
     assert outcomes[gone] == (Outcome.DELETED, str(kb / "notes.txt"))
@@ -296,7 +307,7 @@ async def test_sync_that_would_delete_most_of_the_namespace_is_a_failed_precondi
     for name in ("notes.txt", "guide.md", "frost.pdf"):
         (kb / name).unlink()
     with pytest.raises(MassDeleteError) as refused:
-        await client.sync_paths([kb], NS, domain=DOMAIN)
+        await client.sync([kb], namespace=NS, domain=DOMAIN)
     assert "3 of the 5 documents" in str(refused.value)
     assert refused.value.field == "allow_mass_delete"
     assert await listed(client) == before
@@ -310,7 +321,7 @@ async def test_sync_that_would_delete_most_of_the_namespace_is_a_failed_precondi
     assert ("x-error-field", "allow_mass_delete") in tuple(raw.value.trailing_metadata())
     assert await listed(client) == before
 
-    allowed = await client.sync_paths([kb], NS, domain=DOMAIN, allow_mass_delete=True)
+    allowed = await client.sync([kb], namespace=NS, domain=DOMAIN, allow_mass_delete=True)
     assert allowed.report.count(Outcome.DELETED) == 3
     assert len(await listed(client)) == 2
 
@@ -334,7 +345,7 @@ async def test_sync_refuses_bad_input_naming_the_field(
     ]
     for arguments, field in cases:
         with pytest.raises(InvalidRequestError) as refused:
-            await client.sync(**arguments, namespace=NS)
+            await client.sync_documents(**arguments, namespace=NS)
         assert refused.value.field == field, arguments
 
     message = document_to_proto(late)
@@ -347,7 +358,7 @@ async def test_sync_refuses_bad_input_naming_the_field(
     assert raw.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     trailing = dict(raw.value.trailing_metadata())
     assert trailing["x-error-field"] == "documents[0].source.modified_at"
-    assert await client.documents(NS) == []
+    assert await client.documents(namespace=NS) == []
 
 
 async def test_sync_and_delete_carry_at_most_a_calls_documents(
@@ -381,7 +392,7 @@ async def test_delete_documents_by_id_and_by_source_prefix(
 ) -> None:
     before = await listed(client)
     guide = id_of(before, kb / "guide.md")
-    dry = await client.delete(NS, [guide], source_prefix=str(kb / "sub"), dry_run=True)
+    dry = await client.delete([guide], namespace=NS, source_prefix=str(kb / "sub"), dry_run=True)
     assert dry.dry_run
     assert {d.source for d in dry.deleted} == {
         str(kb / "guide.md"),
@@ -391,20 +402,20 @@ async def test_delete_documents_by_id_and_by_source_prefix(
     assert dry.chunks == 0
     assert await listed(client) == before
 
-    by_id = await client.delete(NS, [guide, "no-such-document"])
+    by_id = await client.delete([guide, "no-such-document"], namespace=NS)
     assert [d.document_id for d in by_id.deleted] == [guide]
     assert by_id.deleted[0].title == "Pruning guide"
     assert by_id.missing == ("no-such-document",)
     assert by_id.chunks == by_id.deleted[0].chunks > 0
 
-    by_prefix = await client.delete(NS, source_prefix=str(kb / "sub"))
+    by_prefix = await client.delete(namespace=NS, source_prefix=str(kb / "sub"))
     assert len(by_prefix.deleted) == 2
     assert set((await listed(client)).values()) == {str(kb / "notes.txt"), str(kb / "frost.pdf")}
     query = await client.retrieve("withered leaf rolled", namespace=NS, top_k=10)
     assert all(m.source is None or "/sub/" not in m.source for m in query.matches)
 
     with pytest.raises(InvalidRequestError) as nothing:
-        await client.delete(NS)
+        await client.delete(namespace=NS)
     assert nothing.value.field == "document_ids"
 
 
@@ -415,7 +426,7 @@ async def test_list_documents_pages_through_the_namespace(
     kb: Path,
     synced: PathSync,
 ) -> None:
-    every = await client.documents(NS)
+    every = await client.documents(namespace=NS)
     local = await application.library.documents(NS)
     assert every == sorted(local, key=lambda summary: summary.document_id)
     assert [d.document_id for d in every] == sorted(d.document_id for d in every)
@@ -423,7 +434,7 @@ async def test_list_documents_pages_through_the_namespace(
     assert (frost.source, frost.chunks, frost.pending) == (str(kb / "frost.pdf"), 1, False)
     assert frost.updated_at is not None
     assert frost.updated_at <= datetime.now(UTC)
-    under = await client.documents(NS, source_prefix=str(kb / "sub"))
+    under = await client.documents(namespace=NS, source_prefix=str(kb / "sub"))
     assert {d.source for d in under} == {str(kb / "sub/withering.md"), str(kb / "sub/rolling.md")}
 
     pages: list[list[str]] = []
@@ -452,11 +463,11 @@ async def test_sync_and_delete_need_the_write_scope(
         assert await listed(reader) == before
         (kb / "notes.txt").unlink()
         with pytest.raises(PermissionDeniedError):
-            await reader.sync_paths([kb], NS, domain=DOMAIN)
+            await reader.sync([kb], namespace=NS, domain=DOMAIN)
         with pytest.raises(PermissionDeniedError):
-            await reader.delete(NS, list(before))
+            await reader.delete(list(before), namespace=NS)
         with pytest.raises(PermissionDeniedError):
-            await reader.delete(NS, list(before), dry_run=True)
+            await reader.delete(list(before), namespace=NS, dry_run=True)
     assert await listed(client) == before
 
 
@@ -466,10 +477,10 @@ async def test_a_tenant_cannot_list_or_delete_another_tenants_namespace(
     before = await listed(client)
     async with client_of(port, "neighbour") as neighbour:
         with pytest.raises(PermissionDeniedError):
-            await neighbour.documents(NS)
+            await neighbour.documents(namespace=NS)
         with pytest.raises(PermissionDeniedError):
-            await neighbour.delete(NS, source_prefix=str(kb))
+            await neighbour.delete(namespace=NS, source_prefix=str(kb))
         with pytest.raises(PermissionDeniedError):
-            await neighbour.sync_paths([kb], NS, domain=DOMAIN, allow_mass_delete=True)
-        assert await neighbour.documents("other-kb") == []
+            await neighbour.sync([kb], namespace=NS, domain=DOMAIN, allow_mass_delete=True)
+        assert await neighbour.documents(namespace="other-kb") == []
     assert await listed(client) == before

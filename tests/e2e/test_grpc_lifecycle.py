@@ -254,7 +254,7 @@ async def test_failed_write_is_reported_per_document(tmp_path: Path) -> None:
         served(app) as port,
         RetrievalClient.connect(f"127.0.0.1:{port}") as client,
     ):
-        [outcome] = await client.ingest([DOCUMENT], NAMESPACE)
+        [outcome] = await client.ingest_documents([DOCUMENT], namespace=NAMESPACE)
     assert outcome.outcome is Outcome.FAILED
     assert outcome.error == "index refused the write"
 

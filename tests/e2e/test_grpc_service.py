@@ -186,14 +186,15 @@ async def test_retrieve_gives_what_the_in_process_call_gives(
     application: Application, client: RetrievalClient
 ) -> None:
     for query, domains, top_k, threshold in QUESTIONS:
-        arguments = {
-            name: value
-            for name, value in (("top_k", top_k), ("confidence_threshold", threshold))
-            if value is not None
-        }
-        remote = await client.retrieve(query, domains, top_k, threshold, NAMESPACE)
+        given = (("top_k", top_k), ("threshold", threshold))
+        arguments = {name: value for name, value in given if value is not None}
+        remote = await client.retrieve(query, namespace=NAMESPACE, domains=domains, **arguments)
         local = await application.retrieval.retrieve(
-            query, domains, namespace=NAMESPACE, **arguments
+            query,
+            domains,
+            namespace=NAMESPACE,
+            top_k=top_k or 5,
+            confidence_threshold=threshold or 0.0,
         )
         assert remote.matches, query
         assert [(m.chunk_id, m.score) for m in remote.matches] == [
@@ -232,7 +233,7 @@ async def test_options_travel_over_grpc(application: Application, client: Retrie
     assert remote.degraded == ("llm_filter",), "asked of a model the tests do not configure"
     assert len({m.document_id for m in remote.matches}) == len(remote.matches)
     dense = await client.retrieve(
-        "blister blight", (), 3, None, NAMESPACE, RetrievalOptions(mode=SearchMode.DENSE)
+        "blister blight", namespace=NAMESPACE, top_k=3, mode=SearchMode.DENSE
     )
     assert all(m.scores == {"dense": m.score} for m in dense.matches)
 
@@ -543,7 +544,7 @@ async def test_ingest_reports_each_document(
         content="Red rust (Cephaleuros) shows orange patches on stressed bushes.",
         metadata={"region": "assam"},
     )
-    outcomes = await client.ingest([DOCUMENTS[0], changed, new], NAMESPACE)
+    outcomes = await client.ingest_documents([DOCUMENTS[0], changed, new], namespace=NAMESPACE)
     assert [(o.document_id, o.outcome) for o in outcomes] == [
         ("blister-blight", Outcome.UNCHANGED),
         ("frost", Outcome.UPDATED),
@@ -560,17 +561,17 @@ async def test_a_document_another_writer_holds_is_aborted(
     elsewhere = Lease(owner="another-replica", host="replica-2", pid=7)
     await mongo_ledger.claim(NAMESPACE, ["frost"], elsewhere)
     with pytest.raises(DocumentBusyError, match=r"'frost'.*another call"):
-        await client.delete_document("frost", NAMESPACE)
+        await client.delete_document("frost", namespace=NAMESPACE)
     await mongo_ledger.release(NAMESPACE, ["frost"], elsewhere)
-    assert await client.delete_document("frost", NAMESPACE) == 1
+    assert await client.delete_document("frost", namespace=NAMESPACE) == 1
 
 
 async def test_delete_document_then_namespace(
     application: Application, client: RetrievalClient
 ) -> None:
     chunks = (await application.stats.namespace(NAMESPACE)).chunk_count
-    assert await client.delete_document("frost", NAMESPACE) == 1
-    assert await client.delete_document("frost", NAMESPACE) == 0
+    assert await client.delete_document("frost", namespace=NAMESPACE) == 1
+    assert await client.delete_document("frost", namespace=NAMESPACE) == 0
     assert await client.delete_namespace(NAMESPACE) == chunks - 1
     assert (await application.stats.namespace(NAMESPACE)).chunk_count == 0
     with pytest.raises(NotFoundError, match="grpc-e2e"):

@@ -183,13 +183,13 @@ async def test_a_read_only_token_cannot_write_and_a_write_only_token_cannot_read
 ) -> None:
     async with client_of(port, "reader-a") as reader:
         with pytest.raises(PermissionDeniedError, match="scope 'write'"):
-            await reader.ingest([DOCUMENT], "team-a-docs")
+            await reader.ingest_documents([DOCUMENT], namespace="team-a-docs")
         with pytest.raises(PermissionDeniedError, match="scope 'write'"):
-            await reader.delete_document("frost", "team-a-docs")
+            await reader.delete_document("frost", namespace="team-a-docs")
     async with client_of(port, "writer-b") as writer:
         with pytest.raises(PermissionDeniedError, match="scope 'read'"):
             await writer.retrieve("frost", namespace="team-b-docs")
-        assert await writer.delete_document("frost", "team-b-docs") == 1
+        assert await writer.delete_document("frost", namespace="team-b-docs") == 1
     assert (await application.stats.namespace("team-a-docs")).chunk_count == 1
     assert (await application.stats.namespace("team-b-docs")).chunk_count == 0
 
@@ -198,14 +198,14 @@ async def test_a_writer_writes_where_its_glob_matches_but_deletes_no_namespace(
     port: int, application: Application
 ) -> None:
     async with client_of(port, "writer-a") as writer:
-        [outcome] = await writer.ingest([DOCUMENT], "team-a-new")
+        [outcome] = await writer.ingest_documents([DOCUMENT], namespace="team-a-new")
         assert outcome.outcome is Outcome.CREATED
         assert (await writer.retrieve("frost", namespace="team-a-new")).total_matches == 1
         with pytest.raises(PermissionDeniedError, match="namespace 'team-b-docs'"):
-            await writer.ingest([DOCUMENT], "team-b-docs")
+            await writer.ingest_documents([DOCUMENT], namespace="team-b-docs")
         with pytest.raises(PermissionDeniedError, match="scope 'admin'"):
             await writer.delete_namespace("team-a-new")
-        assert await writer.delete_document("frost", "team-a-new") == 1
+        assert await writer.delete_document("frost", namespace="team-a-new") == 1
     assert (await application.stats.namespace("team-a-docs")).chunk_count == 1
 
 
@@ -214,11 +214,11 @@ async def test_an_admin_token_does_everything_everywhere(port: int, name: str) -
     async with client_of(port, name) as admin:
         assert (await admin.retrieve("frost", namespace="team-b-docs")).total_matches == 1
         assert (await admin.retrieve("frost")).total_matches == 1
-        await admin.ingest([DOCUMENT], "scratch")
+        await admin.ingest_documents([DOCUMENT], namespace="scratch")
         stats = await admin.stats()
         assert {ns.namespace for ns in stats.namespaces} == {*NAMESPACES, "scratch"}
         assert await admin.delete_namespace("scratch") == 1
-        assert await admin.delete_document("frost", "team-b-docs") == 1
+        assert await admin.delete_document("frost", namespace="team-b-docs") == 1
 
 
 async def test_stats_show_a_tenant_its_own_namespaces_only(
@@ -246,7 +246,7 @@ async def test_the_default_namespace_is_checked_like_any_other(port: int) -> Non
             await reader.retrieve("frost")
     async with client_of(port, "writer-a") as writer:
         with pytest.raises(PermissionDeniedError, match=f"namespace '{DEFAULT}'"):
-            await writer.ingest([DOCUMENT])
+            await writer.ingest_documents([DOCUMENT])
     async with client_of(port, "default-reader") as default_reader:
         result = await default_reader.retrieve("frost")
         assert (result.namespace, result.total_matches) == (DEFAULT, 1)
@@ -260,11 +260,11 @@ async def test_writes_are_logged_with_the_token_name_and_tokens_never(port: int)
     ) as logs:
         async with client_of(port, "writer-a") as writer:
             with correlation_scope("tenant-write"):
-                await writer.ingest([DOCUMENT], "team-a-logged")
-            await writer.delete_document("frost", "team-a-logged")
+                await writer.ingest_documents([DOCUMENT], namespace="team-a-logged")
+            await writer.delete_document("frost", namespace="team-a-logged")
         async with client_of(port, "reader-a") as reader:
             with pytest.raises(PermissionDeniedError):
-                await reader.ingest([DOCUMENT], "team-a-logged")
+                await reader.ingest_documents([DOCUMENT], namespace="team-a-logged")
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
             with pytest.raises(grpc.aio.AioRpcError):

@@ -21,8 +21,8 @@ from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnableP
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from retrieval.api import KnowledgeBase
+from retrieval.client_api import KnowledgeBaseApi
 from retrieval.grpc import RetrievalClient
-from retrieval.integrations.knowledge import KnowledgeSource
 from retrieval.integrations.langchain import KnowledgeBaseRetriever
 
 ANSWER = "Copper sprays and better drainage control red rust [1]."
@@ -34,13 +34,13 @@ class TestInProcessRetriever(RetrieversIntegrationTests):
     synchronous code and from event loops other than the one it runs on."""
 
     @pytest.fixture
-    def source(self, loop_knowledge_base: KnowledgeBase) -> KnowledgeSource:
+    def source(self, loop_knowledge_base: KnowledgeBase) -> KnowledgeBaseApi:
         return loop_knowledge_base
 
     @pytest.fixture(autouse=True)
     def opened(
         self,
-        source: KnowledgeSource,
+        source: KnowledgeBaseApi,
         knowledge_loop: asyncio.AbstractEventLoop,
         corpus_namespace: str,
     ) -> None:
@@ -71,7 +71,7 @@ class TestServedRetriever(TestInProcessRetriever):
     """The standard suite over a client of a gRPC server."""
 
     @pytest.fixture
-    def source(self, loop_client: RetrievalClient) -> KnowledgeSource:
+    def source(self, loop_client: RetrievalClient) -> KnowledgeBaseApi:
         return loop_client
 
 

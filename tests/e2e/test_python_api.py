@@ -135,12 +135,12 @@ async def test_sync_follows_the_folder_and_delete_takes_a_relative_source_prefix
         ("ops--backups", Outcome.UNCHANGED),
         ("keys", Outcome.DELETED),
     ]
-    assert [d.document_id for d in await kb.documents(NS)] == ["keys", "ops--backups"]
+    assert [d.document_id for d in await kb.documents(namespace=NS)] == ["keys", "ops--backups"]
     synced = await kb.sync([docs], namespace=NS, domain="software_docs")
     assert synced.report.count(Outcome.DELETED) == 1
     assert synced.failures == ()
 
-    listed = await kb.documents(NS, source_prefix="docs/ops")
+    listed = await kb.documents(namespace=NS, source_prefix="docs/ops")
     assert [(d.document_id, d.source) for d in listed] == [
         ("ops--backups", os.path.abspath("docs/ops/backups.md"))
     ]

@@ -80,15 +80,15 @@ async def test_every_replica_answers_a_write_within_the_bound_and_keeps_it(
     clients: list[RetrievalClient],
 ) -> None:
     writer, reader = clients
-    await writer.ingest([version("ONE"), OTHER], NS)
+    await writer.ingest_documents([version("ONE"), OTHER], namespace=NS)
     await asyncio.sleep(BOUND_S + LAG_S)
     assert shows(await contents(reader), "ONE")
     assert shows(await contents(reader), "ONE")
 
-    await writer.ingest([version("TWO")], NS)
+    await writer.ingest_documents([version("TWO")], namespace=NS)
     for check in (answers_two, forgot_d1):
         if check is forgot_d1:
-            await writer.delete(NS, ["d1"])
+            await writer.delete(["d1"], namespace=NS)
         for client in (reader, writer):
             asked = functools.partial(check, client)
             assert await seconds_until(asked, 10 * BOUND_S) <= BOUND_S

@@ -39,14 +39,14 @@ async def test_a_write_cut_short_by_sigkill_is_rolled_back_when_the_server_start
         kept = RagDocument(
             document_id="kept", title="Kept", domain=DEFAULT_DOMAINS[0], content="Frost."
         )
-        await client.ingest([kept], namespace=NAMESPACE)
+        await client.ingest_documents([kept], namespace=NAMESPACE)
         doomed = RagDocument(
             document_id="cut-short",
             title="Cut short",
             domain=DEFAULT_DOMAINS[0],
             content=ideographs(random.Random(3)),
         )
-        write = asyncio.ensure_future(client.ingest([doomed], namespace=NAMESPACE))
+        write = asyncio.ensure_future(client.ingest_documents([doomed], namespace=NAMESPACE))
 
         async def pending() -> bool:
             stats = await client.stats()

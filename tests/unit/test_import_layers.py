@@ -62,6 +62,8 @@ DOORS = Layer(
         {
             ROOT,
             "api",
+            "client_api",
+            "sync_facade",
             "grpc",
             "cli",
             "console",

@@ -4,10 +4,11 @@ import retrieval
 
 PUBLIC = {
     "Answer", "AnswerDelta", "AnswerDone", "Application", "CollectionStats", "DocumentOutcome",
-    "HealthStatus", "IngestReport", "IngestionService", "KnowledgeBase", "KnowledgeDomain",
+    "HealthStatus", "IngestReport", "IngestionService", "KnowledgeBase", "KnowledgeBaseApi",
+    "KnowledgeDomain",
     "Outcome", "PathSync", "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch",
     "RetrievalQuery", "RetrievalResult", "RetrievalService", "Settings", "StageTimings",
-    "StatsService", "connect", "running",
+    "StatsService", "SyncKnowledgeBase", "connect", "connect_sync", "running",
 }  # fmt: skip
 
 

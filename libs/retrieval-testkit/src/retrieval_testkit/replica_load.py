@@ -71,7 +71,8 @@ class LoadRecord:
 
 async def write(record: LoadRecord, client: RetrievalClient, ids: list[str], version: str) -> None:
     started = time.monotonic()
-    outcomes = await record.call(client.ingest([document(d, version) for d in ids], NAMESPACE))
+    documents = [document(d, version) for d in ids]
+    outcomes = await record.call(client.ingest_documents(documents, namespace=NAMESPACE))
     ended = time.monotonic()
     record.write_seconds.append(ended - started)
     done = {o.document_id: o for o in outcomes or []}
@@ -87,7 +88,7 @@ async def write(record: LoadRecord, client: RetrievalClient, ids: list[str], ver
 
 async def delete(record: LoadRecord, client: RetrievalClient, document_id: str) -> None:
     started = time.monotonic()
-    report = await record.call(client.delete(NAMESPACE, [document_id]))
+    report = await record.call(client.delete([document_id], namespace=NAMESPACE))
     busy = report is None or document_id in report.busy
     record.lease_failures += report is not None and busy
     change = Change(document_id, None, started, time.monotonic(), acknowledged=not busy)

@@ -64,7 +64,7 @@ async def compare(
     for n, question in enumerate(asked):
         calls = {
             "local": app.retrieval.retrieve(question, (), top_k, 0.0, namespace),
-            "remote": client.retrieve(question, (), top_k, 0.0, namespace),
+            "remote": client.retrieve(question, namespace=namespace, top_k=top_k),
         }
         results = {path: await timed(calls[path]) for path in sorted(calls, reverse=bool(n % 2))}
         if n >= warmup:

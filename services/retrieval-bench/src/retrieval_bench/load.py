@@ -118,13 +118,13 @@ class Caller:
     async def _read(self) -> None:
         question = f"{self._rng.choice(self._work.asked)} ({self._name}.{self._calls})"
         await self._work.client.retrieve(
-            question, (), TOP_K, 0.0, NAMESPACE, timeout=self._work.timeout_s
+            question, namespace=NAMESPACE, top_k=TOP_K, timeout=self._work.timeout_s
         )
 
     async def _write(self) -> None:
         client, timeout = self._work.client, self._work.timeout_s
         if self._stored is not None:
-            await client.delete_document(self._stored, NAMESPACE, timeout=timeout)
+            await client.delete_document(self._stored, namespace=NAMESPACE, timeout=timeout)
             self._stored = None
             return
         source = self._rng.choice(self._work.paragraphs)
@@ -134,7 +134,7 @@ class Caller:
                 "title": f"Field note {self._name}.{self._calls}: {source.title}",
             }
         )
-        (outcome,) = await client.ingest([document], NAMESPACE, timeout=timeout)
+        (outcome,) = await client.ingest_documents([document], namespace=NAMESPACE, timeout=timeout)
         if outcome.outcome is Outcome.FAILED:
             raise IngestionError(outcome.error or "the write failed")
         self._stored = document.document_id
@@ -187,7 +187,7 @@ async def measure_load(
             ) as client:
                 asked = questions(len(QUESTION_STARTS) * len(TOPICS), profile.seed)
                 for question in asked[:WARM_UP_QUERIES]:
-                    await client.retrieve(question, (), TOP_K, 0.0, NAMESPACE)
+                    await client.retrieve(question, namespace=NAMESPACE, top_k=TOP_K)
                 workload = Workload(client, asked, paragraphs(knowledge), profile.call_timeout_s)
                 return await run_phases(workload, profile, settings, on_phase)
         finally:

@@ -6,6 +6,9 @@ In-process callers start the configured stores and ask the knowledge base (docs/
         await kb.ingest(["docs/"], namespace="mine", domain="software_docs")
         result = await kb.retrieve("how do I rotate an API key?", namespace="mine")
 
+The gRPC client (``retrieval.grpc.RetrievalClient``) has the same methods
+(``KnowledgeBaseApi``), and ``connect_sync()`` gives either to code without an event loop.
+
 The names below are imported on first use, so that importing a part of the package (the
 command line, the settings) does not load the stores and the model.
 """
@@ -17,7 +20,8 @@ from typing import TYPE_CHECKING
 from retrieval.lazy_names import importer, listing
 
 if TYPE_CHECKING:
-    from retrieval.api import KnowledgeBase, connect
+    from retrieval.api import KnowledgeBase, connect, connect_sync
+    from retrieval.client_api import KnowledgeBaseApi
     from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone
     from retrieval.domain.collection_health import HealthStatus
     from retrieval.domain.models import (
@@ -37,10 +41,14 @@ if TYPE_CHECKING:
     from retrieval.service.retrieval.retrieval_service import RetrievalService
     from retrieval.service.stats import CollectionStats, StatsService
     from retrieval.settings import Settings
+    from retrieval.sync_facade import SyncKnowledgeBase
 
 MODULE_OF = {
     "connect": "retrieval.api",
+    "connect_sync": "retrieval.api",
     "KnowledgeBase": "retrieval.api",
+    "KnowledgeBaseApi": "retrieval.client_api",
+    "SyncKnowledgeBase": "retrieval.sync_facade",
     "Answer": "retrieval.domain.answers",
     "AnswerDelta": "retrieval.domain.answers",
     "AnswerDone": "retrieval.domain.answers",
@@ -77,6 +85,7 @@ __all__ = [
     "IngestReport",
     "IngestionService",
     "KnowledgeBase",
+    "KnowledgeBaseApi",
     "KnowledgeDomain",
     "Outcome",
     "PathSync",
@@ -90,7 +99,9 @@ __all__ = [
     "Settings",
     "StageTimings",
     "StatsService",
+    "SyncKnowledgeBase",
     "connect",
+    "connect_sync",
     "running",
 ]
 

@@ -5,15 +5,15 @@
         result = await kb.retrieve("how do I rotate keys?", namespace="handbook")
 
 ``connect`` starts the configured stores (``running``, over the container's wiring) and stops
-them on leaving. Each method makes the service calls the command of the same name makes, so
-files are read, checked and written exactly as ``retrieval ingest`` or ``sync`` would (the
-use case ``retrieval.service.ingestion.local_files``).
+them on leaving; ``connect_sync`` does the same for code without an event loop. Each method
+makes the service calls the command of the same name makes, so files are read, checked and
+written exactly as ``retrieval ingest`` or ``sync`` would (the use case
+``retrieval.service.ingestion.local_files``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,12 +21,11 @@ from typing import Any
 
 from retrieval.adapters.files.document_files import LoadedDocuments, read_documents
 from retrieval.adapters.files.local_sources import source_or_none
+from retrieval.client_api import LocalPath, Sources, local_paths, question_query, split_sources
 from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.answers import Answer, AnswerEvent
 from retrieval.domain.models import (
-    RagDocument,
     RetrievalOptions,
-    RetrievalQuery,
     RetrievalResult,
     namespace_or_default,
     validated,
@@ -39,13 +38,13 @@ from retrieval.service.ingestion.local_files import IngestReport, PathSync
 from retrieval.service.ingestion.outcomes import DeleteReport
 from retrieval.service.stats import CollectionStats
 from retrieval.settings import Settings
-
-LocalPath = str | os.PathLike[str]
+from retrieval.sync_facade import SyncKnowledgeBase
 
 
 class KnowledgeBase:
     """The started stores of this process, with the services the command line calls: files
-    and documents in, typed results out. ``connect()`` yields one."""
+    and documents in, typed results out. ``connect()`` yields one; its methods are those of
+    ``KnowledgeBaseApi`` (``retrieval.client_api``), which ``RetrievalClient`` shares."""
 
     def __init__(self, application: Application) -> None:
         self._app = application
@@ -59,19 +58,15 @@ class KnowledgeBase:
         self,
         query: str,
         *,
-        domains: Sequence[str] = (),
+        namespace: str | None = None,
         top_k: int = 5,
         threshold: float = 0.0,
-        namespace: str | None = None,
+        domains: Sequence[str] = (),
         source_prefix: str | None = None,
         section: str | None = None,
         **options: Any,
     ) -> RetrievalResult:
-        """The chunks that best answer ``query``, best first, each with its score per source
-        (``scores``); ``threshold`` drops matches under that cosine similarity. ``domains``:
-        only these (none: every domain); ``source_prefix``: only documents from this path or
-        URL or below it; ``options``: ``RetrievalOptions`` fields (``mode="keyword"``,
-        ``max_per_document=1``), each one unset taking its ``RETRIEVAL_SEARCH_*`` setting."""
+        """As ``KnowledgeBaseApi.retrieve``."""
         return await self._app.retrieval.retrieve(
             query,
             domains,
@@ -85,21 +80,14 @@ class KnowledgeBase:
 
     async def ingest(
         self,
-        sources: LocalPath | RagDocument | Iterable[LocalPath | RagDocument],
+        sources: Sources,
         *,
         namespace: str | None = None,
         domain: str | None = None,
         replace: bool = False,
     ) -> IngestReport:
-        """Write the documents of these files and folders (as ``retrieval ingest`` reads them)
-        and these ``RagDocument``s; an unchanged document writes nothing. A file that cannot be
-        read, or a document the service refuses, fails alone (``failures``). ``domain`` is
-        that of every document read that sets none; ``replace`` lets a file take a document
-        id another source holds."""
-        single = isinstance(sources, str | os.PathLike | RagDocument)
-        listed = [sources] if single else list(sources)
-        given = [source for source in listed if isinstance(source, RagDocument)]
-        paths = [Path(source) for source in listed if not isinstance(source, RagDocument)]
+        """As ``KnowledgeBaseApi.ingest``."""
+        paths, given = split_sources(sources)
         target = self._target(namespace, domain)
         loaded = await self._read(paths, domain)
         return await self._app.local_files.ingest(loaded, target, documents=given, replace=replace)
@@ -114,11 +102,8 @@ class KnowledgeBase:
         replace: bool = False,
         allow_mass_delete: bool = False,
     ) -> PathSync:
-        """Make the namespace hold what these files and folders hold, as ``retrieval sync``
-        does: ingest what is new or changed, delete the documents ingested from under them
-        whose files are gone. What a file that cannot be read, or a document refused, held
-        before is kept. ``dry_run`` changes nothing."""
-        local = [Path(paths)] if isinstance(paths, str | os.PathLike) else [Path(p) for p in paths]
+        """As ``KnowledgeBaseApi.sync``."""
+        local = local_paths(paths)
         target = self._target(namespace, domain)
         loaded = await self._read(local, domain)
         return await self._app.local_files.sync(
@@ -138,16 +123,15 @@ class KnowledgeBase:
         source_prefix: str | None = None,
         dry_run: bool = False,
     ) -> DeleteReport:
-        """Delete these documents, and every document whose source is ``source_prefix`` (a
-        path or URL) or lies below it; ``dry_run`` only reports."""
+        """As ``KnowledgeBaseApi.delete``."""
         return await self._app.library.delete(
             namespace, document_ids, source_prefix=source_or_none(source_prefix), dry_run=dry_run
         )
 
     async def documents(
-        self, namespace: str | None = None, *, source_prefix: str | None = None
+        self, *, namespace: str | None = None, source_prefix: str | None = None
     ) -> list[DocumentSummary]:
-        """The namespace's documents by id; only those from under ``source_prefix`` if given."""
+        """As ``KnowledgeBaseApi.documents``."""
         return await self._app.library.documents(
             namespace, source_prefix=source_or_none(source_prefix)
         )
@@ -156,36 +140,46 @@ class KnowledgeBase:
         self,
         question: str,
         *,
-        domains: Sequence[str] = (),
-        top_k: int = 8,
         namespace: str | None = None,
+        top_k: int = 8,
+        domains: Sequence[str] = (),
         source_prefix: str | None = None,
         section: str | None = None,
     ) -> Answer:
-        """The configured language model's answer (``RETRIEVAL_LLM_*``) from the ``top_k``
-        chunks retrieved for ``question``, citing the ones it used (``citations``)."""
-        query = question_query(question, domains, top_k, namespace, source_prefix, section)
+        """As ``KnowledgeBaseApi.ask``."""
+        query = question_query(
+            question,
+            namespace=namespace,
+            top_k=top_k,
+            domains=domains,
+            source_prefix=source_prefix,
+            section=section,
+        )
         return await self._app.answers.answer(query)
 
     def ask_stream(
         self,
         question: str,
         *,
-        domains: Sequence[str] = (),
-        top_k: int = 8,
         namespace: str | None = None,
+        top_k: int = 8,
+        domains: Sequence[str] = (),
         source_prefix: str | None = None,
         section: str | None = None,
     ) -> AsyncGenerator[AnswerEvent, None]:
-        """``ask``, as the model writes the answer: an ``AnswerDelta`` for each piece of its
-        text, then one ``AnswerDone`` with the whole ``Answer`` and its citations. A malformed
-        request is refused here; anything else is raised while iterating. Closing the generator
-        (``contextlib.aclosing``, cancelling the task iterating it) stops the model."""
-        query = question_query(question, domains, top_k, namespace, source_prefix, section)
+        """As ``KnowledgeBaseApi.ask_stream``."""
+        query = question_query(
+            question,
+            namespace=namespace,
+            top_k=top_k,
+            domains=domains,
+            source_prefix=source_prefix,
+            section=section,
+        )
         return self._app.answers.stream(query)
 
     async def stats(self) -> CollectionStats:
-        """Vectors, chunk texts and orphans per namespace, store sizes, the health status."""
+        """As ``KnowledgeBaseApi.stats``."""
         return await self._app.stats.collect()
 
     def _target(self, namespace: str | None, domain: str | None) -> str:
@@ -201,26 +195,6 @@ class KnowledgeBase:
             domain=domain,
             max_file_bytes=self.settings.ingest_max_file_bytes,
         )
-
-
-def question_query(
-    question: str,
-    domains: Sequence[str],
-    top_k: int,
-    namespace: str | None,
-    source_prefix: str | None,
-    section: str | None,
-) -> RetrievalQuery:
-    """The query ``ask`` retrieves the context of its answer with."""
-    return validated(
-        RetrievalQuery,
-        query=question,
-        domains=tuple(domains),
-        top_k=top_k,
-        namespace=namespace or None,
-        source_prefix=source_or_none(source_prefix),
-        section=section,
-    )
 
 
 def search_hint(names: Sequence[str]) -> str:
@@ -257,3 +231,10 @@ async def connect(
     """
     async with running(configured(settings, overrides)) as application:
         yield KnowledgeBase(application)
+
+
+def connect_sync(settings: Settings | None = None, **overrides: Any) -> SyncKnowledgeBase:
+    """``connect``, for code without an event loop: the same ``KnowledgeBase`` behind
+    blocking methods, run on a loop of its own. Close it (``with``, or ``close()``) to stop
+    the stores."""
+    return SyncKnowledgeBase(lambda: connect(settings, **overrides))

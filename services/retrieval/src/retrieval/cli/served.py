@@ -85,14 +85,33 @@ class ApplicationCalls(Protocol):
 
 
 class ServedCalls:
-    """The retrieval, answer, stats and validation calls, one attribute each."""
+    """The retrieval, answer, stats and validation calls, one attribute each, and the
+    library's, in the services' argument order."""
 
     def __init__(self, client: RetrievalClient) -> None:
+        self._client = client
         self.retrieve_query = client.retrieve_query
         self.answer = client.answer
         self.stream = client.answer_stream
         self.collect = client.stats
         self.validate = client.validate
+
+    async def delete(
+        self,
+        namespace: str | None = None,
+        document_ids: Sequence[str] = (),
+        *,
+        source_prefix: str | None = None,
+        dry_run: bool = False,
+    ) -> DeleteReport:
+        return await self._client.delete(
+            document_ids, namespace=namespace, source_prefix=source_prefix, dry_run=dry_run
+        )
+
+    async def documents(
+        self, namespace: str | None = None, *, source_prefix: str | None = None
+    ) -> list[DocumentSummary]:
+        return await self._client.documents(namespace=namespace, source_prefix=source_prefix)
 
 
 class ServedApplication:
@@ -101,6 +120,5 @@ class ServedApplication:
     def __init__(self, client: RetrievalClient, settings: Settings) -> None:
         calls = ServedCalls(client)
         self.settings = settings
-        self.retrieval = self.answers = self.stats = self.validation = calls
-        self.library = client
+        self.retrieval = self.answers = self.stats = self.validation = self.library = calls
         self.local_files = LocalFiles(RemoteIntake(client), sync_scope)

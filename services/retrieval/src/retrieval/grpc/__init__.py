@@ -13,9 +13,11 @@ from retrieval.lazy_names import importer, listing
 
 if TYPE_CHECKING:
     from retrieval.domain.collection_health import HealthStatus
-    from retrieval.grpc.client import PathSync, RetrievalClient, RetryPolicy, TlsOptions
+    from retrieval.grpc.client import RetrievalClient, TlsOptions
     from retrieval.grpc.server import create_server, serve, stop_on_signals
     from retrieval.grpc.settings import GrpcSettings
+    from retrieval.retries import RetryPolicy
+    from retrieval.service.ingestion.local_files import PathSync
     from retrieval.service.stats import CollectionStats, NamespaceHealth
 
 MODULE_OF = {
@@ -23,9 +25,9 @@ MODULE_OF = {
     "GrpcSettings": "retrieval.grpc.settings",
     "HealthStatus": "retrieval.domain.collection_health",
     "NamespaceHealth": "retrieval.service.stats",
-    "PathSync": "retrieval.grpc.client",
+    "PathSync": "retrieval.service.ingestion.local_files",
     "RetrievalClient": "retrieval.grpc.client",
-    "RetryPolicy": "retrieval.grpc.client",
+    "RetryPolicy": "retrieval.retries",
     "TlsOptions": "retrieval.grpc.client",
     "create_server": "retrieval.grpc.server",
     "serve": "retrieval.grpc.server",

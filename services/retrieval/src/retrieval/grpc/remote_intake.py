@@ -20,24 +20,24 @@ DOCUMENTS_PER_CALL = 100
 
 
 class WritingClient(Protocol):
-    """The writes of ``retrieval.grpc.client.RetrievalClient`` this intake makes."""
+    """The writes of ``retrieval.grpc.service_calls.ServiceCalls`` this intake makes."""
 
-    async def ingest(
+    async def ingest_documents(
         self,
         documents: Sequence[RagDocument],
-        namespace: str | None = None,
         *,
+        namespace: str | None = None,
         replace: bool = False,
         refused_as_outcomes: bool = False,
         timeout: float | None = None,
     ) -> list[DocumentOutcome]: ...
 
-    async def sync(
+    async def sync_documents(
         self,
         documents: Sequence[RagDocument],
         roots: Sequence[str],
-        namespace: str | None = None,
         *,
+        namespace: str | None = None,
         unreadable: Collection[str] = (),
         dry_run: bool = False,
         replace: bool = False,
@@ -65,8 +65,12 @@ class RemoteIntake:
         progress = IngestProgress.of(on_progress)
         outcomes: list[DocumentOutcome] = []
         for batch in slices(documents, DOCUMENTS_PER_CALL):
-            answered = await self._client.ingest(
-                batch, namespace, replace=replace, refused_as_outcomes=True, timeout=self._timeout
+            answered = await self._client.ingest_documents(
+                batch,
+                namespace=namespace,
+                replace=replace,
+                refused_as_outcomes=True,
+                timeout=self._timeout,
             )
             progress.settled(accepted(answered))
             outcomes += answered
@@ -84,10 +88,10 @@ class RemoteIntake:
         allow_mass_delete: bool,
         on_progress: Progress | None,
     ) -> SyncReport:
-        report = await self._client.sync(
+        report = await self._client.sync_documents(
             documents,
             roots,
-            namespace,
+            namespace=namespace,
             unreadable=unreadable,
             dry_run=dry_run,
             replace=replace,

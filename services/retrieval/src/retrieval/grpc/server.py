@@ -16,12 +16,13 @@ from grpc_reflection.v1alpha import reflection
 from retrieval.domain.tenants import Tenants
 from retrieval.grpc.access import check_exposure, load_tenants
 from retrieval.grpc.admission import InFlightLimitInterceptor
+from retrieval.grpc.channels import message_size_options
 from retrieval.grpc.draining import CallsInFlight
 from retrieval.grpc.health import HealthMonitor, Publish
 from retrieval.grpc.interceptors import CorrelationIdInterceptor, TelemetryInterceptor
 from retrieval.grpc.servicer import RetrievalServicer
 from retrieval.grpc.serving_record import ServingRecord, local_address, recorded
-from retrieval.grpc.settings import GrpcSettings, message_size_options
+from retrieval.grpc.settings import GrpcSettings
 from retrieval.grpc.tenancy import TokenInterceptor
 from retrieval.grpc.write_repair import WriteRepair
 from retrieval.lifecycle import Application

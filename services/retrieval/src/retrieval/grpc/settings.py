@@ -8,7 +8,7 @@ from typing import Self
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+from retrieval.grpc.channels import DEFAULT_MAX_MESSAGE_BYTES
 
 
 class GrpcSettings(BaseSettings):
@@ -83,11 +83,3 @@ class GrpcSettings(BaseSettings):
     def authenticates(self) -> bool:
         """Whether calls need a bearer token: a tokens file or the auth token is set."""
         return self.tokens_file is not None or self.auth_token is not None
-
-
-def message_size_options(max_message_bytes: int) -> list[tuple[str, int]]:
-    """Channel options that cap messages both ways, for servers and clients alike."""
-    return [
-        ("grpc.max_send_message_length", max_message_bytes),
-        ("grpc.max_receive_message_length", max_message_bytes),
-    ]

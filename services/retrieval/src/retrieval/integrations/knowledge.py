@@ -1,6 +1,6 @@
 """What a framework's retriever searches, and how it calls it from any thread or event loop.
 
-A retriever takes a ``KnowledgeSource``: the knowledge base of this process
+A retriever takes a ``KnowledgeBaseApi``: the knowledge base of this process
 (``retrieval.connect()``) or a client of a running server (``retrieval.grpc.RetrievalClient``).
 Both hold connections that belong to the event loop they were opened on, so each call is run
 on that loop (``call_async``, ``call_blocking``), whichever thread or loop the framework calls
@@ -10,31 +10,14 @@ from.
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
+from retrieval.client_api import KnowledgeBaseApi
 from retrieval.domain.models import RetrievalOptions, RetrievalResult, validated
 
 T = TypeVar("T")
-
-
-@runtime_checkable
-class KnowledgeSource(Protocol):
-    """Anything whose ``retrieve`` coroutine finds the chunks that answer a query, best first,
-    within the namespace, domains, source prefix and section given."""
-
-    async def retrieve(
-        self,
-        query: str,
-        *,
-        domains: Sequence[str] = (),
-        top_k: int = 5,
-        namespace: str | None = None,
-        source_prefix: str | None = None,
-        section: str | None = None,
-    ) -> RetrievalResult: ...
 
 
 @dataclass(frozen=True)
@@ -65,27 +48,18 @@ class SearchScope:
 SCOPE_FIELDS = frozenset(SearchScope.__dataclass_fields__) - {"options"}
 
 
-async def search(knowledge: KnowledgeSource, query: str, scope: SearchScope) -> RetrievalResult:
-    """``knowledge.retrieve`` over ``scope``. The one place the two call shapes meet: the
-    threshold is ``threshold`` or ``confidence_threshold``, and the search options are keyword
-    arguments or one ``options`` model, as the source's ``retrieve`` declares them."""
-    accepted = inspect.signature(knowledge.retrieve).parameters
-    arguments: dict[str, Any] = {
-        "domains": scope.domains,
-        "top_k": scope.top_k,
-        "namespace": scope.namespace,
-        "source_prefix": scope.source_prefix,
-        "section": scope.section,
-    }
-    if scope.threshold is not None:
-        name = "confidence_threshold" if "confidence_threshold" in accepted else "threshold"
-        arguments[name] = scope.threshold
-    named = accepted.get("options")
-    if named is not None and named.kind is not inspect.Parameter.VAR_KEYWORD:
-        arguments["options"] = scope.options
-    else:
-        arguments.update(scope.options.model_dump(exclude_none=True))
-    return await knowledge.retrieve(query, **arguments)
+async def search(knowledge: KnowledgeBaseApi, query: str, scope: SearchScope) -> RetrievalResult:
+    """``knowledge.retrieve`` over ``scope``."""
+    return await knowledge.retrieve(
+        query,
+        namespace=scope.namespace,
+        top_k=scope.top_k,
+        threshold=scope.threshold or 0.0,
+        domains=scope.domains,
+        source_prefix=scope.source_prefix,
+        section=scope.section,
+        **scope.options.model_dump(exclude_none=True),
+    )
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:

@@ -18,7 +18,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from retrieval.domain.models import RetrievalOptions, validated
 from retrieval.integrations.extras import missing_extra
 from retrieval.integrations.knowledge import (
-    KnowledgeSource,
+    KnowledgeBaseApi,
     SearchScope,
     call_async,
     call_blocking,
@@ -47,7 +47,7 @@ class KnowledgeBaseRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    knowledge: KnowledgeSource = Field(
+    knowledge: KnowledgeBaseApi = Field(
         description="What to search: a KnowledgeBase from retrieval.connect(), or a "
         "retrieval.grpc.RetrievalClient of a running server."
     )

@@ -18,7 +18,7 @@ from typing import Any
 from retrieval.domain.models import RetrievalMatch, RetrievalOptions, validated
 from retrieval.integrations.extras import missing_extra
 from retrieval.integrations.knowledge import (
-    KnowledgeSource,
+    KnowledgeBaseApi,
     SearchScope,
     call_async,
     call_blocking,
@@ -56,7 +56,7 @@ class KnowledgeBaseRetriever(BaseRetriever):
 
     def __init__(
         self,
-        knowledge: KnowledgeSource,
+        knowledge: KnowledgeBaseApi,
         *,
         namespace: str | None = None,
         top_k: int = 5,

@@ -1,5 +1,5 @@
 """Local files and folders into a namespace: ``retrieval ingest`` and ``sync``,
-``retrieval.connect()`` and the gRPC client's ``sync_paths`` all run this use case.
+``retrieval.connect()`` and the gRPC client's ``ingest`` and ``sync`` all run this use case.
 
 The door reads the files (``retrieval.adapters.files``) and hands what it read over, in one
 request that asks for refusals as outcomes: a document the checks refuse fails by itself, a

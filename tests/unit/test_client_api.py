@@ -1,0 +1,68 @@
+"""Both doors to the knowledge base, ``KnowledgeBase`` in process and ``RetrievalClient`` over
+gRPC, and the blocking facade over either, have ``KnowledgeBaseApi``'s methods: the same
+names, arguments in the same order, defaults and result types. The client alone adds
+``timeout=``."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from retrieval.api import KnowledgeBase
+from retrieval.client_api import KnowledgeBaseApi, local_paths, split_sources
+from retrieval.domain.models import RagDocument
+from retrieval.grpc.client import RetrievalClient
+from retrieval.sync_facade import SyncKnowledgeBase
+
+METHODS = ["retrieve", "ingest", "sync", "delete", "documents", "ask", "ask_stream", "stats"]
+DOCUMENT = RagDocument(document_id="frost", title="Frost", domain="weather", content="Cold.")
+
+
+def parameters(method: Callable[..., object], *, leaving: str = "") -> list[tuple[object, ...]]:
+    """Name, kind, default and annotation of each parameter but ``self`` and ``leaving``."""
+    return [
+        (p.name, p.kind, p.default, p.annotation)
+        for p in inspect.signature(method).parameters.values()
+        if p.name not in {"self", leaving}
+    ]
+
+
+def test_the_api_is_the_methods_a_user_meets() -> None:
+    declared = [name for name in vars(KnowledgeBaseApi) if not name.startswith("_")]
+    assert declared == METHODS
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_both_doors_take_the_same_arguments_and_give_the_same_result(name: str) -> None:
+    api = getattr(KnowledgeBaseApi, name)
+    in_process, remote = getattr(KnowledgeBase, name), getattr(RetrievalClient, name)
+    assert parameters(in_process) == parameters(api)
+    assert parameters(remote, leaving="timeout") == parameters(api)
+    assert inspect.signature(remote).parameters["timeout"].kind is inspect.Parameter.KEYWORD_ONLY
+    returned = inspect.signature(api).return_annotation
+    assert inspect.signature(in_process).return_annotation == returned
+    assert inspect.signature(remote).return_annotation == returned
+    assert inspect.iscoroutinefunction(in_process) == inspect.iscoroutinefunction(api)
+    assert inspect.iscoroutinefunction(remote) == inspect.iscoroutinefunction(api)
+
+
+@pytest.mark.parametrize("name", [name for name in METHODS if name != "ask_stream"])
+def test_the_blocking_facade_takes_the_api_s_arguments(name: str) -> None:
+    blocking = getattr(SyncKnowledgeBase, name)
+    assert parameters(blocking) == parameters(getattr(KnowledgeBaseApi, name))
+    assert not inspect.iscoroutinefunction(blocking)
+
+
+def test_sources_split_into_paths_and_documents_in_their_order(tmp_path: Path) -> None:
+    assert split_sources(tmp_path) == ([tmp_path], [])
+    assert split_sources(DOCUMENT) == ([], [DOCUMENT])
+    assert split_sources(["a.md", DOCUMENT, tmp_path]) == ([Path("a.md"), tmp_path], [DOCUMENT])
+    assert split_sources(path for path in ["b.md", "a.md"]) == ([Path("b.md"), Path("a.md")], [])
+
+
+def test_one_path_or_many() -> None:
+    assert local_paths("docs") == [Path("docs")]
+    assert local_paths(["docs", Path("notes")]) == [Path("docs"), Path("notes")]
