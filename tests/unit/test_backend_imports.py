@@ -1,7 +1,7 @@
 """A command loads the libraries of the backends it is configured with and no others: the
-container on the embedded defaults builds its indexes, embedder, reranker and tracer without
-Pinecone's SDK or the OTLP exporter, and on Pinecone without faiss, bm25s or the local model.
-Each case runs in a fresh interpreter, whose modules are its own."""
+container on the embedded defaults builds its indexes, embedder, reranker, chat model and
+tracer without Pinecone's SDK or the OTLP exporter, and on Pinecone without faiss, bm25s or
+the local model. Each case runs in a fresh interpreter, whose modules are its own."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ async def build() -> None:
         container.keyword_index,
         container.model_embedder,
         container.reranker,
+        container.llm,
         container.tracer,
     ):
         await resolve(provider)
