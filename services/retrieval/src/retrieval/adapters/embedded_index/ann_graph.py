@@ -8,6 +8,9 @@ graph and are left out of every search by a bitmap of the rows allowed (faiss
 
 faiss is not safe to search while it adds: a lock keeps the two apart. Additions come in
 chunks of ``ADD_CHUNK`` rows, so a search waits for one chunk at most.
+
+faiss loads with the first graph: a namespace below the threshold of approximate search
+never needs it.
 """
 
 from __future__ import annotations
@@ -15,14 +18,16 @@ from __future__ import annotations
 import math
 import threading
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-import faiss
 import numpy as np
 import numpy.typing as npt
 import structlog
 
 from retrieval.adapters.data_directory.durable_files import write_temporary
+
+if TYPE_CHECKING:
+    import faiss
 
 Matrix = npt.NDArray[np.float32]
 Rows = npt.NDArray[np.int64]
@@ -59,6 +64,8 @@ class HnswAnnGraph:
 
     @classmethod
     def empty(cls, dimension: int) -> HnswAnnGraph:
+        import faiss
+
         index = faiss.IndexHNSWFlat(dimension, NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = EF_CONSTRUCTION
         return cls(index)
@@ -77,6 +84,8 @@ class HnswAnnGraph:
         graph and the snapshot it goes with), so the caller builds one again."""
         if not path.exists():
             return None
+        import faiss
+
         try:
             index = faiss.read_index(str(path))
         except RuntimeError as exc:
@@ -89,6 +98,8 @@ class HnswAnnGraph:
         return graph
 
     def _holds(self, rows: Matrix) -> bool:
+        import faiss
+
         index = self._index
         if index.d != rows.shape[1] or index.ntotal > rows.shape[0]:
             return False
@@ -121,6 +132,8 @@ class HnswAnnGraph:
     def search(self, query: Matrix, top_k: int, allowed: npt.NDArray[np.uint8], ef: int) -> Rows:
         """Up to ``top_k`` slots nearest ``query`` among those ``allowed`` marks (a bitmap of
         ``allowed_bitmap``; slots past its end are left out), best first."""
+        import faiss
+
         selector = faiss.IDSelectorBitmap(allowed.shape[0], faiss.swig_ptr(allowed))
         parameters = faiss.SearchParametersHNSW(sel=selector, efSearch=ef)
         with self._lock:
@@ -130,6 +143,7 @@ class HnswAnnGraph:
 
     def write(self, path: Path) -> Path:
         """Save to a synced temporary file beside ``path``; the caller renames it over."""
+        import faiss
 
         def save(file: BinaryIO) -> None:
             with self._lock:

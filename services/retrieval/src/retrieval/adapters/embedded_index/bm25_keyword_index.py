@@ -2,10 +2,10 @@
 
 Each namespace is an immutable ``Snapshot`` replaced whole on every write, so queries never
 see half a write. Its BM25 model is built on the first query after the write: a bulk
-ingestion writes many times before it queries. A namespace is saved as one
-``<namespace>.json`` holding the ids, the analysed terms (nothing is analysed again at load)
-and the metadata, written to a temporary file and renamed into place: after a crash a
-namespace is either the old or the new version.
+ingestion writes many times before it queries (bm25s, and scipy with it, load then). A
+namespace is saved as one ``<namespace>.json`` holding the ids, the analysed terms (nothing
+is analysed again at load) and the metadata, written to a temporary file and renamed into
+place: after a crash a namespace is either the old or the new version.
 
 An index on disk holds its directory (``DirectoryLock``) until ``close``, as
 ``EmbeddedVectorIndex`` does.
@@ -18,8 +18,8 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 
@@ -35,6 +35,9 @@ from retrieval.domain.metadata_columns import MetadataColumns
 from retrieval.domain.models import check_slug
 from retrieval.errors import BackendError, InvalidRequestError
 from retrieval.ports.vector_index import MetadataFilter, id_pages
+
+if TYPE_CHECKING:
+    import bm25s
 
 SUFFIX = ".json"
 INLINE_SEARCH_RECORDS = 10_000
@@ -113,6 +116,8 @@ class Snapshot:
                     [vocabulary.setdefault(term, len(vocabulary)) for term in text.split()]
                     for text in self.terms
                 ]
+                import bm25s
+
                 self._model = bm25s.BM25(k1=self._k1, b=self._b, method="lucene")
                 self._model.index((corpus, vocabulary), show_progress=False)
             return self._model

@@ -61,7 +61,7 @@ from retrieval.adapters.openai.chat_wire import (
     streamed_completion,
 )
 from retrieval.adapters.openai.server_sent_events import event_data
-from retrieval.adapters.pinecone.clients import PerLoop
+from retrieval.adapters.per_loop import PerLoop
 from retrieval.domain.chat import ChatMessage, Completion
 from retrieval.errors import (
     BackendError,

@@ -11,22 +11,20 @@ within the call's deadline.
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from pinecone import AsyncIndex, AsyncPinecone, ListResponse, RetryConfig
 from pinecone.errors import PineconeError
 
+from retrieval.adapters.per_loop import PerLoop
 from retrieval.adapters.pinecone.errors import bounded
 from retrieval.adapters.pinecone.limits import MAX_IDS_PER_REQUEST, check_id
 from retrieval.batching import gather_bounded, slices
 from retrieval.errors import BackendNotConfiguredError, IndexNotFoundError
 from retrieval.ports.vector_index import LIST_PAGE_SIZE
 
-Client = TypeVar("Client")
 T = TypeVar("T")
 
 DEFAULT_NAMESPACE = "__default__"
@@ -89,31 +87,6 @@ class PineconeConnection:
             )
         except PineconeError as error:
             raise BackendNotConfiguredError(f"Pinecone control plane: {error}") from error
-
-
-class PerLoop(Generic[Client]):
-    """One client per running event loop, made by ``open`` and released by ``close``."""
-
-    def __init__(
-        self, open: Callable[[], Client], close: Callable[[Client], Awaitable[None]]
-    ) -> None:
-        self._open = open
-        self._close = close
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Client] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    def get(self) -> Client:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._clients[loop] = self._open()
-        return client
-
-    async def close(self) -> None:
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await self._close(client)
 
 
 class IndexCalls:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from retrieval.adapters.pinecone.clients import PerLoop, PineconeConnection
+from retrieval.adapters.per_loop import PerLoop
+from retrieval.adapters.pinecone.clients import PineconeConnection
 from retrieval.adapters.pinecone.errors import bounded
 from retrieval.batching import gather_bounded, slices
 

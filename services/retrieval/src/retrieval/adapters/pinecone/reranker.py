@@ -47,7 +47,8 @@ from dataclasses import dataclass
 
 import structlog
 
-from retrieval.adapters.pinecone.clients import PerLoop, PineconeConnection
+from retrieval.adapters.per_loop import PerLoop
+from retrieval.adapters.pinecone.clients import PineconeConnection
 from retrieval.adapters.pinecone.errors import bounded
 from retrieval.batching import gather_bounded
 from retrieval.domain.reranking import RerankedPassage
