@@ -14,6 +14,7 @@ from retrieval.domain.keywords import KeywordRecord
 from retrieval.domain.ledger import DocumentState, fingerprint
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
+from retrieval.grpc.write_repair import WriteRepair
 from retrieval.service.caching.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
@@ -379,3 +380,36 @@ async def test_reconcile_removes_keyword_entries_whose_text_is_gone() -> None:
     assert (await stores.audit()).keywords_without_texts == {orphan.id}
     await stores.repair().reconcile(NS)
     await stores.check([doc("a")])
+
+
+async def test_a_replica_that_never_returns_has_its_writes_repaired_by_a_survivor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    documents = [doc("a"), doc("b")]
+    total = await count_calls([], documents)
+    for fail_at in range(1, total + 1):
+        stores = Stores()
+        monkeypatch.setenv("RETRIEVAL_HOST_ID", "replica-on-another-machine")
+        with contextlib.suppress(Crash):
+            await stores.service(fail_at=fail_at, crash=True)[0].ingest(documents, NS)
+        monkeypatch.delenv("RETRIEVAL_HOST_ID")
+        left = [
+            r
+            for r in (await stores.audit()).records.values()
+            if r.state is not DocumentState.COMMITTED
+        ]
+        if not left:
+            continue
+        survivor = WriteRepair(stores.repair(), NS)
+
+        await survivor.repair()
+        held = (await stores.audit()).records
+        assert [held[r.document_id].state for r in left] == [r.state for r in left]
+
+        stores.now += 61.0
+        await survivor.repair()
+        found = await stores.audit()
+        assert found.is_consistent
+        assert all(record.state is DocumentState.COMMITTED for record in found.records.values())
+        return
+    pytest.fail("no crash point left a document pending")

@@ -24,6 +24,7 @@ class ScriptedIngestion:
 
     answers: list[tuple[str, ...] | Exception] = field(default_factory=list)
     reconciled: list[str] = field(default_factory=list)
+    recoveries: int = 0
 
     async def reconcile(self, namespace: str) -> ReconcileReport:
         self.reconciled.append(namespace)
@@ -31,6 +32,10 @@ class ScriptedIngestion:
         if isinstance(answer, Exception):
             raise answer
         return report(namespace, busy=answer)
+
+    async def recover(self) -> int:
+        self.recoveries += 1
+        return 0
 
 
 def report(namespace: str, busy: tuple[str, ...]) -> ReconcileReport:
@@ -149,5 +154,7 @@ async def test_a_store_down_again_stops_the_round() -> None:
 
     await repair.repair()
     assert ingestion.reconciled == ["a"]
+    assert ingestion.recoveries == 0
     await repair.repair()
     assert ingestion.reconciled == ["a", "a", "b"]
+    assert ingestion.recoveries == 1

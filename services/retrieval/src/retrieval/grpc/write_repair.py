@@ -7,6 +7,11 @@ search finds them), until the next write of it or ``retrieval reconcile`` (see
 every write call that failed or was cut short, and ``repair``, which the health monitor calls
 while the stores answer, reconciles those namespaces (``Repair.reconcile``). A
 namespace stays noted until a reconcile has gone through it with no document busy.
+
+Each ``repair`` also recovers what writers that ended left (``Repair.recover``): a replica
+killed mid-write, and never restarted, leaves documents PENDING under its lease; once the lease
+expires, the next probe of any live replica repairs them, within the lease time
+(``RETRIEVAL_INGEST_LEASE_S``) and a health interval (``RETRIEVAL_HEALTH_INTERVAL_S``).
 """
 
 from __future__ import annotations
@@ -76,8 +81,21 @@ class WriteRepair(CallInterceptor):
         return noted
 
     async def repair(self) -> None:
-        """Reconcile every noted namespace; stop at the first that fails (a store is down
-        again: the next call tries again). A name no namespace can have is dropped."""
+        """Reconcile every noted namespace, then recover what ended writers left; stop at the
+        first failure (a store is down again: the next call tries again). A name no namespace
+        can have is dropped."""
+        if not await self._reconciled():
+            return
+        try:
+            recovered = await self._repair.recover()
+        except RetrievalError as error:
+            log.warning("grpc.recover_failed", error=str(error))
+            return
+        if recovered:
+            log.info("grpc.left_writes_recovered", documents=recovered)
+
+    async def _reconciled(self) -> bool:
+        """Reconcile every noted namespace; False at the first that fails."""
         for namespace, failures in list(self._noted.items()):
             try:
                 report = await self._repair.reconcile(namespace)
@@ -86,7 +104,7 @@ class WriteRepair(CallInterceptor):
                 continue
             except RetrievalError as error:
                 log.warning("grpc.write_repair_failed", namespace=namespace, error=str(error))
-                return
+                return False
             log.info(
                 "grpc.writes_repaired",
                 namespace=namespace,
@@ -96,3 +114,4 @@ class WriteRepair(CallInterceptor):
             )
             if not report.busy_documents and self._noted[namespace] == failures:
                 del self._noted[namespace]
+        return True

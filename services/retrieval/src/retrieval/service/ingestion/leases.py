@@ -26,10 +26,16 @@ was left by a writer that ended without releasing it (the ledger failed, say whi
 restarted): nothing writes under it any more."""
 
 
+def this_host() -> str:
+    """The host this process's leases name: ``RETRIEVAL_HOST_ID`` when set (a replica whose
+    host name is not unique, or a test standing for another machine), else the host name."""
+    return os.environ.get("RETRIEVAL_HOST_ID") or socket.gethostname()
+
+
 @contextmanager
 def writer_lease() -> Iterator[Lease]:
     """A new lease for one writer (an ingestion, a deletion, a repair) while it runs."""
-    lease = Lease(owner=uuid.uuid4().hex, host=socket.gethostname(), pid=os.getpid())
+    lease = Lease(owner=uuid.uuid4().hex, host=this_host(), pid=os.getpid())
     running_writers.add(lease.owner)
     try:
         yield lease
@@ -40,7 +46,7 @@ def writer_lease() -> Iterator[Lease]:
 def holder_is_dead(lease: Lease) -> bool:
     """True when the lease was taken by a process of this host that no longer runs, or by a
     writer of this process that has ended."""
-    if lease.host != socket.gethostname():
+    if lease.host != this_host():
         return False
     if lease.pid == os.getpid():
         return lease.owner not in running_writers

@@ -15,7 +15,6 @@ Per document, under its lease:
 
 from __future__ import annotations
 
-import socket
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,7 +28,12 @@ from retrieval.domain.models import Frozen
 from retrieval.ports import Embedder
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
-from retrieval.service.ingestion.leases import claim_documents, holder_is_dead, writer_lease
+from retrieval.service.ingestion.leases import (
+    claim_documents,
+    holder_is_dead,
+    this_host,
+    writer_lease,
+)
 
 log = structlog.get_logger("reconcile")
 
@@ -140,10 +144,11 @@ class Reconciliation:
     async def recover(self) -> dict[str, int]:
         """Repair what writers left when they ended without settling their documents (a
         process killed, or stopped before it could undo a write it cut short): PENDING records
-        no lease holds, and documents leased to writers of this host that no longer run.
-        Returns how many documents per namespace; the service runs this as it starts."""
+        no lease holds (a lease of another host holds until it expires), and documents
+        leased to writers of this host that no longer run. Returns how many documents per
+        namespace; the service runs this as it starts, and a server after every health probe."""
         left: dict[str, list[str]] = defaultdict(list)
-        for record, lease in await self._ledger.unsettled(socket.gethostname()):
+        for record, lease in await self._ledger.unsettled(this_host()):
             if lease is None or holder_is_dead(lease):
                 left[record.namespace].append(record.document_id)
         repaired: dict[str, int] = {}
