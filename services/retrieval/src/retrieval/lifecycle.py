@@ -76,9 +76,11 @@ async def recover_left_writes(repair: Repair) -> None:
 
 @asynccontextmanager
 async def running(
-    settings: Settings, container: Container | None = None
+    settings: Settings, container: Container | None = None, *, recover: bool = True
 ) -> AsyncIterator[Application]:
     """Start every resource (stores, clients), yield the services, then shut down cleanly.
+    Unless ``recover`` is False (a command that must change nothing: a dry run, a read), the
+    writes this host's stopped processes left are repaired first.
 
     With ``settings.gc_freeze``, every object alive once started is frozen out of the garbage
     collector until shutdown: a full collection would otherwise walk every record the embedded
@@ -104,7 +106,8 @@ async def running(
             validation=await resolve(container.validation_service),
             telemetry=await resolve(container.telemetry),
         )
-        await recover_left_writes(application.repair)
+        if recover:
+            await recover_left_writes(application.repair)
         if settings.gc_freeze:
             gc.freeze()
         yield application

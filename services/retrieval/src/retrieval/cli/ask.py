@@ -100,7 +100,7 @@ def ask(
                 return await app.answers.answer(query)
             return await printed(app.answers.stream(query))
 
-    answer = run_here_or_served(work, settings)
+    answer = run_here_or_served(work, settings, read_only=True)
     if as_json:
         typer.echo(json.dumps(citations_json(answer)))
         return

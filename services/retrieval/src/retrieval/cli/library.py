@@ -103,7 +103,11 @@ def sync(
 
     ingested = Ingested(namespace=namespace)
     with told_when_interrupted(ingested):
-        synced = run_here_or_served(work, settings) if any(p.exists() for p in paths) else None
+        synced = (
+            run_here_or_served(work, settings, read_only=dry_run)
+            if any(p.exists() for p in paths)
+            else None
+        )
     failures = [
         str(failure) for failure in (loaded.failures if synced is None else synced.failures)
     ]
@@ -151,7 +155,7 @@ def delete(
             namespace, document_ids or [], source_prefix=prefix, dry_run=dry_run
         )
 
-    report = run_here_or_served(work, settings)
+    report = run_here_or_served(work, settings, read_only=dry_run)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
     else:
@@ -186,7 +190,7 @@ def documents(
     async def work(app: ApplicationCalls) -> list[DocumentSummary]:
         return await app.library.documents(namespace, source_prefix=prefix)
 
-    listed = run_here_or_served(work, settings)
+    listed = run_here_or_served(work, settings, read_only=True)
     if as_json:
         typer.echo("[" + ",".join(d.model_dump_json() for d in listed) + "]")
         return

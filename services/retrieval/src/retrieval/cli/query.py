@@ -67,7 +67,7 @@ def query(
         else:
             console.print(result_table(result, f"“{text}”", every_stage=VERBOSE.get()))
 
-    run_here_or_served(work, settings)
+    run_here_or_served(work, settings, read_only=True)
 
 
 def option_parameter(name: str, field: FieldInfo) -> inspect.Parameter:

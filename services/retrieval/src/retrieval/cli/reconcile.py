@@ -34,7 +34,7 @@ def reconcile(
     async def work(app: Application) -> ReconcileReport:
         return await app.repair.reconcile(namespace, dry_run=dry_run)
 
-    report = run_with_application(work, settings)
+    report = run_with_application(work, settings, read_only=dry_run)
     if as_json:
         print(report.model_dump_json(indent=2))
     else:

@@ -97,20 +97,28 @@ def json_errors(as_json: bool) -> Iterator[None]:
 
 
 def run_with_application(
-    work: Callable[[Application], Awaitable[T]], settings: Settings | None = None
+    work: Callable[[Application], Awaitable[T]],
+    settings: Settings | None = None,
+    *,
+    read_only: bool = False,
 ) -> T:
-    """Start the stores, run ``work``, stop them; a service error ends the command with code 1."""
+    """Start the stores, run ``work``, stop them; a service error ends the command with code 1.
+    A ``read_only`` command (a read, a dry run) repairs no left write on start: it changes
+    nothing."""
     from retrieval.lifecycle import running
 
     async def main() -> T:
-        async with running(settings or load_settings()) as app:
+        async with running(settings or load_settings(), recover=not read_only) as app:
             return await work(app)
 
     return run(main())
 
 
 def run_here_or_served(
-    work: Callable[[ApplicationCalls], Awaitable[T]], settings: Settings | None = None
+    work: Callable[[ApplicationCalls], Awaitable[T]],
+    settings: Settings | None = None,
+    *,
+    read_only: bool = False,
 ) -> T:
     """``run_with_application``, unless a ``retrieval serve`` holds the data directory: then
     ``work`` gets a ``ServedApplication`` that sends its calls to that server, with the
@@ -120,7 +128,7 @@ def run_here_or_served(
     settings = settings or load_settings()
     record = serving_record(settings.data_dir)
     if record is None or record.tls:
-        return run_with_application(work, settings)
+        return run_with_application(work, settings, read_only=read_only)
     from pydantic import SecretStr
 
     from retrieval.cli.served import ServedApplication

@@ -85,7 +85,7 @@ def stats(
     async def work(app: ApplicationCalls) -> CollectionStats:
         return await app.stats.collect()
 
-    report = run_here_or_served(work)
+    report = run_here_or_served(work, read_only=True)
     if as_json:
         print(report.model_dump_json(indent=2))
     else:

@@ -96,7 +96,7 @@ def validate(
     async def work(app: ApplicationCalls) -> ValidationReport:
         return await app.validation.validate(request)
 
-    report = run_here_or_served(work)
+    report = run_here_or_served(work, read_only=True)
     if markdown is not None:
         markdown.parent.mkdir(parents=True, exist_ok=True)
         markdown.write_text(validation_markdown(report))
