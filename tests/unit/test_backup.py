@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 
 from retrieval.container import Container
-from retrieval.domain.models import RagDocument
-from retrieval.domain.provenance import Source
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackupFileError, NamespaceNotEmptyError, NotFoundError
 from retrieval.lifecycle import Application, resolve, running
@@ -22,35 +20,9 @@ from retrieval.service.ingestion.consistency import audit
 from retrieval.settings import Settings
 from retrieval_testkit import HashEmbedder, InMemoryVectorIndex
 from retrieval_testkit.container import in_memory_container
+from retrieval_testkit.estate_notes import QUESTIONS, estate_notes
 
 NS = "garden"
-WORDS = (
-    "tea bushes frost pruning plucking shade monsoon soil acidity nitrogen blister blight "
-    "terraces clonal cuttings withering rolling oxidation drying grading altitude rainfall"
-).split()
-QUESTIONS = ("frost on the terraces", "pruning clonal cuttings", "withering and rolling leaf")
-
-
-def corpus(count: int = 12) -> list[RagDocument]:
-    """Documents of several chunks each, some from files, some with metadata."""
-    documents = []
-    for n in range(count):
-        paragraphs = [
-            f"## Part {part}\n\n"
-            + " ".join(WORDS[(n * 7 + part * 3 + k) % len(WORDS)] for k in range(120))
-            for part in range(3)
-        ]
-        documents.append(
-            RagDocument(
-                document_id=f"doc-{n:02d}",
-                title=f"Notes {n}",
-                domain="tea_cultivation",
-                content="\n\n".join(paragraphs),
-                metadata={"estate": f"estate-{n % 3}"},
-                source=Source(uri=f"/kb/notes/{n}.md", file_type="markdown") if n % 2 else None,
-            )
-        )
-    return documents
 
 
 class CrashingIndex(InMemoryVectorIndex):
@@ -65,11 +37,11 @@ class CrashingIndex(InMemoryVectorIndex):
     async def upsert(self, records: Sequence[VectorRecord], namespace: str) -> int:
         self.upserts += 1
         if self.upserts == self.crash_at:
-            raise Crash
+            raise CrashError
         return await super().upsert(records, namespace)
 
 
-class Crash(Exception):
+class CrashError(Exception):
     """The process stopping."""
 
 
@@ -120,12 +92,13 @@ async def test_a_round_trip_gives_the_same_documents_results_and_clean_stores(
 ) -> None:
     file = tmp_path / "garden.backup"
     async with started() as stack:
-        await stack.app.ingestion.ingest(corpus(), NS)
+        await stack.app.ingestion.ingest(estate_notes(12), NS)
         before, answered = await stack.chunk_ids(NS), await stack.answers(NS)
 
         report = await stack.app.backups.backup(NS, file)
         assert (report.documents, report.chunks) == (12, sum(map(len, before.values())))
-        assert not report.without_vectors and not report.left_out
+        assert not report.without_vectors
+        assert not report.left_out
         await stack.app.library.delete_namespace(NS)
         assert await stack.app.library.documents(NS) == []
 
@@ -142,31 +115,34 @@ async def test_a_restore_into_another_namespace_leaves_the_first_as_it_was(
 ) -> None:
     file = tmp_path / "garden.backup"
     async with started() as stack:
-        await stack.app.ingestion.ingest(corpus(4), NS)
+        await stack.app.ingestion.ingest(estate_notes(4), NS)
         await stack.app.backups.backup(NS, file)
         await stack.app.backups.restore(file, "copy")
         assert await stack.chunk_ids("copy") == await stack.chunk_ids(NS)
         assert await stack.answers("copy") == await stack.answers(NS)
-        assert await stack.audit_clean("copy") and await stack.audit_clean(NS)
+        assert await stack.audit_clean("copy")
+        assert await stack.audit_clean(NS)
         sources = {d.document_id: d.source for d in await stack.app.library.documents("copy")}
-        assert sources["doc-01"] == "/kb/notes/1.md" and sources["doc-00"] is None
+        assert sources["doc-00001"] == "/kb/notes/1.md"
+        assert sources["doc-00000"] is None
 
 
 async def test_another_model_embeds_every_chunk_again(started: Started, tmp_path: Path) -> None:
     file = tmp_path / "garden.backup"
     async with started("a") as stack:
-        await stack.app.ingestion.ingest(corpus(4), NS)
+        await stack.app.ingestion.ingest(estate_notes(4), NS)
         await stack.app.backups.backup(NS, file)
         before = await stack.chunk_ids(NS)
     other = HashEmbedder(dimension=32, model="hash-other")
     async with started("b", model_embedder=other) as stack:
         report = await stack.app.backups.restore(file)
-        assert report.embedded_again and report.restored == 4
+        assert report.embedded_again
+        assert report.restored == 4
         assert len(other.passages) == report.chunks
         after = await stack.chunk_ids(NS)
         assert after.keys() == before.keys()
         assert all(len(after[d]) == len(before[d]) for d in before)
-        assert not set(after["doc-00"]) & set(before["doc-00"])  # ids name the model
+        assert not set(after["doc-00000"]) & set(before["doc-00000"])  # ids name the model
         assert all(await stack.answers(NS))
         assert await stack.audit_clean(NS)
 
@@ -193,7 +169,7 @@ async def test_a_damaged_file_is_refused_and_nothing_is_written(
 ) -> None:
     file = tmp_path / "garden.backup"
     async with started() as stack:
-        await stack.app.ingestion.ingest(corpus(4), NS)
+        await stack.app.ingestion.ingest(estate_notes(4), NS)
         await stack.app.backups.backup(NS, file)
         damage(file)
         with pytest.raises(BackupFileError, match=says):
@@ -206,13 +182,13 @@ async def test_a_restore_cut_short_finishes_when_run_again_without_duplicates(
 ) -> None:
     file = tmp_path / "garden.backup"
     async with started("a") as stack:
-        await stack.app.ingestion.ingest(corpus(150), NS)  # three group writes
+        await stack.app.ingestion.ingest(estate_notes(150), NS)  # three group writes
         await stack.app.backups.backup(NS, file)
         before = await stack.chunk_ids(NS)
     index = CrashingIndex()
     async with started("b", vector_index=index) as stack:
         index.crash_at = 2
-        with pytest.raises(Crash):
+        with pytest.raises(CrashError):
             await stack.app.backups.restore(file)
         partly = await stack.chunk_ids(NS)
         assert 0 < len(partly) < len(before)
@@ -232,14 +208,14 @@ async def test_a_namespace_holding_other_documents_is_refused_unless_replaced(
 ) -> None:
     file = tmp_path / "garden.backup"
     async with started() as stack:
-        documents = corpus(4)
+        documents = estate_notes(4)
         await stack.app.ingestion.ingest(documents, NS)
         await stack.app.backups.backup(NS, file)
         before = await stack.chunk_ids(NS)
         changed = documents[0].model_copy(update={"content": "Shade trees over young tea."})
-        await stack.app.ingestion.ingest([changed, *corpus(6)[4:]], NS)
+        await stack.app.ingestion.ingest([changed, *estate_notes(6)[4:]], NS)
 
-        with pytest.raises(NamespaceNotEmptyError, match="doc-00"):
+        with pytest.raises(NamespaceNotEmptyError, match="doc-00000"):
             await stack.app.backups.restore(file)
         report = await stack.app.backups.restore(file, replace=True)
         assert (report.restored, report.unchanged, report.deleted) == (1, 3, 2)
