@@ -3,12 +3,15 @@ from dataclasses import fields
 import retrieval
 
 PUBLIC = {
-    "Answer", "AnswerDelta", "AnswerDone", "Application", "CollectionStats", "DocumentOutcome",
+    "Answer", "AnswerDelta", "AnswerDone", "Application", "BackupReport", "CollectionStats",
+    "DocumentOutcome",
     "HealthStatus", "IngestReport", "IngestionService", "KnowledgeBase", "KnowledgeBaseApi",
     "KnowledgeDomain",
-    "Outcome", "PathSync", "RagChunk", "RagDocument", "ReconcileReport", "RetrievalMatch",
+    "Outcome", "PathSync", "RagChunk", "RagDocument", "ReconcileReport", "RestoreReport",
+    "RetrievalMatch",
     "RetrievalQuery", "RetrievalResult", "RetrievalService", "Settings", "StageTimings",
-    "StatsService", "SyncKnowledgeBase", "connect", "connect_sync", "running",
+    "StatsService", "SyncKnowledgeBase", "backup", "connect", "connect_sync", "restore",
+    "running",
 }  # fmt: skip
 
 
@@ -30,4 +33,5 @@ def test_the_application_hands_out_services_never_stores() -> None:
         "answers",
         "validation",
         "telemetry",
+        "backups",
     }

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import pytrec_eval
 
+from retrieval.adapters.backup_file.gzip_json_lines import GzipJsonLinesBackupArchive
 from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.domain.models import DEFAULT_DOMAINS, RagChunk, SearchMode
 from retrieval.domain.vectors import VectorRecord
@@ -18,6 +19,7 @@ from retrieval.errors import EmbeddingModelMismatchError, InvalidRequestError
 from retrieval.evaluation.ablation import DEFAULT_VARIANT, VARIANTS
 from retrieval.lifecycle import Application
 from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.backup.backups import Backups
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
@@ -118,6 +120,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
             retrieval, stats, chunks, SearchPlan(), DEFAULT_DOMAINS, success_rate=0.8
         ),
         telemetry=telemetry,
+        backups=Backups(ingestion, stores, ledger, library, GzipJsonLinesBackupArchive()),
     )
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from retrieval.lazy_names import importer, listing
 
 if TYPE_CHECKING:
-    from retrieval.api import KnowledgeBase, connect, connect_sync
+    from retrieval.api import KnowledgeBase, backup, connect, connect_sync, restore
     from retrieval.client_api import KnowledgeBaseApi
     from retrieval.domain.answers import Answer, AnswerDelta, AnswerDone
     from retrieval.domain.collection_health import HealthStatus
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         StageTimings,
     )
     from retrieval.lifecycle import Application, running
+    from retrieval.service.backup.backups import BackupReport, RestoreReport
     from retrieval.service.ingestion.ingestion_service import IngestionService
     from retrieval.service.ingestion.local_files import IngestReport, PathSync
     from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome
@@ -46,6 +47,10 @@ if TYPE_CHECKING:
 MODULE_OF = {
     "connect": "retrieval.api",
     "connect_sync": "retrieval.api",
+    "backup": "retrieval.api",
+    "restore": "retrieval.api",
+    "BackupReport": "retrieval.service.backup.backups",
+    "RestoreReport": "retrieval.service.backup.backups",
     "KnowledgeBase": "retrieval.api",
     "KnowledgeBaseApi": "retrieval.client_api",
     "SyncKnowledgeBase": "retrieval.sync_facade",
@@ -79,6 +84,7 @@ __all__ = [
     "AnswerDelta",
     "AnswerDone",
     "Application",
+    "BackupReport",
     "CollectionStats",
     "DocumentOutcome",
     "HealthStatus",
@@ -92,6 +98,7 @@ __all__ = [
     "RagChunk",
     "RagDocument",
     "ReconcileReport",
+    "RestoreReport",
     "RetrievalMatch",
     "RetrievalQuery",
     "RetrievalResult",
@@ -100,8 +107,10 @@ __all__ = [
     "StageTimings",
     "StatsService",
     "SyncKnowledgeBase",
+    "backup",
     "connect",
     "connect_sync",
+    "restore",
     "running",
 ]
 

@@ -33,6 +33,7 @@ from retrieval.domain.models import (
 from retrieval.domain.search_plan import SearchPlan
 from retrieval.errors import ConfigurationError
 from retrieval.lifecycle import Application, running
+from retrieval.service.backup.backups import BackupReport, RestoreReport
 from retrieval.service.ingestion.library import DocumentSummary
 from retrieval.service.ingestion.local_files import IngestReport, PathSync
 from retrieval.service.ingestion.outcomes import DeleteReport
@@ -238,3 +239,27 @@ def connect_sync(settings: Settings | None = None, **overrides: Any) -> SyncKnow
     blocking methods, run on a loop of its own. Close it (``with``, or ``close()``) to stop
     the stores."""
     return SyncKnowledgeBase(lambda: connect(settings, **overrides))
+
+
+async def backup(
+    namespace: str, file: str | Path, settings: Settings | None = None, **overrides: Any
+) -> BackupReport:
+    """Start the stores as ``connect`` does, write ``namespace`` to ``file`` as ``retrieval
+    backup`` does, and stop them. Not a ``KnowledgeBase`` method: an operator's act on the
+    stores, which the gRPC client (``KnowledgeBaseApi``) does not offer."""
+    async with running(configured(settings, overrides)) as application:
+        return await application.backups.backup(namespace, Path(file))
+
+
+async def restore(
+    file: str | Path,
+    namespace: str | None = None,
+    *,
+    replace: bool = False,
+    settings: Settings | None = None,
+    **overrides: Any,
+) -> RestoreReport:
+    """Start the stores as ``connect`` does, restore ``file`` into ``namespace`` (default:
+    the backed-up one) as ``retrieval restore`` does, and stop them."""
+    async with running(configured(settings, overrides)) as application:
+        return await application.backups.restore(Path(file), namespace, replace=replace)

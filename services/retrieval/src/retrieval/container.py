@@ -12,6 +12,7 @@ import operator
 from dependency_injector import containers, providers
 from prometheus_client import CollectorRegistry
 
+from retrieval.adapters.backup_file.gzip_json_lines import GzipJsonLinesBackupArchive
 from retrieval.adapters.extraction.entity_names_knowledge import EntityNamesKnowledgeExtractor
 from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.adapters.files.sync_scope import sync_scope
@@ -48,6 +49,7 @@ from retrieval.observability.metrics import ServiceMetrics
 from retrieval.observability.telemetry import Telemetry
 from retrieval.observability.tracing import tracer_from_environment
 from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.backup.backups import Backups
 from retrieval.service.caching.cached_knowledge import CachedKnowledgeExtractor
 from retrieval.service.caching.caching_embedder import CachingEmbedder
 from retrieval.service.caching.chunk_cache import ChunkTextCache
@@ -315,4 +317,12 @@ class Container(containers.DeclarativeContainer):
         LocalFiles,
         intake=providers.Singleton(ServiceIntake, writer=ingestion_service, sync=library_sync),
         scope=providers.Object(sync_scope),
+    )
+    backups = providers.Singleton(
+        Backups,
+        writer=ingestion_service,
+        stores=chunk_stores,
+        ledger=document_ledger,
+        library=library,
+        archive=providers.Singleton(GzipJsonLinesBackupArchive),
     )

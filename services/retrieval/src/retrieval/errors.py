@@ -8,7 +8,9 @@ Adapters translate the errors of the libraries they wrap into these
     │   ├── InvalidFilterError       a malformed metadata filter
     │   ├── EmbeddingModelMismatchError  vectors from another model or dimension
     │   ├── DocumentIdClashError     a document id already taken by another source
-    │   └── MassDeleteError          a sync would delete more of a namespace than allowed
+    │   ├── MassDeleteError          a sync would delete more of a namespace than allowed
+    │   ├── BackupFileError          a backup file that is corrupt, truncated or unreadable
+    │   └── NamespaceNotEmptyError   a restore into a namespace holding other documents
     ├── NotFoundError
     │   ├── IndexNotFoundError
     │   └── NamespaceNotFoundError
@@ -90,6 +92,30 @@ class MassDeleteError(InvalidRequestError):
         )
         self.doomed = doomed
         self.total = total
+
+
+class BackupFileError(InvalidRequestError):
+    """A backup file is not one, is corrupt or truncated, or has a format version this
+    service does not read; nothing was restored from it."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}; nothing was restored", field="file")
+        self.path = path
+
+
+class NamespaceNotEmptyError(InvalidRequestError):
+    """A restore would write into a namespace holding documents the backup does not have."""
+
+    def __init__(self, namespace: str, others: list[str]) -> None:
+        shown = ", ".join(repr(o) for o in others[:3]) + (", ..." if len(others) > 3 else "")
+        super().__init__(
+            f"namespace {namespace!r} holds {len(others)} documents that are not in the backup "
+            f"({shown}); nothing was restored. Restore into an empty namespace (--namespace), "
+            "or pass --replace (replace=True) to make it hold exactly the backup's documents",
+            field="namespace",
+        )
+        self.namespace = namespace
+        self.others = others
 
 
 class NotFoundError(RetrievalError):

@@ -17,6 +17,7 @@ from retrieval.container import Container
 from retrieval.errors import RetrievalError
 from retrieval.observability.telemetry import Telemetry
 from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.backup.backups import Backups
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.local_files import LocalFiles
@@ -32,7 +33,8 @@ from retrieval.settings import Settings
 class Application:
     """The services of a running container: every write of chunks goes through
     ``ingestion``; ``library`` reads and deletes documents, ``sync`` mirrors folders,
-    ``repair`` reconciles, and ``local_files`` takes files and folders in."""
+    ``repair`` reconciles, ``local_files`` takes files and folders in, and ``backups``
+    writes namespaces to files and back."""
 
     settings: Settings
     retrieval: RetrievalService
@@ -45,6 +47,7 @@ class Application:
     answers: AnswerService
     validation: ValidationService
     telemetry: Telemetry
+    backups: Backups
 
 
 async def resolve(provider: providers.Provider) -> Any:
@@ -105,6 +108,7 @@ async def running(
             answers=await resolve(container.answer_service),
             validation=await resolve(container.validation_service),
             telemetry=await resolve(container.telemetry),
+            backups=await resolve(container.backups),
         )
         if recover:
             await recover_left_writes(application.repair)

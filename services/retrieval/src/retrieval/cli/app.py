@@ -15,6 +15,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from retrieval.cli import (
     ask,
+    backup,
     console,
     demo,
     documents,
@@ -75,6 +76,8 @@ app.command("query")(query.query)
 app.command("ask")(ask.ask)
 app.command("stats")(stats.stats)
 app.command("reconcile")(reconcile.reconcile)
+app.command("backup")(backup.backup)
+app.command("restore")(backup.restore)
 app.command("validate")(validate.validate)
 app.command("demo")(demo.demo)
 app.add_typer(

@@ -1,0 +1,1 @@
+"""Backup files on disk: gzip'd JSON lines, closed by a checksum."""

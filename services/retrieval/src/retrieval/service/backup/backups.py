@@ -1,0 +1,189 @@
+"""Backup and restore of a namespace (docs/operations.md).
+
+A backup writes each document's committed version (ledger record, chunk texts, vectors) to
+one file through a ``BackupArchive``. A restore checks the whole file first, then writes
+every document through the writer (``IngestionService.write``), under its ledger record and
+lease like any ingest: a document is visible once all its parts are written, a restore cut
+short leaves each document whole or repaired by the next start, and running it again writes
+only what is missing (the others are UNCHANGED). The writer makes keyword entries and graph
+records from the texts; vectors are kept when the stack's model is the backup's, and made
+again when it is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from itertools import islice
+from pathlib import Path
+
+from pydantic import Field
+
+from retrieval.domain.backup import BackedUpDocument, BackupHeader
+from retrieval.domain.frozen import Frozen
+from retrieval.domain.models import check_slug
+from retrieval.errors import NamespaceNotEmptyError, NotFoundError
+from retrieval.ports.backup_archive import BackupArchive
+from retrieval.ports.document_ledger import DocumentLedger
+from retrieval.service.backup.restoring import prepared_again
+from retrieval.service.backup.snapshot import NamespaceSnapshot
+from retrieval.service.ingestion.chunking import Prepared
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.outcomes import Outcome
+
+DOCUMENTS_PER_READ = 256
+"""Documents read from the file between two writes."""
+DOCUMENTS_PER_GROUP = 64
+"""Documents per group write when their vectors are kept (nothing to embed)."""
+
+
+class BackupReport(Frozen):
+    """What a backup wrote."""
+
+    namespace: str = Field(description="The namespace backed up.")
+    file: str = Field(description="The backup file.")
+    model: str = Field(description="The model its vectors were made with.")
+    dimension: int = Field(description="Their dimension.")
+    documents: int = Field(ge=0, description="Documents written.")
+    chunks: int = Field(ge=0, description="Chunks written.")
+    without_vectors: tuple[str, ...] = Field(
+        default=(), description="Documents the index held no vectors for: embedded on restore."
+    )
+    left_out: tuple[str, ...] = Field(
+        default=(), description="Documents that lost chunk texts: `retrieval reconcile`."
+    )
+
+
+class RestoreReport(Frozen):
+    """What a restore wrote."""
+
+    namespace: str = Field(description="The namespace restored into.")
+    file: str = Field(description="The backup file.")
+    documents: int = Field(ge=0, description="Documents in the file.")
+    chunks: int = Field(ge=0, description="Chunks in the file.")
+    embedded_again: bool = Field(
+        description="The stack's model is not the backup's: every chunk was embedded again."
+    )
+    restored: int = Field(ge=0, description="Documents written.")
+    unchanged: int = Field(
+        ge=0, description="Documents already there at the backup's version (a resumed restore)."
+    )
+    failed: dict[str, str] = Field(
+        default_factory=dict, description="Documents not written, with why; run it again."
+    )
+    deleted: int = Field(
+        default=0, ge=0, description="With replace: documents removed that the backup lacks."
+    )
+
+
+class Backups:
+    """Backs namespaces up to files and restores them, on whatever stores are wired."""
+
+    def __init__(
+        self,
+        writer: IngestionService,
+        stores: ChunkStores,
+        ledger: DocumentLedger,
+        library: Library,
+        archive: BackupArchive,
+    ) -> None:
+        self._writer = writer
+        self._stores = stores
+        self._ledger = ledger
+        self._library = library
+        self._archive = archive
+
+    async def backup(self, namespace: str, path: Path) -> BackupReport:
+        """Write the namespace's committed documents to ``path``; ``NotFoundError`` (and no
+        file) when it holds none."""
+        namespace = check_slug(namespace, "namespace")
+        header = BackupHeader(
+            namespace=namespace,
+            model=self._writer.model,
+            dimension=self._writer.dimension,
+            created_at=datetime.now(UTC),
+        )
+        snapshot = NamespaceSnapshot(self._stores, self._ledger, namespace)
+        documents = chunks = 0
+        with self._archive.create(path, header) as file:
+            async for document in snapshot.documents():
+                file.add(document)
+                documents += 1
+                chunks += len(document.chunks)
+            if not documents:
+                raise NotFoundError(f"namespace {namespace!r} holds no documents")
+        return BackupReport(
+            namespace=namespace,
+            file=str(path),
+            model=header.model,
+            dimension=header.dimension,
+            documents=documents,
+            chunks=chunks,
+            without_vectors=tuple(snapshot.without_vectors),
+            left_out=tuple(snapshot.left_out),
+        )
+
+    async def restore(
+        self, path: Path, namespace: str | None = None, *, replace: bool = False
+    ) -> RestoreReport:
+        """Bring a backup back into ``namespace`` (default: the one it was taken of).
+
+        The file is checked whole first (``BackupFileError``), then every document against
+        this stack (``InvalidRequestError``), then the namespace: one holding documents the
+        backup lacks, or other versions of its documents, is refused
+        (``NamespaceNotEmptyError``) unless ``replace``, which makes it hold exactly the
+        backup's documents. Only then is anything written."""
+        contents = self._archive.verify(path)
+        header = contents.header
+        target = check_slug(namespace or header.namespace, "namespace")
+        same_model = (header.model, header.dimension) == (
+            self._writer.model,
+            self._writer.dimension,
+        )
+        dimension = header.dimension if same_model else None
+
+        def prepared(documents: Iterator[BackedUpDocument]) -> Iterator[Prepared]:
+            for document in documents:
+                yield prepared_again(document, target, self._writer.model, dimension)
+
+        expected: dict[str, str] = {}
+        for item in prepared(self._archive.documents(path)):
+            refused = self._writer.refusal(item)
+            if refused is not None:
+                raise refused
+            expected[item.document_id] = item.fingerprint
+        others = await self._others(target, expected)
+        if others and not replace:
+            raise NamespaceNotEmptyError(target, others)
+
+        outcomes = []
+        step = DOCUMENTS_PER_GROUP if same_model else None
+        documents = prepared(self._archive.documents(path))
+        while batch := list(islice(documents, DOCUMENTS_PER_READ)):
+            outcomes += await self._writer.write(batch, target, replace=replace, step=step)
+        deleted = 0
+        if extra := [document_id for document_id in others if document_id not in expected]:
+            deleted = len((await self._library.delete(target, extra)).deleted)
+        return RestoreReport(
+            namespace=target,
+            file=str(path),
+            documents=contents.documents,
+            chunks=contents.chunks,
+            embedded_again=not same_model,
+            restored=sum(o.outcome in (Outcome.CREATED, Outcome.UPDATED) for o in outcomes),
+            unchanged=sum(o.outcome is Outcome.UNCHANGED for o in outcomes),
+            failed={o.document_id: o.error or "" for o in outcomes if o.outcome is Outcome.FAILED},
+            deleted=deleted,
+        )
+
+    async def _others(self, namespace: str, expected: dict[str, str]) -> list[str]:
+        """The documents of ``namespace`` other than the backup's at its version (written, or
+        being written by a restore cut short)."""
+        return [
+            record.document_id
+            async for page in self._ledger.list_records(namespace)
+            for record in page
+            if record.state is not None and expected.get(record.document_id) != record.fingerprint
+        ]

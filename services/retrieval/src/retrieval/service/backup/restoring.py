@@ -1,0 +1,41 @@
+"""A backed-up document made ready for the writer again, in the namespace it is restored to
+and for the model of the stack it is restored on."""
+
+from __future__ import annotations
+
+from retrieval.domain.backup import BackedUpDocument
+from retrieval.domain.models import RagDocument
+from retrieval.domain.provenance import Source
+from retrieval.service.ingestion.chunking import Prepared, chunk
+
+
+def source_of(document: BackedUpDocument) -> Source | None:
+    """Where the document came from: its record's provenance, else what its chunks name."""
+    provenance = document.record.provenance
+    if provenance is not None:
+        return provenance.source
+    first = document.chunks[0]
+    return None if first.source is None else Source(uri=first.source, file_type=first.file_type)
+
+
+def prepared_again(
+    document: BackedUpDocument, namespace: str, model: str, dimension: int | None
+) -> Prepared:
+    """The document cut as it was, its chunk ids made for ``model`` (the same ids when it is
+    the backup's model); with its vectors when ``dimension`` is given (the model is the
+    backup's), else to be embedded again."""
+    first = document.chunks[0]
+    whole = RagDocument(
+        document_id=document.document_id,
+        title=first.title,
+        domain=first.domain,
+        content="\n\n".join(piece.content for piece in document.chunks),
+        metadata=first.metadata,
+        source=source_of(document),
+    )
+    chunks = [
+        chunk(whole, namespace, model, piece.position, piece.content, piece.section, piece.pages)
+        for piece in document.chunks
+    ]
+    vectors = None if dimension is None else document.matrix(dimension)
+    return Prepared(whole, chunks, vectors)

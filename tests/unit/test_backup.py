@@ -1,0 +1,231 @@
+"""Backup and restore of a namespace through the services the container wires over the test
+kit's in-memory stores: a round trip gives the same documents, the same results and audit-clean
+stores; another namespace, another model, a corrupt file, a restore cut short."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from retrieval.container import Container
+from retrieval.domain.vectors import VectorRecord
+from retrieval.errors import BackupFileError, NamespaceNotEmptyError, NotFoundError
+from retrieval.lifecycle import Application, resolve, running
+from retrieval.service.ingestion.consistency import audit
+from retrieval.settings import Settings
+from retrieval_testkit import HashEmbedder, InMemoryVectorIndex
+from retrieval_testkit.container import in_memory_container
+from retrieval_testkit.estate_notes import QUESTIONS, estate_notes
+
+NS = "garden"
+
+
+class CrashingIndex(InMemoryVectorIndex):
+    """An in-memory index whose process dies (an error no service handles) at the upsert
+    numbered ``crash_at``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.crash_at: int | None = None
+        self.upserts = 0
+
+    async def upsert(self, records: Sequence[VectorRecord], namespace: str) -> int:
+        self.upserts += 1
+        if self.upserts == self.crash_at:
+            raise CrashError
+        return await super().upsert(records, namespace)
+
+
+class CrashError(Exception):
+    """The process stopping."""
+
+
+@dataclass
+class Stack:
+    app: Application
+    container: Container
+
+    async def audit_clean(self, namespace: str) -> bool:
+        stores = await resolve(self.container.chunk_stores)
+        ledger = await resolve(self.container.document_ledger)
+        return (await audit(stores, ledger, namespace)).is_consistent
+
+    async def chunk_ids(self, namespace: str) -> dict[str, tuple[str, ...]]:
+        return {
+            summary.document_id: tuple(
+                c.chunk_id
+                for c in (await self.app.library.document(summary.document_id, namespace)).chunks
+            )
+            for summary in await self.app.library.documents(namespace)
+        }
+
+    async def answers(self, namespace: str) -> list[list[tuple[str, float]]]:
+        results = [
+            await self.app.retrieval.retrieve(question, namespace=namespace, top_k=5)
+            for question in QUESTIONS
+        ]
+        return [[(m.chunk_id, round(m.score, 6)) for m in r.matches] for r in results]
+
+
+Started = Callable[..., AbstractAsyncContextManager[Stack]]
+
+
+@pytest.fixture
+def started(tmp_path: Path) -> Started:
+    @asynccontextmanager
+    async def start(name: str = "a", **replacements: object) -> AsyncIterator[Stack]:
+        settings = Settings(_env_file=None, data_dir=tmp_path / name)
+        container = in_memory_container(settings, **replacements)
+        async with running(settings, container) as app:
+            yield Stack(app, container)
+
+    return start
+
+
+async def test_a_round_trip_gives_the_same_documents_results_and_clean_stores(
+    started: Started, tmp_path: Path
+) -> None:
+    file = tmp_path / "garden.backup"
+    async with started() as stack:
+        await stack.app.ingestion.ingest(estate_notes(12), NS)
+        before, answered = await stack.chunk_ids(NS), await stack.answers(NS)
+
+        report = await stack.app.backups.backup(NS, file)
+        assert (report.documents, report.chunks) == (12, sum(map(len, before.values())))
+        assert not report.without_vectors
+        assert not report.left_out
+        await stack.app.library.delete_namespace(NS)
+        assert await stack.app.library.documents(NS) == []
+
+        restored = await stack.app.backups.restore(file)
+        assert (restored.restored, restored.unchanged, restored.failed) == (12, 0, {})
+        assert not restored.embedded_again
+        assert await stack.chunk_ids(NS) == before
+        assert await stack.answers(NS) == answered
+        assert await stack.audit_clean(NS)
+
+
+async def test_a_restore_into_another_namespace_leaves_the_first_as_it_was(
+    started: Started, tmp_path: Path
+) -> None:
+    file = tmp_path / "garden.backup"
+    async with started() as stack:
+        await stack.app.ingestion.ingest(estate_notes(4), NS)
+        await stack.app.backups.backup(NS, file)
+        await stack.app.backups.restore(file, "copy")
+        assert await stack.chunk_ids("copy") == await stack.chunk_ids(NS)
+        assert await stack.answers("copy") == await stack.answers(NS)
+        assert await stack.audit_clean("copy")
+        assert await stack.audit_clean(NS)
+        sources = {d.document_id: d.source for d in await stack.app.library.documents("copy")}
+        assert sources["doc-00001"] == "/kb/notes/1.md"
+        assert sources["doc-00000"] is None
+
+
+async def test_another_model_embeds_every_chunk_again(started: Started, tmp_path: Path) -> None:
+    file = tmp_path / "garden.backup"
+    async with started("a") as stack:
+        await stack.app.ingestion.ingest(estate_notes(4), NS)
+        await stack.app.backups.backup(NS, file)
+        before = await stack.chunk_ids(NS)
+    other = HashEmbedder(dimension=32, model="hash-other")
+    async with started("b", model_embedder=other) as stack:
+        report = await stack.app.backups.restore(file)
+        assert report.embedded_again
+        assert report.restored == 4
+        assert len(other.passages) == report.chunks
+        after = await stack.chunk_ids(NS)
+        assert after.keys() == before.keys()
+        assert all(len(after[d]) == len(before[d]) for d in before)
+        assert not set(after["doc-00000"]) & set(before["doc-00000"])  # ids name the model
+        assert all(await stack.answers(NS))
+        assert await stack.audit_clean(NS)
+
+
+def rewritten(file: Path, change: Callable[[bytes], bytes]) -> None:
+    with gzip.open(file, "rb") as read:
+        data = read.read()
+    with gzip.open(file, "wb") as write:
+        write.write(change(data))
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (lambda f: rewritten(f, lambda d: d.replace(b"Notes 1", b"Notes 9", 1)), "checksum"),
+        (lambda f: rewritten(f, lambda d: d[: d.rindex(b'{"end"')]), "end is missing"),
+        (lambda f: f.write_bytes(f.read_bytes()[:-40]), "truncated"),
+        (lambda f: f.write_bytes(b"not a backup"), "not a gzip file"),
+        (lambda f: rewritten(f, lambda d: d.replace(b'"version":1', b'"version":7', 1)), "7"),
+    ],
+)
+async def test_a_damaged_file_is_refused_and_nothing_is_written(
+    started: Started, tmp_path: Path, damage: Callable[[Path], None], says: str
+) -> None:
+    file = tmp_path / "garden.backup"
+    async with started() as stack:
+        await stack.app.ingestion.ingest(estate_notes(4), NS)
+        await stack.app.backups.backup(NS, file)
+        damage(file)
+        with pytest.raises(BackupFileError, match=says):
+            await stack.app.backups.restore(file, "copy")
+        assert await stack.app.library.documents("copy") == []
+
+
+async def test_a_restore_cut_short_finishes_when_run_again_without_duplicates(
+    started: Started, tmp_path: Path
+) -> None:
+    file = tmp_path / "garden.backup"
+    async with started("a") as stack:
+        await stack.app.ingestion.ingest(estate_notes(150), NS)  # three group writes
+        await stack.app.backups.backup(NS, file)
+        before = await stack.chunk_ids(NS)
+    index = CrashingIndex()
+    async with started("b", vector_index=index) as stack:
+        index.crash_at = 2
+        with pytest.raises(CrashError):
+            await stack.app.backups.restore(file)
+        partly = await stack.chunk_ids(NS)
+        assert 0 < len(partly) < len(before)
+        assert await stack.audit_clean(NS)
+
+        index.crash_at = None
+        report = await stack.app.backups.restore(file)
+        assert (report.unchanged, report.restored) == (len(partly), len(before) - len(partly))
+        assert await stack.chunk_ids(NS) == before
+        assert await stack.audit_clean(NS)
+        stores = await resolve(stack.container.chunk_stores)
+        assert await stores.texts.count(NS) == sum(map(len, before.values()))
+
+
+async def test_a_namespace_holding_other_documents_is_refused_unless_replaced(
+    started: Started, tmp_path: Path
+) -> None:
+    file = tmp_path / "garden.backup"
+    async with started() as stack:
+        documents = estate_notes(4)
+        await stack.app.ingestion.ingest(documents, NS)
+        await stack.app.backups.backup(NS, file)
+        before = await stack.chunk_ids(NS)
+        changed = documents[0].model_copy(update={"content": "Shade trees over young tea."})
+        await stack.app.ingestion.ingest([changed, *estate_notes(6)[4:]], NS)
+
+        with pytest.raises(NamespaceNotEmptyError, match="doc-00000"):
+            await stack.app.backups.restore(file)
+        report = await stack.app.backups.restore(file, replace=True)
+        assert (report.restored, report.unchanged, report.deleted) == (1, 3, 2)
+        assert await stack.chunk_ids(NS) == before
+        assert await stack.audit_clean(NS)
+
+
+async def test_an_empty_namespace_is_not_backed_up(started: Started, tmp_path: Path) -> None:
+    file = tmp_path / "empty.backup"
+    async with started() as stack:
+        with pytest.raises(NotFoundError, match="holds no documents"):
+            await stack.app.backups.backup("empty", file)
+    assert list(tmp_path.glob("empty.backup*")) == []
