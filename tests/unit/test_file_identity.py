@@ -1,0 +1,127 @@
+"""One file is one document in a namespace, whichever folder it was reached from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from retrieval.adapters.files.document_files import read_documents
+from retrieval.adapters.files.sync_scope import sync_scope
+from retrieval.domain.models import DEFAULT_DOMAINS
+from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.ingestion_service import IngestionService
+from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
+from retrieval.service.ingestion.sync import LibrarySync
+from retrieval_testkit import (
+    HashEmbedder,
+    InMemoryChunkRepository,
+    InMemoryDocumentLedger,
+    InMemoryKeywordIndex,
+    InMemoryVectorIndex,
+)
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
+
+NS = "kb"
+
+
+def knowledge_base() -> tuple[LocalFiles, Library]:
+    index, keywords, chunks = (
+        InMemoryVectorIndex(),
+        InMemoryKeywordIndex(),
+        InMemoryChunkRepository(),
+    )
+    ledger, generations = InMemoryDocumentLedger(), InMemoryNamespaceGenerations()
+    writer = IngestionService(
+        HashEmbedder(),
+        index,
+        keywords,
+        chunks,
+        ledger,
+        generations,
+        DEFAULT_DOMAINS,
+        NS,
+        ChunkingPolicy(),
+    )
+    library = Library(ChunkStores(index, keywords, chunks), ledger, generations, NS, 30.0)
+    sync = LibrarySync(writer, library, ledger, max_delete_share=1.0)
+    return LocalFiles(ServiceIntake(writer, sync), sync_scope), library
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# {path.stem}\n\n{text}\n", encoding="utf-8")
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    write(tmp_path / "kb" / "alpha.md", "Tea leaves wilt in drought.")
+    write(tmp_path / "kb" / "misc" / "beta.md", "Frost browns the young shoots.")
+    return tmp_path / "kb"
+
+
+async def ingest(files: LocalFiles, *paths: Path) -> None:
+    await files.ingest(read_documents(paths, domain="tea_cultivation"), NS)
+
+
+async def sync(files: LocalFiles, *paths: Path) -> None:
+    await files.sync(paths, read_documents(paths, domain="tea_cultivation"), NS)
+
+
+async def held(library: Library) -> dict[str, str | None]:
+    return {d.document_id: d.source for d in await library.documents(NS)}
+
+
+async def test_a_subfolder_ingested_after_its_parent_updates_the_same_documents(kb: Path) -> None:
+    files, library = knowledge_base()
+
+    await ingest(files, kb)
+    await ingest(files, kb / "misc")
+
+    assert await held(library) == {
+        "alpha": str(kb / "alpha.md"),
+        "misc--beta": str(kb / "misc" / "beta.md"),
+    }
+
+
+async def test_a_parent_ingested_after_its_subfolder_keeps_the_subfolder_ids(kb: Path) -> None:
+    files, library = knowledge_base()
+
+    await ingest(files, kb / "misc")
+    await sync(files, kb)
+
+    assert await held(library) == {
+        "alpha": str(kb / "alpha.md"),
+        "beta": str(kb / "misc" / "beta.md"),
+    }
+
+
+async def test_a_new_file_whose_id_another_file_holds_takes_a_suffix(kb: Path) -> None:
+    files, library = knowledge_base()
+    write(kb / "beta.md", "Blister blight spreads in the monsoon.")
+
+    await ingest(files, kb / "misc")
+    await ingest(files, kb)
+
+    documents = await held(library)
+    assert documents.pop("beta") == str(kb / "misc" / "beta.md")
+    assert documents.pop("alpha") == str(kb / "alpha.md")
+    [(suffixed, source)] = documents.items()
+    assert suffixed.startswith("beta-")
+    assert source == str(kb / "beta.md")
+
+
+async def test_a_sync_of_a_subfolder_touches_only_what_lies_under_it(kb: Path) -> None:
+    files, library = knowledge_base()
+    await ingest(files, kb)
+    (kb / "misc" / "beta.md").unlink()
+    write(kb / "misc" / "gamma.md", "Pruning in winter.")
+
+    await sync(files, kb / "misc")
+
+    assert await held(library) == {
+        "alpha": str(kb / "alpha.md"),
+        "gamma": str(kb / "misc" / "gamma.md"),
+    }
