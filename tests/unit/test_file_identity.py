@@ -9,11 +9,13 @@ import pytest
 from retrieval.adapters.files.document_files import read_documents
 from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.domain.models import DEFAULT_DOMAINS
+from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
+from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.service.ingestion.sync import LibrarySync
 from retrieval_testkit import (
     HashEmbedder,
@@ -125,3 +127,44 @@ async def test_a_sync_of_a_subfolder_touches_only_what_lies_under_it(kb: Path) -
         "alpha": str(kb / "alpha.md"),
         "gamma": str(kb / "misc" / "gamma.md"),
     }
+
+
+async def test_a_file_of_another_folder_holding_the_id_is_still_a_clash(tmp_path: Path) -> None:
+    files, library = knowledge_base()
+    for package in ("pkgA", "pkgB"):
+        write(tmp_path / package / "README.md", f"{package} reads sensors.")
+
+    await ingest(files, tmp_path / "pkgA")
+    report = await files.ingest(read_documents([tmp_path / "pkgB"], domain="tea_cultivation"), NS)
+
+    [outcome] = report.outcomes
+    assert outcome.outcome is Outcome.FAILED
+    assert "pkgA/README.md" in (outcome.error or "")
+    assert await held(library) == {"README": str(tmp_path / "pkgA" / "README.md")}
+
+
+async def test_an_id_a_file_sets_itself_is_kept(kb: Path) -> None:
+    files, library = knowledge_base()
+    await ingest(files, kb)
+    (kb / "misc" / "beta.md").write_text(
+        "---\ndocument_id: beta-notes\n---\n# Beta\n\nFrost.\n", encoding="utf-8"
+    )
+
+    await sync(files, kb / "misc")
+
+    assert await held(library) == {
+        "alpha": str(kb / "alpha.md"),
+        "beta-notes": str(kb / "misc" / "beta.md"),
+    }
+
+
+@pytest.mark.parametrize("namespace", ["", "  "])
+async def test_an_empty_or_blank_namespace_is_refused(kb: Path, namespace: str) -> None:
+    files, library = knowledge_base()
+    read = read_documents([kb], domain="tea_cultivation")
+
+    for attempt in (files.ingest(read, namespace), files.sync([kb], read, namespace)):
+        with pytest.raises(InvalidRequestError) as refused:
+            await attempt
+        assert refused.value.field == "namespace"
+    assert await library.documents(NS) == []
