@@ -8,7 +8,7 @@ import pytest
 
 from retrieval.adapters.files.document_files import read_documents
 from retrieval.adapters.files.sync_scope import sync_scope
-from retrieval.domain.models import DEFAULT_DOMAINS
+from retrieval.domain.models import DEFAULT_DOMAINS, namespace_or_default
 from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
@@ -168,3 +168,11 @@ async def test_an_empty_or_blank_namespace_is_refused(kb: Path, namespace: str) 
             await attempt
         assert refused.value.field == "namespace"
     assert await library.documents(NS) == []
+
+
+@pytest.mark.parametrize("namespace", ["", " ", "\t"])
+def test_the_services_take_no_empty_or_blank_namespace_for_the_default(namespace: str) -> None:
+    assert namespace_or_default(None, "default") == "default"
+    with pytest.raises(InvalidRequestError) as refused:
+        namespace_or_default(namespace, "default")
+    assert refused.value.field == "namespace"
