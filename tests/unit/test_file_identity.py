@@ -176,3 +176,21 @@ def test_the_services_take_no_empty_or_blank_namespace_for_the_default(namespace
     with pytest.raises(InvalidRequestError) as refused:
         namespace_or_default(namespace, "default")
     assert refused.value.field == "namespace"
+
+
+async def test_a_file_a_namespace_holds_under_an_earlier_id_keeps_it(tmp_path: Path) -> None:
+    files, library = knowledge_base()
+    path = tmp_path / "kb" / "guides" / "Frost risk.md"
+    write(path, "Frost scorches the plucking table.")
+    read = read_documents([tmp_path / "kb"], domain="tea_cultivation")
+    [document] = read.documents
+    earlier = document.model_copy(update={"document_id": "guides--Frost-risk"})
+    nothing = read_documents([], domain="tea_cultivation")
+    await files.ingest(nothing, NS, documents=[earlier])
+
+    report = await files.ingest(read, NS)
+
+    assert [(o.document_id, o.outcome) for o in report.outcomes] == [
+        ("guides--Frost-risk", Outcome.UNCHANGED)
+    ]
+    assert await held(library) == {"guides--Frost-risk": str(path)}
