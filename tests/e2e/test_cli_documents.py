@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 
+from retrieval.domain.document_ids import slug_from_path
 from retrieval.domain.models import RetrievalResult
 
 CLI = Path(sys.executable).with_name("retrieval")
@@ -35,6 +36,10 @@ domain: quality_standards
 
 Fresh leaf is withered for 14 to 18 hours until it loses about a third of its moisture.
 """
+
+
+FROST_ID = slug_from_path(PurePath("field/frost protection.md"))
+"""A name with a space ends in a hash of its path (``retrieval.domain.document_ids``)."""
 
 
 def run(data: Path, mongo_uri: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -69,7 +74,7 @@ def test_a_folder_of_html_and_plain_markdown_is_ingested_and_answers(
     assert "2 created" in ingested.stdout
 
     for question, document_id, title in [
-        ("How do I protect bushes from frost?", "field--frost-protection", "Frost protection"),
+        ("How do I protect bushes from frost?", FROST_ID, "Frost protection"),
         ("orange patches on tea stems in wet weather", "red-rust", "Red rust"),
     ]:
         answered = run(data, mongo_uri, "query", question, "-n", "docs", "-k", "2", "--json")
@@ -114,3 +119,13 @@ def test_query_json_errors_go_to_stderr(workspace: Path, mongo_uri: str) -> None
     assert result.returncode == 1
     assert result.stdout == ""
     assert "does not exist" in result.stderr
+
+
+def test_an_empty_namespace_is_refused_in_one_line(workspace: Path, mongo_uri: str) -> None:
+    result = run(
+        workspace / "data", mongo_uri, "ingest", "docs", "--namespace", "", "-d", "general"
+    )
+    assert result.returncode != 0
+    assert "Traceback" not in result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert "namespace" in line

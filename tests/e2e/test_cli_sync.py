@@ -157,3 +157,19 @@ def test_a_sync_that_would_empty_the_namespace_stops(root: Path, mongo_uri: str)
     assert stopped.returncode == 1
     assert "RETRIEVAL_SYNC_MAX_DELETE_SHARE" in stopped.stdout
     assert len(listed(root, mongo_uri, "mass")) == 6
+
+
+def test_a_subfolder_ingested_after_its_folder_writes_no_second_document(
+    root: Path, mongo_uri: str
+) -> None:
+    kb = root / "nested"
+    (kb / "misc").mkdir(parents=True)
+    (kb / "alpha.md").write_text("# Alpha\n\nPluck two leaves and a bud.")
+    (kb / "misc" / "beta.md").write_text("# Beta\n\nWither the leaf for fourteen hours.")
+    for folder in ("nested", "nested/misc"):
+        done = run(root, mongo_uri, "ingest", folder, "-n", "nested", "-d", "tea_cultivation")
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert listed(root, mongo_uri, "nested") == {
+        "alpha": str((kb / "alpha.md").resolve()),
+        "misc--beta": str((kb / "misc" / "beta.md").resolve()),
+    }

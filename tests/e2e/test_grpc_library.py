@@ -484,3 +484,17 @@ async def test_a_tenant_cannot_list_or_delete_another_tenants_namespace(
             await neighbour.sync([kb], namespace=NS, domain=DOMAIN, allow_mass_delete=True)
         assert await neighbour.documents(namespace="other-kb") == []
     assert await listed(client) == before
+
+
+async def test_an_empty_or_blank_namespace_is_refused_never_the_default(
+    client: RetrievalClient, kb: Path
+) -> None:
+    for namespace in ("", "  "):
+        for write in (
+            client.ingest(kb, namespace=namespace, domain=DOMAIN),
+            client.sync(kb, namespace=namespace, domain=DOMAIN),
+            client.ingest_documents([from_file(str(kb / "x.md"), "Text.")], namespace=namespace),
+        ):
+            with pytest.raises(InvalidRequestError) as refused:
+                await write
+            assert refused.value.field == "namespace"

@@ -233,3 +233,17 @@ async def test_a_search_option_given_flat_is_refused_naming_where_it_goes() -> N
     assert str(refused.value) == (
         "no such setting: search_mode (search options are one setting: search={'mode': ...})"
     )
+
+
+async def test_an_empty_or_blank_namespace_is_refused_never_the_default(
+    kb: KnowledgeBase, docs: Path
+) -> None:
+    for namespace in ("", " "):
+        for write in (
+            kb.ingest([docs], namespace=namespace, domain="software_docs"),
+            kb.sync([docs], namespace=namespace, domain="software_docs"),
+        ):
+            with pytest.raises(InvalidRequestError) as refused:
+                await write
+            assert refused.value.field == "namespace"
+    assert await kb.documents() == []

@@ -45,9 +45,23 @@ def check_slug(value: str, field: str) -> str:
         raise InvalidRequestError(error.errors()[0]["msg"], field=field) from error
 
 
+def given_namespace(namespace: str | None) -> str | None:
+    """None (the service's default namespace), or ``namespace`` checked to be a name a store
+    may be asked for: an empty or blank one is refused, never taken for the default."""
+    if namespace is None:
+        return None
+    if not namespace.strip():
+        raise InvalidRequestError(
+            "must not be empty or blank; leave it out for the default namespace",
+            field="namespace",
+        )
+    return check_slug(namespace, "namespace")
+
+
 def namespace_or_default(namespace: str | None, default: str) -> str:
-    """``namespace``, else ``default``, checked to be a name a store may be asked for."""
-    return check_slug(namespace or default, "namespace")
+    """``namespace`` (see ``given_namespace``), else ``default``, checked to be a name a store
+    may be asked for."""
+    return given_namespace(namespace) or check_slug(default, "namespace")
 
 
 def invalid_request(error: ValidationError, prefix: str | None = None) -> InvalidRequestError:

@@ -130,7 +130,7 @@ class RetrievalClient(ServiceCalls):
         paths, given = split_sources(sources)
         loaded = await read_files(paths, domain)
         return await self._local_files(timeout).ingest(
-            loaded, namespace or "", documents=given, replace=replace
+            loaded, namespace, documents=given, replace=replace
         )
 
     async def sync(
@@ -153,7 +153,7 @@ class RetrievalClient(ServiceCalls):
         return await self._local_files(timeout).sync(
             local,
             loaded,
-            namespace or "",
+            namespace,
             dry_run=dry_run,
             replace=replace,
             allow_mass_delete=allow_mass_delete,

@@ -57,7 +57,7 @@ class RemoteIntake:
     async def ingest(
         self,
         documents: Sequence[RagDocument],
-        namespace: str,
+        namespace: str | None,
         on_progress: Progress | None,
         *,
         replace: bool,
@@ -80,7 +80,7 @@ class RemoteIntake:
         self,
         documents: Sequence[RagDocument],
         roots: Sequence[str],
-        namespace: str,
+        namespace: str | None,
         *,
         unreadable: Collection[str],
         dry_run: bool,

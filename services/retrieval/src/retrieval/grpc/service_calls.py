@@ -146,10 +146,11 @@ class ServiceCalls:
         timeout: float | None = None,
     ) -> list[DocumentOutcome]:
         """As ``IngestionService.ingest``: one outcome per document, in order."""
+        from retrieval.domain.models import given_namespace
         from retrieval.grpc.document_conversions import document_to_proto, outcomes_from_proto
 
         request = pb.IngestDocumentsRequest(
-            namespace=namespace or "",
+            namespace=given_namespace(namespace) or "",
             documents=[document_to_proto(d) for d in documents],
             replace=replace,
             refused_as_outcomes=refused_as_outcomes,
@@ -171,12 +172,13 @@ class ServiceCalls:
     ) -> SyncReport:
         """As ``LibrarySync.sync``, in one request: every document of the roots travels
         in it, so the server's message size bounds a sync."""
+        from retrieval.domain.models import given_namespace
         from retrieval.grpc.document_conversions import sync_report_from_proto, sync_request
 
         request = sync_request(
             documents,
             roots,
-            namespace,
+            given_namespace(namespace),
             unreadable=unreadable,
             dry_run=dry_run,
             replace=replace,

@@ -17,11 +17,11 @@ HTML (``.html``, ``.htm``), PDF and Word (``.docx``) are converted to markdown
 What a file does not set itself is derived:
 
 - document id: the file's path relative to the folder given (the file name for a file given
-  directly), without its last suffix, as a slug: folders joined by ``--``, every run of
-  characters outside ``A-Z a-z 0-9 _ . -`` replaced by ``-`` and hyphens trimmed from each
-  end (accents dropped first), so ``guides/Frost risk (2024).md`` becomes
-  ``guides--Frost-risk-2024``. An id longer than 128 characters is cut and ends in a hash of
-  the whole; a name with nothing usable becomes ``doc-<hash>``;
+  directly), as ``retrieval.domain.document_ids.slug_from_path`` spells it: folders joined by
+  ``--``, ``guides/frost-risk.md`` becomes ``guides--frost-risk``, and a path it cannot spell
+  exactly (``guides/Frost risk (2024).md``, ``résumé.md``) ends in a hash of it
+  (``guides--Frost-risk-2024-<hash>``). Which id a namespace keeps for a file it already holds
+  is the service's (``retrieval.service.ingestion.file_identity``);
 - title: the front matter's (or an HTML ``<title>``), else the one given for all (``--title``,
   allowed with one file only), else the first ``# `` heading, else the file name;
 - domain: the front matter's, else the one given for all (``--domain``).
@@ -35,11 +35,9 @@ listed. ``load_documents`` is the strict form.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -48,6 +46,7 @@ from pathlib import Path, PurePath
 from pydantic import Field, ValidationError
 
 from retrieval.adapters.files.converters import convert
+from retrieval.domain.document_ids import slug_from_path
 from retrieval.domain.models import Frozen, RagDocument, invalid_request
 from retrieval.domain.provenance import Source
 from retrieval.errors import InvalidRequestError
@@ -66,11 +65,8 @@ FILE_TYPES = {
     ".docx": "docx",
 }
 SUPPORTED_SUFFIXES = frozenset(FILE_TYPES)
-FOLDER_SEPARATOR = "--"
-MAX_ID_CHARS = 128
 MAX_FILE_BYTES = 10_000_000
 """Largest file read unless the caller sets another limit (``RETRIEVAL_INGEST_MAX_FILE_BYTES``)."""
-UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_.\-]+")
 H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 FileProgress = Callable[[int, int], None]
@@ -127,22 +123,6 @@ class SourceFile:
 class Defaults:
     domain: str | None
     title: str | None
-
-
-def slug_from_path(relative: PurePath) -> str:
-    """A stable document id for a file path (see the module docstring)."""
-    parts = [*relative.parts[:-1], relative.stem]
-    ascii_parts = (
-        unicodedata.normalize("NFKD", part).encode("ascii", "ignore").decode() for part in parts
-    )
-    cleaned = (UNSAFE_RUN.sub("-", part).strip("-") for part in ascii_parts)
-    slug = FOLDER_SEPARATOR.join(part for part in cleaned if part).lstrip("-_.")
-    digest = hashlib.sha256(relative.as_posix().encode()).hexdigest()[:8]
-    if not slug:
-        return f"doc-{digest}"
-    if len(slug) > MAX_ID_CHARS:
-        return f"{slug[: MAX_ID_CHARS - len(digest) - 1]}-{digest}"
-    return slug
 
 
 def visible(path: Path, root: Path) -> bool:

@@ -32,6 +32,7 @@ from retrieval.service.ingestion.document_checks import (
     check_request,
     check_unique,
 )
+from retrieval.service.ingestion.file_identity import identified
 from retrieval.service.ingestion.group_write import GroupCall, GroupWriter
 from retrieval.service.ingestion.outcomes import DocumentOutcome, refusal_outcome
 from retrieval.service.ingestion.progress import EmbeddedTally, IngestProgress, Progress
@@ -93,6 +94,7 @@ class IngestionService:
         graph: ChunkGraph | None = None,
     ) -> None:
         self._embedder = embedder
+        self._ledger = ledger
         stores = ChunkStores(index, keywords, chunks, graph)
         self._writer = GroupWriter(
             embedder, stores, ledger, generations, lease_wait_s, lease_renew_s
@@ -123,6 +125,13 @@ class IngestionService:
     def prepare(self, documents: Sequence[RagDocument], namespace: str) -> list[Prepared]:
         """The documents cut into chunks: what the checks and the write of them share."""
         return [Prepared(document, self.split(document, namespace)) for document in documents]
+
+    async def identify(
+        self, documents: Sequence[RagDocument], namespace: str, *, replace: bool
+    ) -> list[RagDocument]:
+        """The documents with the ids their files keep in the namespace
+        (``retrieval.service.ingestion.file_identity``)."""
+        return await identified(self._ledger, documents, namespace, replace=replace)
 
     def namespace(self, namespace: str | None) -> str:
         return namespace_or_default(namespace, self._default_namespace)
@@ -190,10 +199,13 @@ class IngestionService:
         it and its field, and nothing is written; with ``refused_as_outcomes`` it is a
         ``FAILED`` outcome with that reason and field (``DocumentOutcome.refused``) and the
         others are written. After that, each document succeeds or fails on its own
-        (``Outcome.FAILED`` with the reason). A document whose id is held by a document from
-        another source fails with ``DocumentIdClashError`` naming both, unless ``replace``.
+        (``Outcome.FAILED`` with the reason). A document read from a file that set no id
+        keeps the id the namespace holds the file under (``identify``). A document whose id
+        is held by a document from another source fails with ``DocumentIdClashError`` naming
+        both, unless ``replace``.
         """
         target = self.namespace(namespace)
+        documents = await self.identify(documents, target, replace=replace)
         screened = self.screen(self.prepare(documents, target), refused_as_outcomes)
         written = await self.write(screened.accepted, target, on_progress, replace=replace)
         return screened.in_order(written)

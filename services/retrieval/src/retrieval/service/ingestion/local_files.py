@@ -17,7 +17,7 @@ from typing import Protocol
 
 from pydantic import Field
 
-from retrieval.domain.models import Frozen, RagDocument
+from retrieval.domain.models import Frozen, RagDocument, given_namespace
 from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport, accepted
@@ -69,14 +69,15 @@ SyncScope = Callable[[Sequence[Path], Sequence[ReadFailure]], SyncRoots]
 
 
 class DocumentIntake(Protocol):
-    """Writes documents with each document the checks refuse returned as a ``FAILED``
-    outcome of its own (``DocumentOutcome.refused``), the others written; a sync keeps what
-    the sources of refused documents held."""
+    """Writes documents into a namespace (None: the default of the services written to), with
+    each document the checks refuse returned as a ``FAILED`` outcome of its own
+    (``DocumentOutcome.refused``), the others written; a sync keeps what the sources of
+    refused documents held."""
 
     async def ingest(
         self,
         documents: Sequence[RagDocument],
-        namespace: str,
+        namespace: str | None,
         on_progress: Progress | None,
         *,
         replace: bool,
@@ -86,7 +87,7 @@ class DocumentIntake(Protocol):
         self,
         documents: Sequence[RagDocument],
         roots: Sequence[str],
-        namespace: str,
+        namespace: str | None,
         *,
         unreadable: Collection[str],
         dry_run: bool,
@@ -123,7 +124,9 @@ class SourceFailure(Frozen):
 class IngestReport(Frozen):
     """What an ingestion of files, folders and documents did."""
 
-    namespace: str = Field(description="The namespace written.")
+    namespace: str | None = Field(
+        description="The namespace written; None for the default of the services written to."
+    )
     outcomes: tuple[DocumentOutcome, ...] = Field(description="One per document written.")
     failures: tuple[SourceFailure, ...] = Field(
         description="Files or entries that could not be read, and documents refused (their "
@@ -153,7 +156,7 @@ class ServiceIntake:
     async def ingest(
         self,
         documents: Sequence[RagDocument],
-        namespace: str,
+        namespace: str | None,
         on_progress: Progress | None,
         *,
         replace: bool,
@@ -166,7 +169,7 @@ class ServiceIntake:
         self,
         documents: Sequence[RagDocument],
         roots: Sequence[str],
-        namespace: str,
+        namespace: str | None,
         *,
         unreadable: Collection[str],
         dry_run: bool,
@@ -197,18 +200,20 @@ class LocalFiles:
     async def ingest(
         self,
         files: FilesRead,
-        namespace: str,
+        namespace: str | None,
         *,
         documents: Sequence[RagDocument] = (),
         replace: bool = False,
         on_progress: Progress | None = None,
     ) -> IngestReport:
-        """Write the documents read and ``documents``; an unchanged one writes nothing."""
+        """Write the documents read and ``documents``; an unchanged one writes nothing.
+        ``namespace`` None is the default one; an empty or blank one is refused."""
+        target = given_namespace(namespace)
         outcomes = await self._intake.ingest(
-            [*files.documents, *documents], namespace, on_progress, replace=replace
+            [*files.documents, *documents], target, on_progress, replace=replace
         )
         return IngestReport(
-            namespace=namespace,
+            namespace=target,
             outcomes=accepted(outcomes),
             failures=failures_of(files, outcomes),
             skipped=tuple(files.skipped),
@@ -219,21 +224,23 @@ class LocalFiles:
         self,
         paths: Sequence[Path],
         files: FilesRead,
-        namespace: str,
+        namespace: str | None,
         *,
         dry_run: bool = False,
         replace: bool = False,
         allow_mass_delete: bool = False,
         on_progress: Progress | None = None,
     ) -> PathSync:
-        """Make the namespace hold what ``paths`` hold: each path that exists is a root."""
+        """Make the namespace hold what ``paths`` hold: each path that exists is a root.
+        ``namespace`` None is the default one; an empty or blank one is refused."""
+        target = given_namespace(namespace)
         scope = self._scope(paths, files.failures)
         if not scope.roots:
             raise InvalidRequestError(f"none of {[str(p) for p in paths]} exists", field="paths")
         report = await self._intake.sync(
             files.documents,
             scope.roots,
-            namespace,
+            target,
             unreadable=scope.unreadable,
             dry_run=dry_run,
             replace=replace,

@@ -98,6 +98,7 @@ class LibrarySync:
         refused documents are kept as unreadable ones are.
         """
         target = self._writer.namespace(namespace)
+        documents = await self._writer.identify(documents, target, replace=replace)
         prepared = self._writer.prepare(documents, target)
         screened = self._writer.screen(prepared, refused_as_outcomes)
         checked = [checked_source(root, "roots") for root in roots]
