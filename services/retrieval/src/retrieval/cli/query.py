@@ -53,7 +53,7 @@ def query(
         domains=tuple(domain),
         top_k=top_k,
         confidence_threshold=threshold,
-        namespace=namespace or None,
+        namespace=namespace,
         source_prefix=source_or_none(source_prefix),
         section=section,
         options=chosen,

@@ -24,6 +24,7 @@ from retrieval.domain.models import (
     RetrievalOptions,
     RetrievalQuery,
     invalid_request,
+    namespace_or_default,
     validated,
 )
 from retrieval.domain.search_plan import MAX_TOP_K, SearchMode
@@ -91,8 +92,9 @@ class RetrievalTools:
         self._timeout_s = timeout_s
 
     def namespace(self, scope: Scope, namespace: str | None) -> str:
-        """``namespace`` (the default when None), once the caller is found to hold ``scope``."""
-        chosen = namespace or self._application.settings.default_namespace
+        """``namespace`` (the default when None; a blank one is refused), once the caller is
+        found to hold ``scope``."""
+        chosen = namespace_or_default(namespace, self._application.settings.default_namespace)
         self._access.check(scope, chosen)
         return chosen
 
