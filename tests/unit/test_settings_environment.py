@@ -22,6 +22,15 @@ def test_allowed_domains_that_are_no_json_list_are_a_validation_error(
         Settings(_env_file=None)
 
 
+@pytest.mark.parametrize("value", ["0x10", '{"mode": "dense"}'])
+def test_a_variable_named_for_the_whole_search_plan_is_a_validation_error(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("RETRIEVAL_SEARCH", value)
+    with pytest.raises(ValidationError, match="search"):
+        Settings(_env_file=None)
+
+
 def test_allowed_domains_are_read_as_a_json_list(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RETRIEVAL_ALLOWED_DOMAINS", '["plant_diseases", "frost"]')
     assert Settings(_env_file=None).allowed_domains == ("plant_diseases", "frost")

@@ -162,10 +162,10 @@ class Settings(MongoSettings, PineconeSettings, BaseSettings):
         default=2, ge=1, description="Ingestion writes the local model embeds at once."
     )
 
-    search: SearchPlan = Field(
+    search: Annotated[SearchPlan, NoDecode] = Field(
         default_factory=SearchPlan,
         description="Options searches run with unless a request sets them; each is read from "
-        "its own variable (``SEARCH_VARIABLES``).",
+        "its own variable (``SEARCH_VARIABLES``), never from a variable of its own.",
     )
     graph_extractor: GraphExtractor = Field(
         default=GraphExtractor.RULES,
