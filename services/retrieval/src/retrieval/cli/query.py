@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic.fields import FieldInfo
-from rich.markup import escape
 
 from retrieval.adapters.files.local_sources import source_or_none
 from retrieval.cli.runtime import (
@@ -75,7 +74,7 @@ def option_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
     switch; unset, it leaves the option to the settings."""
     flag = name.replace("_", "-")
     switch = (f"--{flag}/--no-{flag}",) if field.annotation is bool else ()
-    help_text = escape(f"{(field.description or '').removesuffix('.')} [settings].")
+    help_text = f"{(field.description or '').removesuffix('.')} [settings]."
     return inspect.Parameter(
         name,
         inspect.Parameter.KEYWORD_ONLY,
