@@ -152,12 +152,12 @@ def test_reingesting_reports_unchanged(workspace: Path) -> None:
 def test_bad_input_is_a_clear_error_not_a_traceback(
     workspace: Path, args: tuple[str, ...], code: int, message: str
 ) -> None:
-    """Refused before anything starts (code 2, on stderr), or by the running service (1)."""
+    """Refused before anything starts (code 2), or by the running service (1), on stderr."""
     result = run(
         workspace, *args, environment={"RETRIEVAL_ALLOWED_DOMAINS": '["weather_patterns"]'}
     )
     assert result.returncode == code
-    assert message in (result.stderr if code == 2 else result.stdout)
+    assert message in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
 
 
@@ -234,5 +234,5 @@ async def test_ask_prints_the_answer_as_the_model_writes_it_then_its_citations(
 def test_ask_without_a_language_model_says_what_to_set(workspace: Path, readable: str) -> None:
     refused = run(workspace, "ask", "frost", "-n", readable)
     assert refused.returncode == 1
-    assert "RETRIEVAL_LLM_BASE_URL" in refused.stdout
+    assert "RETRIEVAL_LLM_BASE_URL" in refused.stderr
     assert "Traceback" not in refused.stdout + refused.stderr

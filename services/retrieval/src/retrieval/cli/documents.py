@@ -27,6 +27,7 @@ from rich.text import Text
 from retrieval.adapters.files.document_files import LoadedDocuments, read_documents
 from retrieval.cli.runtime import (
     console,
+    failed,
     load_settings,
     refused_when_invalid,
     run_here_or_served,
@@ -209,8 +210,7 @@ def read_reporting_failures(
     try:
         loaded = read_with_progress(paths, domain, title, max_file_bytes)
     except RetrievalError as error:
-        console.print(f"[red]error:[/red] {error}")
-        raise typer.Exit(code=1) from error
+        failed(str(error))
     for skipped in loaded.skipped:
         console.print(f"[dim]skipped {skipped}: unsupported file type[/dim]")
     for failure in loaded.failures:
@@ -256,5 +256,5 @@ def failed_outcomes(outcomes: Iterable[DocumentOutcome]) -> list[DocumentOutcome
 def report_failed(ingested: Ingested) -> None:
     for problem in ingested.rejected:
         console.print(f"[red]failed[/red] {problem.reason}")
-    for failed in failed_outcomes(ingested.outcomes):
-        console.print(f"[red]failed[/red] {failed.document_id}: {failed.error}")
+    for outcome in failed_outcomes(ingested.outcomes):
+        console.print(f"[red]failed[/red] {outcome.document_id}: {outcome.error}")
