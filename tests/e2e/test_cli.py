@@ -146,7 +146,6 @@ def test_reingesting_reports_unchanged(workspace: Path) -> None:
         (("query", "tea", "-n", "never-written"), 1, "does not exist"),
         (("query", "tea", "-k", "0"), 2, "top_k"),
         (("query", "tea", "--mmr-lambda", "2"), 2, "mmr_lambda"),
-        (("ingest", "missing.md"), 1, "no such file"),
     ],
 )
 def test_bad_input_is_a_clear_error_not_a_traceback(
@@ -159,6 +158,15 @@ def test_bad_input_is_a_clear_error_not_a_traceback(
     assert result.returncode == code
     assert message in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_file_that_cannot_be_read_is_reported_and_counted(workspace: Path) -> None:
+    result = run(workspace, "ingest", "missing.md")
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "failed missing.md: no such file or directory",
+        "0 files, 0 documents, 0 chunks: 1 failed",
+    ]
 
 
 def test_the_demo_ingests_the_knowledge_base_and_answers(workspace: Path) -> None:

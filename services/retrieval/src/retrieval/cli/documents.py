@@ -198,7 +198,8 @@ def ingest(
 
         if loaded.documents:
             run_here_or_served(work, settings)
-    console.print(f"{count(loaded.files, 'file')}, {written(ingested.outcomes)}")
+    refused = len(loaded.failures) + len(ingested.rejected)
+    console.print(f"{count(loaded.files, 'file')}, {written(ingested.outcomes, refused)}")
     report_failed(ingested)
     if loaded.failures or ingested.rejected or failed_outcomes(ingested.outcomes):
         raise typer.Exit(code=1)
@@ -235,11 +236,13 @@ def told_when_interrupted(ingested: Ingested) -> Iterator[None]:
         raise typer.Exit(code=130) from None
 
 
-def written(outcomes: Sequence[DocumentOutcome]) -> str:
-    """Documents and chunks, and how many documents had each outcome."""
+def written(outcomes: Sequence[DocumentOutcome], refused: int = 0) -> str:
+    """Documents and chunks, and how many documents had each outcome, ``refused`` (files and
+    documents that failed before they were written) counted as failed."""
     from retrieval.service.ingestion.outcomes import Outcome
 
     counts = Counter(outcome.outcome for outcome in outcomes)
+    counts[Outcome.FAILED] += refused
     summary = ", ".join(f"{counts[kind]} {kind.value}" for kind in Outcome if counts[kind])
     chunks = sum(outcome.chunks for outcome in outcomes)
     return f"{count(len(outcomes), 'document')}, {count(chunks, 'chunk')}" + (
