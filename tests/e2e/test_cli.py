@@ -146,19 +146,27 @@ def test_reingesting_reports_unchanged(workspace: Path) -> None:
         (("query", "tea", "-n", "never-written"), 1, "does not exist"),
         (("query", "tea", "-k", "0"), 2, "top_k"),
         (("query", "tea", "--mmr-lambda", "2"), 2, "mmr_lambda"),
-        (("ingest", "missing.md"), 1, "no such file"),
     ],
 )
 def test_bad_input_is_a_clear_error_not_a_traceback(
     workspace: Path, args: tuple[str, ...], code: int, message: str
 ) -> None:
-    """Refused before anything starts (code 2, on stderr), or by the running service (1)."""
+    """Refused before anything starts (code 2), or by the running service (1), on stderr."""
     result = run(
         workspace, *args, environment={"RETRIEVAL_ALLOWED_DOMAINS": '["weather_patterns"]'}
     )
     assert result.returncode == code
-    assert message in (result.stderr if code == 2 else result.stdout)
+    assert message in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_file_that_cannot_be_read_is_reported_and_counted(workspace: Path) -> None:
+    result = run(workspace, "ingest", "missing.md")
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "failed missing.md: no such file or directory",
+        "0 files, 0 documents, 0 chunks: 1 failed",
+    ]
 
 
 def test_the_demo_ingests_the_knowledge_base_and_answers(workspace: Path) -> None:
@@ -234,5 +242,5 @@ async def test_ask_prints_the_answer_as_the_model_writes_it_then_its_citations(
 def test_ask_without_a_language_model_says_what_to_set(workspace: Path, readable: str) -> None:
     refused = run(workspace, "ask", "frost", "-n", readable)
     assert refused.returncode == 1
-    assert "RETRIEVAL_LLM_BASE_URL" in refused.stdout
+    assert "RETRIEVAL_LLM_BASE_URL" in refused.stderr
     assert "Traceback" not in refused.stdout + refused.stderr

@@ -33,5 +33,5 @@ def test_the_command_refuses_a_public_interface_without_tokens(tmp_path: Path) -
         timeout=120,
     )
     assert ran.returncode == 1, ran.stderr
-    assert "refusing to serve the console on 0.0.0.0" in ran.stdout
+    assert "refusing to serve the console on 0.0.0.0" in ran.stderr
     assert not (tmp_path / "data").exists()

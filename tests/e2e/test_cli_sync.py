@@ -155,7 +155,7 @@ def test_a_sync_that_would_empty_the_namespace_stops(root: Path, mongo_uri: str)
         path.unlink()
     stopped = run(root, mongo_uri, "sync", "mass", "-n", "mass", "-d", "tea_cultivation")
     assert stopped.returncode == 1
-    assert "RETRIEVAL_SYNC_MAX_DELETE_SHARE" in stopped.stdout
+    assert "RETRIEVAL_SYNC_MAX_DELETE_SHARE" in stopped.stderr
     assert len(listed(root, mongo_uri, "mass")) == 6
 
 

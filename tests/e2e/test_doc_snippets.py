@@ -3,7 +3,8 @@
 A file's blocks run in order in one namespace (as ``__main__``): a block with a top-level
 ``await`` on the test's event loop, any other in a thread of its own, where ``asyncio.run``
 works. They run in a working directory holding the files they read, with a language model
-stand-in configured, and a gRPC server at the address the docs name.
+stand-in configured, and a ``retrieval serve`` on a free port whose data directory is
+``server-data``: the blocks find it by the address it records there, never by a fixed port.
 """
 
 from __future__ import annotations
@@ -19,15 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.grpc import GrpcSettings, create_server
-from retrieval.lifecycle import running
-from retrieval.settings import Settings
 from retrieval_testkit import ChatRequest, OpenAiStandIn
+from retrieval_testkit.served_process import serve_environment, served_process
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<code>.*?)^```$", re.MULTILINE | re.DOTALL)
-SERVER_ADDRESS = "localhost:50051"
+SERVER_DATA = "server-data"
+FIXED_PORT = re.compile(r"(localhost|127\.0\.0\.1|0\.0\.0\.0|\]):\d+")
 FILES = {
     "docs/keys.md": "---\ntitle: Rotating API keys\n---\n# Rotating API keys\n\n## Steps\n\n"
     "Create a new API key in the console, deploy it to every service, then revoke the old "
@@ -91,30 +91,32 @@ def workspace(tmp_path: Path, mongo_uri: str, monkeypatch: pytest.MonkeyPatch) -
         yield tmp_path
 
 
+def test_no_python_block_names_a_fixed_port() -> None:
+    fixed = [
+        f"{block.path.name}:{block.line}: {found[0]}"
+        for path in WITH_PYTHON
+        for block in python_blocks(path)
+        if (found := FIXED_PORT.search(block.code))
+    ]
+    assert not fixed, "a shared machine may run another server there: " + ", ".join(fixed)
+
+
 @pytest.fixture
-async def server_address(workspace: Path, mongo_uri: str) -> AsyncIterator[str]:
-    """A served application on stores of its own."""
-    settings = Settings(
-        _env_file=None,
-        data_dir=workspace / "server",
-        mongodb_uri=mongo_uri,
-        mongodb_database=f"server_{uuid.uuid4().hex[:12]}",
-    )
-    async with running(settings) as application:
-        server, port = await create_server(application, "127.0.0.1:0", GrpcSettings())
-        try:
-            yield f"127.0.0.1:{port}"
-        finally:
-            await server.stop(None)
+async def served(workspace: Path) -> AsyncIterator[None]:
+    """``retrieval serve`` on a free port, on stores of its own in the working directory's
+    ``server-data``, with the language model stand-in."""
+    work = Path.cwd()
+    async with served_process(work, serve_environment(work / SERVER_DATA)):
+        yield
 
 
+@pytest.mark.usefixtures("served")
 @pytest.mark.parametrize("path", WITH_PYTHON, ids=lambda path: path.name)
-async def test_the_python_blocks_run_in_order(path: Path, server_address: str) -> None:
+async def test_the_python_blocks_run_in_order(path: Path) -> None:
     namespace: dict[str, object] = {"__name__": "__main__"}
     for block in python_blocks(path):
-        source = block.code.replace(SERVER_ADDRESS, server_address)
         where = f"{path.relative_to(ROOT)}:{block.line}"
-        code = compile(source, where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        code = compile(block.code, where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
         if code.co_flags & inspect.CO_COROUTINE:
             await eval(code, namespace)
         else:

@@ -101,7 +101,7 @@ def test_while_a_server_holds_the_index_ingest_goes_to_it_and_reconcile_is_refus
 ) -> None:
     refused = run(tmp_path, environment, "reconcile", "--namespace", "tea")
     assert refused.returncode == 1, refused.stdout + refused.stderr
-    message = " ".join(refused.stdout.split())
+    message = " ".join(refused.stderr.split())
     assert str(tmp_path / "data" / "index") in message
     assert f"in use by process {server.pid}" in message
     assert "serve" in message
@@ -128,7 +128,7 @@ def test_ingest_is_refused_while_another_process_runs_the_embedded_mongodb(
         assert process.stdout.readline() == b"serving\n"
         refused = ingest(tmp_path, environment)
     assert refused.returncode == 1, refused.stdout + refused.stderr
-    message = " ".join(refused.stdout.split())
+    message = " ".join(refused.stderr.split())
     assert f"{storage} is in use by process {process.pid}" in message
     assert "Traceback" not in refused.stdout
     assert not list((tmp_path / "data" / "index").glob("*.log"))

@@ -7,8 +7,10 @@ commands are listed."""
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -30,6 +32,9 @@ from retrieval.cli.lazy import lazy_group
 from retrieval.cli.runtime import VERBOSE
 from retrieval.cli.serve import serve
 
+if TYPE_CHECKING:
+    from typer._click import HelpFormatter
+
 COMMAND_GROUPS = "retrieval.cli"
 
 
@@ -44,7 +49,15 @@ def command_group(entry: EntryPoint) -> TyperGroup:
     """The group an entry point names (a ``typer.Typer``), under the entry point's name."""
     group = typer.main.get_group(entry.load())
     group.name = entry.name
+    plain_help(group)
     return group
+
+
+def plain_help(command: TyperCommand | TyperGroup) -> None:
+    """Help laid out as click lays it out, for ``command`` and every command under it."""
+    command.rich_markup_mode = None
+    for sub in getattr(command, "commands", {}).values():
+        plain_help(sub)
 
 
 class WithInstalledGroups(TyperGroup):
@@ -61,12 +74,24 @@ class WithInstalledGroups(TyperGroup):
         entry = installed_groups().get(cmd_name)
         return None if entry is None else command_group(entry)
 
+    def format_commands(self, ctx: typer.Context, formatter: HelpFormatter) -> None:
+        """Each command with the first sentence of its help, whole, wrapped to the terminal."""
+        listed = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
+        rows = [
+            (name, command.get_short_help_str(limit=sys.maxsize))
+            for name, command in listed
+            if command is not None and not command.hidden
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 app = typer.Typer(
     cls=WithInstalledGroups,
     no_args_is_help=True,
     add_completion=False,
     help="Retrieval service for agents.",
+    rich_markup_mode=None,
 )
 app.command("ingest")(documents.ingest)
 app.command("sync")(library.sync)

@@ -20,7 +20,6 @@ from retrieval.cli.runtime import (
     SOURCE_PREFIX,
     checked_query,
     console,
-    json_errors,
     run_here_or_served,
 )
 from retrieval.cli.sources import located
@@ -95,10 +94,9 @@ def ask(
     )
 
     async def work(app: ApplicationCalls) -> Answer:
-        with json_errors(as_json):
-            if as_json:
-                return await app.answers.answer(query)
-            return await printed(app.answers.stream(query))
+        if as_json:
+            return await app.answers.answer(query)
+        return await printed(app.answers.stream(query))
 
     answer = run_here_or_served(work, settings, read_only=True)
     if as_json:

@@ -27,6 +27,7 @@ from rich.text import Text
 from retrieval.adapters.files.document_files import LoadedDocuments, read_documents
 from retrieval.cli.runtime import (
     console,
+    failed,
     load_settings,
     refused_when_invalid,
     run_here_or_served,
@@ -197,7 +198,8 @@ def ingest(
 
         if loaded.documents:
             run_here_or_served(work, settings)
-    console.print(f"{count(loaded.files, 'file')}, {written(ingested.outcomes)}")
+    refused = len(loaded.failures) + len(ingested.rejected)
+    console.print(f"{count(loaded.files, 'file')}, {written(ingested.outcomes, refused)}")
     report_failed(ingested)
     if loaded.failures or ingested.rejected or failed_outcomes(ingested.outcomes):
         raise typer.Exit(code=1)
@@ -209,8 +211,7 @@ def read_reporting_failures(
     try:
         loaded = read_with_progress(paths, domain, title, max_file_bytes)
     except RetrievalError as error:
-        console.print(f"[red]error:[/red] {error}")
-        raise typer.Exit(code=1) from error
+        failed(str(error))
     for skipped in loaded.skipped:
         console.print(f"[dim]skipped {skipped}: unsupported file type[/dim]")
     for failure in loaded.failures:
@@ -235,11 +236,13 @@ def told_when_interrupted(ingested: Ingested) -> Iterator[None]:
         raise typer.Exit(code=130) from None
 
 
-def written(outcomes: Sequence[DocumentOutcome]) -> str:
-    """Documents and chunks, and how many documents had each outcome."""
+def written(outcomes: Sequence[DocumentOutcome], refused: int = 0) -> str:
+    """Documents and chunks, and how many documents had each outcome, ``refused`` (files and
+    documents that failed before they were written) counted as failed."""
     from retrieval.service.ingestion.outcomes import Outcome
 
     counts = Counter(outcome.outcome for outcome in outcomes)
+    counts[Outcome.FAILED] += refused
     summary = ", ".join(f"{counts[kind]} {kind.value}" for kind in Outcome if counts[kind])
     chunks = sum(outcome.chunks for outcome in outcomes)
     return f"{count(len(outcomes), 'document')}, {count(chunks, 'chunk')}" + (
@@ -256,5 +259,5 @@ def failed_outcomes(outcomes: Iterable[DocumentOutcome]) -> list[DocumentOutcome
 def report_failed(ingested: Ingested) -> None:
     for problem in ingested.rejected:
         console.print(f"[red]failed[/red] {problem.reason}")
-    for failed in failed_outcomes(ingested.outcomes):
-        console.print(f"[red]failed[/red] {failed.document_id}: {failed.error}")
+    for outcome in failed_outcomes(ingested.outcomes):
+        console.print(f"[red]failed[/red] {outcome.document_id}: {outcome.error}")

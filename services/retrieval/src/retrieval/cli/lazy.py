@@ -23,7 +23,7 @@ class LazyCommands(TyperGroup):
         if cmd_name not in self.located:
             return super().get_command(ctx, cmd_name)
         module, function = self.located[cmd_name].split(":")
-        single = typer.Typer(add_completion=False)
+        single = typer.Typer(add_completion=False, rich_markup_mode=None)
         single.command(cmd_name)(getattr(import_module(module), function))
         return typer.main.get_command(single)
 
@@ -31,4 +31,4 @@ class LazyCommands(TyperGroup):
 def lazy_group(description: str, located: Mapping[str, str]) -> typer.Typer:
     """A group of the commands ``located`` names, each as ``module:function``."""
     commands = type("LazyCommands", (LazyCommands,), {"located": dict(located)})
-    return typer.Typer(cls=commands, no_args_is_help=True, help=description)
+    return typer.Typer(cls=commands, no_args_is_help=True, help=description, rich_markup_mode=None)

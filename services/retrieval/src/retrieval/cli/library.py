@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from retrieval.adapters.files.local_sources import source_or_none
 from retrieval.cli.documents import (
@@ -23,12 +24,14 @@ from retrieval.cli.documents import (
 )
 from retrieval.cli.runtime import (
     console,
+    failed,
     load_settings,
     refused_when_invalid,
     run_here_or_served,
 )
 from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.models import check_slug
+from retrieval.errors import MassDeleteError
 from retrieval.source_display import readable_source
 
 if TYPE_CHECKING:
@@ -56,10 +59,13 @@ def outcome_lines(outcomes: Iterable[DocumentOutcome]) -> None:
             console.print(f"          {escape(outcome.error)}")
 
 
-def summary(outcomes: Iterable[DocumentOutcome]) -> str:
+def summary(outcomes: Iterable[DocumentOutcome], failures: int) -> str:
+    """How many documents had each outcome, ``failures`` (files and documents refused before
+    they were written) counted as failed."""
     from retrieval.service.ingestion.outcomes import Outcome
 
     counts = Counter(outcome.outcome for outcome in outcomes)
+    counts[Outcome.FAILED] += failures
     return ", ".join(f"{counts[kind]} {kind.value}" for kind in Outcome)
 
 
@@ -82,24 +88,36 @@ def sync(
 ) -> None:
     """Ingest what is new or changed under PATHS and delete the documents ingested from under
     them whose files are gone. A file that cannot be read keeps its documents; the exit code
-    is 1 if any file or document failed, 130 if interrupted (Ctrl-C)."""
+    is 1 if any file or document failed or the sync (or, with --dry-run, the sync it plans)
+    would delete too much, 130 if interrupted (Ctrl-C)."""
     settings = load_settings()
     with refused_when_invalid():
         check_slug(namespace, "namespace")
         check_domains([domain] if domain is not None else [], settings.allowed_domains)
     loaded = read_with_progress(paths, domain, None, settings.ingest_max_file_bytes)
+    refused: list[MassDeleteError] = []
 
     async def work(app: ApplicationCalls) -> PathSync:
         with ingest_progress(len(loaded.documents), ingested.outcomes) as on_group:
-            return await app.local_files.sync(
-                paths,
-                loaded,
-                namespace,
-                dry_run=dry_run,
-                replace=replace,
-                allow_mass_delete=allow_mass_delete,
-                on_progress=on_group,
-            )
+
+            async def synced(allowed: bool) -> PathSync:
+                return await app.local_files.sync(
+                    paths,
+                    loaded,
+                    namespace,
+                    dry_run=dry_run,
+                    replace=replace,
+                    allow_mass_delete=allowed,
+                    on_progress=on_group,
+                )
+
+            try:
+                return await synced(allow_mass_delete)
+            except MassDeleteError as error:
+                if not dry_run:
+                    raise
+                refused.append(error)
+                return await synced(True)
 
     ingested = Ingested(namespace=namespace)
     with told_when_interrupted(ingested):
@@ -125,8 +143,10 @@ def sync(
         outcome_lines(report.outcomes)
         for document_id in report.busy:
             console.print(f"[red]     busy[/red] {escape(document_id)}: being written; run again")
-        heading = f"{count(loaded.files, 'file')}: {summary(report.outcomes)}"
+        heading = f"{count(loaded.files, 'file')}: {summary(report.outcomes, len(failures))}"
         console.print(heading + (" (dry run: nothing changed)" if dry_run else ""))
+    for error in refused:
+        failed(f"without --dry-run, {error}")
     if failures or report.busy or failed_outcomes(report.outcomes):
         raise typer.Exit(code=1)
 
@@ -142,7 +162,8 @@ def delete(
     dry_run: bool = typer.Option(False, "--dry-run", help="Report only; change nothing."),
     as_json: bool = JSON,
 ) -> None:
-    """Delete documents (their chunks, vectors and keyword entries) by id or by source."""
+    """Delete documents (their chunks, vectors and keyword entries) by id or by source. The
+    exit code is 1 if an id is missing or nothing lies under --source-prefix."""
     settings = load_settings()
     with refused_when_invalid():
         check_slug(namespace, "namespace")
@@ -172,6 +193,8 @@ def delete(
         console.print(f"{count(len(report.deleted), 'document')} {verb}")
     if report.missing or report.busy:
         raise typer.Exit(code=1)
+    if not report.deleted and source_prefix is not None:
+        failed(f"nothing under {source_prefix} in namespace {namespace!r}")
 
 
 def documents(
@@ -181,7 +204,8 @@ def documents(
     ),
     as_json: bool = JSON,
 ) -> None:
-    """List a namespace's documents: id, title, source, chunks, when last written."""
+    """List a namespace's documents: id, title, source, chunks, when last written. The exit
+    code is 1 if there are none: no such namespace, or nothing under --source-prefix."""
     settings = load_settings()
     with refused_when_invalid():
         check_slug(namespace, "namespace")
@@ -193,20 +217,34 @@ def documents(
     listed = run_here_or_served(work, settings, read_only=True)
     if as_json:
         typer.echo("[" + ",".join(d.model_dump_json() for d in listed) + "]")
+    elif listed:
+        console.print(documents_table(namespace, listed))
+    if listed:
         return
+    if source_prefix is not None:
+        failed(f"nothing under {source_prefix} in namespace {namespace!r}")
+    failed(f"namespace {namespace!r} does not exist or holds no documents")
+
+
+def documents_table(namespace: str, listed: list[DocumentSummary]) -> Table:
+    """One row per document, its id whole on one line, to be copied into ``delete``."""
     table = Table(title=f"namespace {namespace}: {count(len(listed), 'document')}")
-    table.add_column("document", overflow="fold")
+    ids = [
+        Text(d.document_id).append(" (pending)" if d.pending else "", style="yellow")
+        for d in listed
+    ]
+    table.add_column("document", no_wrap=True, min_width=max(len(cell) for cell in ids))
     table.add_column("title", overflow="fold")
     table.add_column("source", overflow="fold")
     table.add_column("chunks", justify="right")
     table.add_column("updated", no_wrap=True)
-    for document in listed:
+    for document, document_id in zip(listed, ids, strict=True):
         updated = document.updated_at
         table.add_row(
-            document.document_id + (" [yellow](pending)[/yellow]" if document.pending else ""),
+            document_id,
             escape(document.title or ""),
             escape(readable_source(document.source)),
             str(document.chunks),
             updated.strftime("%Y-%m-%d %H:%M") if updated is not None else "",
         )
-    console.print(table)
+    return table

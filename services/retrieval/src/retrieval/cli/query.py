@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable
+from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic.fields import FieldInfo
-from rich.markup import escape
 
 from retrieval.adapters.files.local_sources import source_or_none
 from retrieval.cli.runtime import (
@@ -18,7 +19,7 @@ from retrieval.cli.runtime import (
     VERBOSE,
     checked_query,
     console,
-    json_errors,
+    failed,
     refused_when_invalid,
     run_here_or_served,
 )
@@ -27,7 +28,12 @@ from retrieval.domain.models import RetrievalOptions, validated
 from retrieval.domain.search_plan import SearchOptions
 
 if TYPE_CHECKING:
-    from retrieval.lifecycle import Application
+    from retrieval.cli.served import ApplicationCalls, RetrievalCalls
+    from retrieval.domain.models import RetrievalQuery
+
+HEADINGS_SEARCHED = 20
+"""Matches of a search for a section's name whose headings are offered in its place."""
+NEAREST_SHOWN = 3
 
 
 def query(
@@ -45,7 +51,8 @@ def query(
     ),
     **options: Any,
 ) -> None:
-    """Answer one question from the knowledge base."""
+    """Answer one question from the knowledge base. The exit code is 1 if nothing matched,
+    with the reason on stderr."""
     with refused_when_invalid():
         chosen = validated(RetrievalOptions, **options)
     request, settings = checked_query(
@@ -59,15 +66,47 @@ def query(
         options=chosen,
     )
 
-    async def work(app: Application) -> None:
-        with json_errors(as_json):
-            result = await app.retrieval.retrieve_query(request)
+    async def work(app: ApplicationCalls) -> None:
+        result = await app.retrieval.retrieve_query(request)
         if as_json:
             typer.echo(result.model_dump_json())
-        else:
+        elif result.matches:
             console.print(result_table(result, f"“{text}”", every_stage=VERBOSE.get()))
+        if not result.matches:
+            failed(await why_nothing_matched(app.retrieval, request, result.namespace))
 
     run_here_or_served(work, settings, read_only=True)
+
+
+async def why_nothing_matched(
+    retrieval: RetrievalCalls, request: RetrievalQuery, namespace: str
+) -> str:
+    """One line: what the search that found nothing was limited to; for a section, the
+    headings nearest to it among those a search for its name finds."""
+    if request.section is None:
+        return f"nothing in namespace {namespace!r} matched the question and its filters"
+    found = await retrieval.retrieve_query(
+        request.model_copy(
+            update={"query": request.section, "section": None, "top_k": HEADINGS_SEARCHED}
+        )
+    )
+    headings = nearest(request.section, {match.section for match in found.matches})
+    missing = f"no section is named {request.section!r} in namespace {namespace!r}"
+    if not headings:
+        return f"{missing}, and no heading is near it"
+    return f"{missing}; the nearest headings: " + ", ".join(repr(h) for h in headings)
+
+
+def nearest(section: str, headings: Iterable[str]) -> list[str]:
+    """The ``NEAREST_SHOWN`` headings closest to ``section``: those that end with it first
+    (a heading path given without its parents), then by likeness."""
+    wanted = section.casefold()
+
+    def closeness(heading: str) -> tuple[bool, float]:
+        given = heading.casefold()
+        return given.endswith(wanted), SequenceMatcher(None, wanted, given).ratio()
+
+    return sorted((h for h in headings if h), key=closeness, reverse=True)[:NEAREST_SHOWN]
 
 
 def option_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
@@ -75,7 +114,7 @@ def option_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
     switch; unset, it leaves the option to the settings."""
     flag = name.replace("_", "-")
     switch = (f"--{flag}/--no-{flag}",) if field.annotation is bool else ()
-    help_text = escape(f"{(field.description or '').removesuffix('.')} [settings].")
+    help_text = f"{(field.description or '').removesuffix('.')} [settings]."
     return inspect.Parameter(
         name,
         inspect.Parameter.KEYWORD_ONLY,

@@ -11,14 +11,14 @@ import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from retrieval.cli.environment import REFUSED, from_environment
-from retrieval.errors import InvalidRequestError, RetrievalError
+from retrieval.errors import BackendNotConfiguredError, InvalidRequestError, RetrievalError
 
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 console = Console()
+errors = Console(stderr=True)
+"""Where errors and the reasons of empty outcomes go: stderr, so stdout holds only results."""
 
 VERBOSE: ContextVar[bool] = ContextVar("verbose", default=False)
 """``retrieval -v``: set by the command line's callback, before the command runs."""
@@ -71,29 +73,19 @@ SECTION = typer.Option(
 
 def checked_query(**fields: Any) -> tuple[RetrievalQuery, Settings]:
     """The ``RetrievalQuery`` of ``fields`` and the settings, refused as
-    ``refused_when_invalid`` refuses when the request is invalid or names a domain outside
-    ``RETRIEVAL_ALLOWED_DOMAINS``."""
+    ``refused_when_invalid`` refuses when the request is invalid, its question is blank (the
+    service would search nothing) or it names a domain outside ``RETRIEVAL_ALLOWED_DOMAINS``."""
     from retrieval.domain.allowed_domains import check_domains
     from retrieval.domain.models import RetrievalQuery, validated
+    from retrieval.domain.query_text import normalise
 
     with refused_when_invalid():
         request = validated(RetrievalQuery, **fields)
+        if not normalise(request.query):
+            raise InvalidRequestError("the question is blank: there is nothing to search for")
         settings = load_settings()
         check_domains(request.domains, settings.allowed_domains)
     return request, settings
-
-
-@contextmanager
-def json_errors(as_json: bool) -> Iterator[None]:
-    """With ``--json``, a service error is ``error: ...`` on stderr, stdout left empty, code 1;
-    without, it goes on to ``run``."""
-    try:
-        yield
-    except RetrievalError as error:
-        if not as_json:
-            raise
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=1) from error
 
 
 def run_with_application(
@@ -131,25 +123,34 @@ def run_here_or_served(
         return run_with_application(work, settings, read_only=read_only)
     from pydantic import SecretStr
 
-    from retrieval.cli.served import ServedApplication
+    from retrieval.cli.served import ServedApplication, lacking_on_the_server
     from retrieval.grpc.client import RetrievalClient
 
     token = os.environ.get("RETRIEVAL_TOKEN") or os.environ.get("RETRIEVAL_GRPC_AUTH_TOKEN")
 
     async def main() -> T:
         secret = SecretStr(token) if token else None
-        async with RetrievalClient.connect(
-            record.address, token=secret, timeout=SERVED_CALL_S
-        ) as client:
-            return await work(ServedApplication(client, settings))
+        try:
+            async with RetrievalClient.connect(
+                record.address, token=secret, timeout=SERVED_CALL_S
+            ) as client:
+                return await work(ServedApplication(client, settings))
+        except BackendNotConfiguredError as error:
+            raise lacking_on_the_server(error, record) from error
 
     return run(main())
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine; a service error ends the command with its message, code 1."""
+    """Run a command's coroutine; a service error ends the command with its message on
+    stderr, code 1."""
     try:
         return asyncio.run(main)
     except RetrievalError as error:
-        console.print(f"[red]error:[/red] {escape(str(error))}")
-        raise typer.Exit(code=1) from error
+        failed(str(error))
+
+
+def failed(reason: str) -> NoReturn:
+    """End the command: ``error: reason`` on stderr, exit code 1."""
+    errors.print(f"[red]error:[/red] {escape(reason)}")
+    raise typer.Exit(code=1)

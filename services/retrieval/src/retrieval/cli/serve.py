@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from retrieval.cli.environment import from_environment
+import typer
+
+from retrieval.cli.environment import REFUSED, from_environment
 from retrieval.cli.runtime import run
 
 if TYPE_CHECKING:
@@ -42,6 +45,9 @@ def serve() -> None:
     from retrieval.lifecycle import running
 
     server_settings = from_environment(GrpcSettings)
+    refused_when_taken(server_settings.host, server_settings.port, "RETRIEVAL_GRPC_PORT")
+    if settings.mcp_port is not None:
+        refused_when_taken(settings.mcp_host, settings.mcp_port, "RETRIEVAL_MCP_PORT")
 
     async def main() -> None:
         mcp_tenants = mcp_tenants_of(settings, server_settings)
@@ -56,6 +62,27 @@ def serve() -> None:
         await exit_past_abandoned_work(workers, WORKERS_WAIT_S)
 
     run(main())
+
+
+def refused_when_taken(host: str, port: int, setting: str) -> None:
+    """End the command before the stores start when another process listens on ``host:port``:
+    ``error: SETTING: ...`` on stderr, exit code 2, as for any setting that cannot be used."""
+    if port == 0:
+        return
+    family, kind, protocol, _, address = socket.getaddrinfo(
+        host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    with socket.socket(family, kind, protocol) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as error:
+            typer.echo(
+                f"error: {setting}: cannot listen on {host}:{port} ({error.strerror}); "
+                "choose a free port, or 0 for any",
+                err=True,
+            )
+            raise typer.Exit(code=REFUSED) from None
 
 
 def mcp_tenants_of(settings: Settings, server_settings: GrpcSettings) -> Tenants | None:

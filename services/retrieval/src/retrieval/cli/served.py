@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from retrieval.adapters.files.sync_scope import sync_scope
+from retrieval.errors import BackendNotConfiguredError
 from retrieval.grpc.remote_intake import RemoteIntake
 from retrieval.service.ingestion.local_files import LocalFiles
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from retrieval.domain.validation import ValidationRequest
     from retrieval.domain.validation_report import ValidationReport
     from retrieval.grpc.client import RetrievalClient
+    from retrieval.grpc.serving_record import ServingRecord
     from retrieval.service.ingestion.library import DocumentSummary
     from retrieval.service.ingestion.outcomes import DeleteReport
     from retrieval.service.stats import CollectionStats
@@ -122,3 +124,14 @@ class ServedApplication:
         self.settings = settings
         self.retrieval = self.answers = self.stats = self.validation = self.library = calls
         self.local_files = LocalFiles(RemoteIntake(client), sync_scope)
+
+
+def lacking_on_the_server(
+    error: BackendNotConfiguredError, record: ServingRecord
+) -> BackendNotConfiguredError:
+    """``error`` as the running server reported it: the server lacks the setting, not the
+    shell the command runs in."""
+    return BackendNotConfiguredError(
+        f"the server at {record.address} (retrieval serve, pid {record.pid}) answered: {error}; "
+        "it reads its settings where it was started: set them there and restart it"
+    )

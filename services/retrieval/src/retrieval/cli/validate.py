@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from retrieval.cli.runtime import console, run_here_or_served
+from retrieval.cli.runtime import console, failed, run_here_or_served
 from retrieval.domain.models import MAX_TOP_K, validated
 from retrieval.domain.validation import DEFAULT_TOP_K, CaseFile, ValidationRequest, parse_case_file
 from retrieval.domain.validation_report import ValidationReport
@@ -89,8 +89,7 @@ def validate(
     try:
         request = validation_request(namespace, cases, expect_metadata, success_rate, top_k)
     except RetrievalError as error:
-        console.print(f"[red]error:[/red] {escape(str(error))}")
-        raise typer.Exit(code=1) from error
+        failed(str(error))
     from retrieval.cli.validation_report import summary_table, validation_markdown
 
     async def work(app: ApplicationCalls) -> ValidationReport:

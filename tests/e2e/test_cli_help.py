@@ -1,0 +1,92 @@
+"""Every command's help, read in an 80-column terminal: option names and their values whole,
+no type shown on a flag, and the commands' sentences not broken mid-line."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.core import TyperGroup
+
+from retrieval.cli.app import app
+
+CLI = Path(sys.executable).with_name("retrieval")
+COLUMNS = 80
+
+
+def commands(group: TyperGroup, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The command paths of ``group`` and of its groups, the group itself first."""
+    found = [path]
+    context = typer.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        if isinstance(command, TyperGroup):
+            found.extend(commands(command, (*path, name)))
+        else:
+            found.append((*path, name))
+    return found
+
+
+COMMANDS = commands(typer.main.get_group(app))
+
+
+def help_of(*command: str) -> str:
+    shown = subprocess.run(
+        [str(CLI), *command, "--help"],
+        env=os.environ | {"COLUMNS": str(COLUMNS), "TERM": "xterm-256color"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
+
+
+def test_every_command_is_checked() -> None:
+    assert {("query",), ("sync",), ("golden", "run"), ("serve",)} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda path: " ".join(path) or "retrieval")
+def test_help_fits_80_columns_with_every_option_whole(command: tuple[str, ...]) -> None:
+    shown = help_of(*command)
+    group = typer.main.get_group(app)
+    context = typer.Context(group)
+    described = group
+    for name in command:
+        described = described.get_command(context, name)
+    assert all(len(line) <= COLUMNS for line in shown.splitlines()), shown
+    assert "…" not in shown
+    assert "<bool>" not in shown
+    assert "\\[" not in shown
+    for line in shown.splitlines():
+        assert not re.search(r"<[\w|.\[\]-]*$", line), f"a value split across lines: {line!r}"
+    for parameter in described.params:
+        if parameter.param_type_name != "option":
+            continue
+        for name in [*parameter.opts, *parameter.secondary_opts]:
+            assert re.search(rf"(^|[\s,/]){re.escape(name)}($|[\s,=<\[])", shown, re.M), name
+
+
+def test_top_level_help_gives_each_command_its_first_sentence_wrapped_not_broken() -> None:
+    shown = help_of()
+    listed = [line.rstrip(" │") for line in shown.split("Commands", 1)[1].splitlines()[1:]]
+    for line, following in itertools.pairwise(listed):
+        words = following.strip(" │").split()
+        if line.strip(" │") and words and words[0] not in NAMES:
+            assert len(line) + 1 + len(words[0]) > COLUMNS - 4, f"broken early: {line!r}"
+    text = " ".join(" ".join(line.strip(" │") for line in listed).split())
+    group = typer.main.get_group(app)
+    context = typer.Context(group)
+    for name in NAMES:
+        help_text = group.get_command(context, name).help or ""
+        first = " ".join(re.split(r"\.\s", help_text, maxsplit=1)[0].split())
+        assert first in text, name
+
+
+NAMES = {path[0] for path in COMMANDS if path}
