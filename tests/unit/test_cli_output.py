@@ -207,7 +207,7 @@ def test_the_query_command_has_one_flag_per_search_option_helped_by_its_descript
         assert flags[name].opts == [f"--{flag}"]
         assert flags[name].secondary_opts == ([f"--no-{flag}"] if field.annotation is bool else [])
         assert flags[name].default is None
-        assert flags[name].help == f"{field.description.removesuffix('.')} \\[settings]."
+        assert flags[name].help == f"{field.description.removesuffix('.')} [settings]."
     assert sum(param.name in SearchOptions.model_fields for param in command.params) == len(
         SearchOptions.model_fields
     )
