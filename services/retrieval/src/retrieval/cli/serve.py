@@ -55,10 +55,14 @@ def serve() -> None:
         asyncio.get_running_loop().set_default_executor(workers)
         async with running(settings) as app:
             with stop_on_signals() as stop:
-                async with asyncio.TaskGroup() as doors:
-                    doors.create_task(serve_grpc(app, server_settings, stop))
-                    if mcp_tenants is not None:
-                        doors.create_task(serve_mcp(app, mcp_tenants, stop))
+                try:
+                    async with asyncio.TaskGroup() as doors:
+                        doors.create_task(serve_grpc(app, server_settings, stop))
+                        if mcp_tenants is not None:
+                            doors.create_task(serve_mcp(app, mcp_tenants, stop))
+                except ExceptionGroup as failed_doors:
+                    # the door that failed first stopped the others: its error is the command's
+                    raise failed_doors.exceptions[0] from None
         await exit_past_abandoned_work(workers, WORKERS_WAIT_S)
 
     run(main())
