@@ -116,9 +116,7 @@ def ingestion(
     )
     return IngestionService(
         golden_embedder,
-        index,
-        keywords,
-        mongo_repository,
+        ChunkStores(index, keywords, mongo_repository),
         mongo_ledger,
         InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,

@@ -68,9 +68,7 @@ async def test_updates_and_repairs_go_through_pinecone_and_mongodb(
     generations = InMemoryNamespaceGenerations()
     ingestion = IngestionService(
         embedder,
-        index,
-        keywords,
-        mongo_repository,
+        ChunkStores(index, keywords, mongo_repository),
         mongo_ledger,
         generations,
         DEFAULT_DOMAINS,

@@ -8,6 +8,7 @@ import asyncio
 from retrieval.domain.ledger import Lease
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.outcomes import Outcome
 from retrieval_testkit import (
@@ -40,9 +41,7 @@ async def test_a_long_embedding_keeps_its_lease() -> None:
     ledger = InMemoryDocumentLedger(lease_s=0.4)
     service = IngestionService(
         SlowPassages(0.1),
-        InMemoryVectorIndex(),
-        InMemoryKeywordIndex(),
-        InMemoryChunkRepository(),
+        ChunkStores(InMemoryVectorIndex(), InMemoryKeywordIndex(), InMemoryChunkRepository()),
         ledger,
         InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,

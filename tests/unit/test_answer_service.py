@@ -20,6 +20,7 @@ from retrieval.errors import (
 from retrieval.logging import current_correlation_id
 from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
@@ -71,9 +72,7 @@ async def retrieval() -> RetrievalService:
     )
     ingestion = IngestionService(
         embedder,
-        index,
-        keywords,
-        chunks,
+        ChunkStores(index, keywords, chunks),
         InMemoryDocumentLedger(),
         InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,

@@ -38,9 +38,7 @@ def knowledge_base() -> tuple[LocalFiles, Library]:
     ledger, generations = InMemoryDocumentLedger(), InMemoryNamespaceGenerations()
     writer = IngestionService(
         HashEmbedder(),
-        index,
-        keywords,
-        chunks,
+        ChunkStores(index, keywords, chunks),
         ledger,
         generations,
         DEFAULT_DOMAINS,

@@ -67,9 +67,7 @@ class KnowledgeBase:
         generations = InMemoryNamespaceGenerations()
         writer = IngestionService(
             HashEmbedder(),
-            index,
-            keywords,
-            chunks,
+            ChunkStores(index, keywords, chunks),
             ledger,
             generations,
             DEFAULT_DOMAINS,

@@ -146,9 +146,7 @@ def golden_services(
     ledger, generations = InMemoryDocumentLedger(), InMemoryNamespaceGenerations()
     ingestion = IngestionService(
         embedder,
-        index,
-        keywords,
-        chunks,
+        ChunkStores(index, keywords, chunks),
         ledger,
         generations,
         DEFAULT_DOMAINS,
@@ -314,7 +312,7 @@ async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> 
     index, chunks, embedder = InMemoryVectorIndex(), InMemoryChunkRepository(), HashEmbedder()
     keywords, generations = InMemoryKeywordIndex(), InMemoryNamespaceGenerations()
     ingestion = IngestionService(
-        embedder, index, keywords, chunks, InMemoryDocumentLedger(), generations,
+        embedder, ChunkStores(index, keywords, chunks), InMemoryDocumentLedger(), generations,
         DEFAULT_DOMAINS, "default", ChunkingPolicy(),
     )  # fmt: skip
     await ingestion.ingest(

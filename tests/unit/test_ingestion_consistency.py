@@ -85,9 +85,12 @@ class Stores:
         wrap = (lambda store: Faulty(store, calls, fail_at, crash)) if fail_at else (lambda s: s)
         service = IngestionService(
             embedder or HashEmbedder(),
-            wrap(self.index),
-            wrap(self.keywords),
-            wrap(self.chunks),
+            ChunkStores(
+                wrap(self.index),
+                wrap(self.keywords),
+                wrap(self.chunks),
+                offline_graph(wrap(self.graph)),
+            ),
             wrap(self.ledger),
             InMemoryNamespaceGenerations(),
             DEFAULT_DOMAINS,
@@ -95,7 +98,6 @@ class Stores:
             ChunkingPolicy(max_words=60, overlap_words=10),
             documents_per_write=2,
             lease_wait_s=lease_wait_s,
-            graph=offline_graph(wrap(self.graph)),
         )
         return service, calls
 

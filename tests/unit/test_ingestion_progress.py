@@ -9,6 +9,7 @@ from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.ports.embedder import Matrix
 from retrieval.service.caching.caching_embedder import CachingEmbedder
 from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome
 from retrieval.service.ingestion.progress import EMBEDDING_BATCH, IngestProgress
@@ -65,9 +66,7 @@ class Stack:
         self.model = RecordingEmbedder(self.events)
         self.ingestion = IngestionService(
             CachingEmbedder(self.model, InMemoryEmbeddingCache(), max_entries=100_000),
-            InMemoryVectorIndex(),
-            InMemoryKeywordIndex(),
-            InMemoryChunkRepository(),
+            ChunkStores(InMemoryVectorIndex(), InMemoryKeywordIndex(), InMemoryChunkRepository()),
             InMemoryDocumentLedger(),
             InMemoryNamespaceGenerations(),
             DEFAULT_DOMAINS,

@@ -57,9 +57,7 @@ def service(index, chunks, ledger, embedder=None, keywords=None) -> IngestionSer
     """Every service a test builds shares the test's stores and ledger, as replicas do."""
     return IngestionService(
         embedder or HashEmbedder(),
-        index,
-        keywords or InMemoryKeywordIndex(),
-        chunks,
+        ChunkStores(index, keywords or InMemoryKeywordIndex(), chunks),
         ledger,
         InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,

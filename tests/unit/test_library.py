@@ -75,9 +75,7 @@ class Stores:
         generations = InMemoryNamespaceGenerations()
         writer = IngestionService(
             HashEmbedder(),
-            self.index,
-            self.keywords,
-            self.chunks,
+            ChunkStores(self.index, self.keywords, self.chunks),
             self.ledger,
             generations,
             DEFAULT_DOMAINS,

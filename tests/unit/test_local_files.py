@@ -46,10 +46,11 @@ def local_files(policy: ChunkingPolicy) -> LocalFiles:
         InMemoryChunkRepository(),
     )
     ledger, generations = InMemoryDocumentLedger(), InMemoryNamespaceGenerations()
+    stores = ChunkStores(index, keywords, chunks)
     writer = IngestionService(
-        HashEmbedder(), index, keywords, chunks, ledger, generations, DEFAULT_DOMAINS, NS, policy
+        HashEmbedder(), stores, ledger, generations, DEFAULT_DOMAINS, NS, policy
     )
-    library = Library(ChunkStores(index, keywords, chunks), ledger, generations, NS, 30.0)
+    library = Library(stores, ledger, generations, NS, 30.0)
     sync = LibrarySync(writer, library, ledger, max_delete_share=0.5)
     return LocalFiles(ServiceIntake(writer, sync), sync_scope)
 

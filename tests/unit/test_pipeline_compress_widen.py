@@ -23,6 +23,7 @@ from retrieval.domain.neighbours import merged_text
 from retrieval.domain.stage_names import StageName
 from retrieval.domain.vectors import VectorRecord
 from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.retrieval.pipeline import (
     Candidate,
@@ -248,9 +249,7 @@ async def test_both_stages_run_in_the_service_and_stay_off_by_default() -> None:
     chunks = InMemoryChunkRepository()
     ingestion = IngestionService(
         embedder,
-        index,
-        keywords,
-        chunks,
+        ChunkStores(index, keywords, chunks),
         InMemoryDocumentLedger(),
         InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,

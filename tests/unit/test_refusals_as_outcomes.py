@@ -38,7 +38,7 @@ class Parts:
         ledger, generations = InMemoryDocumentLedger(), InMemoryNamespaceGenerations()
         self.embedder = HashEmbedder()
         self.writer = IngestionService(
-            self.embedder, index, keywords, self.chunks, ledger, generations,
+            self.embedder, ChunkStores(index, keywords, self.chunks), ledger, generations,
             DEFAULT_DOMAINS, NS, ChunkingPolicy(),
         )  # fmt: skip
         self.library = Library(

@@ -68,9 +68,7 @@ class Stack:
     def ingestion(self, embedder: Embedder, namespace: str = NS) -> IngestionService:
         return IngestionService(
             embedder,
-            self.index,
-            self.keywords,
-            self.chunks,
+            ChunkStores(self.index, self.keywords, self.chunks),
             self.ledger,
             InMemoryNamespaceGenerations(),
             DEFAULT_DOMAINS,

@@ -13,6 +13,7 @@ from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.domain.vectors import IndexStats
 from retrieval.errors import BackendUnavailableError
 from retrieval.service.ingestion.chunking import ChunkingPolicy
+from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.stats import StatsService
 from retrieval_testkit import (
@@ -112,9 +113,7 @@ class Stack:
     def ingestion(self, keywords: InMemoryKeywordIndex | None = None) -> IngestionService:
         return IngestionService(
             HashEmbedder(),
-            self.index,
-            keywords or self.keywords,
-            self.chunks,
+            ChunkStores(self.index, keywords or self.keywords, self.chunks),
             self.ledger,
             InMemoryNamespaceGenerations(),
             DEFAULT_DOMAINS,

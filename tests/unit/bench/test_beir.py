@@ -99,11 +99,10 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
         telemetry,
     )
     stats = StatsService(index, keywords, chunks, ledger, embedder, (), probe_timeout_s=1.0)
-    ingestion = IngestionService(
-        embedder, index, keywords, chunks, ledger, generations, DEFAULT_DOMAINS, "default",
-        ChunkingPolicy(),
-    )  # fmt: skip
     stores = ChunkStores(index, keywords, chunks)
+    ingestion = IngestionService(
+        embedder, stores, ledger, generations, DEFAULT_DOMAINS, "default", ChunkingPolicy()
+    )
     library = Library(stores, ledger, generations, "default", 30.0)
     sync = LibrarySync(ingestion, library, ledger, max_delete_share=0.5)
     return Application(
@@ -262,9 +261,7 @@ async def test_one_record_per_document_texts_before_vectors_in_batches(
 
     ingestion = IngestionService(
         HashEmbedder(),
-        index,
-        InMemoryKeywordIndex(),
-        chunks,
+        ChunkStores(index, InMemoryKeywordIndex(), chunks),
         InMemoryDocumentLedger(),
         InMemoryNamespaceGenerations(),
         DEFAULT_DOMAINS,

@@ -30,9 +30,7 @@ async def test_relabelled_and_renamed_documents_cost_no_model_time() -> None:
     ledger, generations = InMemoryDocumentLedger(), InMemoryNamespaceGenerations()
     ingestion = IngestionService(
         CachingEmbedder(model, InMemoryEmbeddingCache(), max_entries=10_000),
-        index,
-        keywords,
-        chunks,
+        ChunkStores(index, keywords, chunks),
         ledger,
         generations,
         DEFAULT_DOMAINS,

@@ -273,9 +273,7 @@ class Container(containers.DeclarativeContainer):
     ingestion_service = providers.Singleton(
         IngestionService,
         embedder=embedder,
-        index=vector_index,
-        keywords=keyword_index,
-        chunks=chunk_text_cache,
+        stores=chunk_stores,
         ledger=document_ledger,
         generations=namespace_generations,
         allowed_domains=settings.provided.allowed_domains,
@@ -283,7 +281,6 @@ class Container(containers.DeclarativeContainer):
         lease_wait_s=settings.provided.ingest_lease_wait_s,
         lease_renew_s=settings.provided.ingest_lease_renew_s,
         documents_per_write=settings.provided.ingest_documents_per_write,
-        graph=chunk_graph,
         policy=providers.Factory(
             ChunkingPolicy,
             max_words=settings.provided.chunk_max_words,

@@ -15,11 +15,10 @@ from retrieval.batching import slices
 from retrieval.domain.metadata import model_signature
 from retrieval.domain.models import RagChunk, RagDocument, namespace_or_default
 from retrieval.errors import InvalidRequestError
-from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
+from retrieval.ports import Embedder
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
 from retrieval.ports.namespace_generations import NamespaceGenerations
-from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.ingestion.chunking import (
     ChunkingPolicy,
     Prepared,
@@ -79,9 +78,7 @@ class IngestionService:
     def __init__(
         self,
         embedder: Embedder,
-        index: VectorIndex,
-        keywords: KeywordIndex,
-        chunks: ChunkRepository,
+        stores: ChunkStores,
         ledger: DocumentLedger,
         generations: NamespaceGenerations,
         allowed_domains: Collection[str],
@@ -91,11 +88,9 @@ class IngestionService:
         embedded_per_write: int = 500,
         lease_wait_s: float = 30.0,
         lease_renew_s: float = 30.0,
-        graph: ChunkGraph | None = None,
     ) -> None:
         self._embedder = embedder
         self._ledger = ledger
-        stores = ChunkStores(index, keywords, chunks, graph)
         self._writer = GroupWriter(
             embedder, stores, ledger, generations, lease_wait_s, lease_renew_s
         )
