@@ -27,7 +27,7 @@ class SearchScope:
     namespace: str | None = None
     top_k: int = 5
     domains: tuple[str, ...] = ()
-    threshold: float | None = None
+    threshold: float = 0.0
     source_prefix: str | None = None
     section: str | None = None
     options: RetrievalOptions = field(default_factory=RetrievalOptions)
@@ -54,7 +54,7 @@ async def search(knowledge: KnowledgeBaseApi, query: str, scope: SearchScope) ->
         query,
         namespace=scope.namespace,
         top_k=scope.top_k,
-        threshold=scope.threshold or 0.0,
+        threshold=scope.threshold,
         domains=scope.domains,
         source_prefix=scope.source_prefix,
         section=scope.section,

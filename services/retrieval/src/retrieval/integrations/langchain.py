@@ -54,8 +54,8 @@ class KnowledgeBaseRetriever(BaseRetriever):
     namespace: str | None = Field(default=None, description="None: the default namespace.")
     top_k: int = Field(default=5, ge=1, description="Documents returned at most.")
     domains: list[str] = Field(default_factory=list, description="Only these; none: every one.")
-    threshold: float | None = Field(
-        default=None, description="Leave out matches under this cosine similarity."
+    threshold: float = Field(
+        default=0.0, description="Leave out matches under this cosine similarity."
     )
     source_prefix: str | None = Field(
         default=None, description="Only documents from this path or URL or below it."

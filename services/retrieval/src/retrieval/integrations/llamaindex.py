@@ -61,7 +61,7 @@ class KnowledgeBaseRetriever(BaseRetriever):
         namespace: str | None = None,
         top_k: int = 5,
         domains: Sequence[str] = (),
-        threshold: float | None = None,
+        threshold: float = 0.0,
         source_prefix: str | None = None,
         section: str | None = None,
         search_options: Mapping[str, Any] | None = None,
