@@ -9,48 +9,23 @@ one call, as the server needs every document of the roots at once.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from retrieval.batching import slices
 from retrieval.domain.models import RagDocument
 from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport, accepted
 from retrieval.service.ingestion.progress import IngestProgress, Progress
 
+if TYPE_CHECKING:
+    from retrieval.grpc.service_calls import ServiceCalls
+
 DOCUMENTS_PER_CALL = 100
-
-
-class WritingClient(Protocol):
-    """The writes of ``retrieval.grpc.service_calls.ServiceCalls`` this intake makes."""
-
-    async def ingest_documents(
-        self,
-        documents: Sequence[RagDocument],
-        *,
-        namespace: str | None = None,
-        replace: bool = False,
-        refused_as_outcomes: bool = False,
-        timeout: float | None = None,
-    ) -> list[DocumentOutcome]: ...
-
-    async def sync_documents(
-        self,
-        documents: Sequence[RagDocument],
-        roots: Sequence[str],
-        *,
-        namespace: str | None = None,
-        unreadable: Collection[str] = (),
-        dry_run: bool = False,
-        replace: bool = False,
-        allow_mass_delete: bool = False,
-        refused_as_outcomes: bool = False,
-        timeout: float | None = None,
-    ) -> SyncReport: ...
 
 
 class RemoteIntake:
     """Writes through ``client``, each document the server refuses a ``FAILED`` outcome."""
 
-    def __init__(self, client: WritingClient, timeout: float | None = None) -> None:
+    def __init__(self, client: ServiceCalls, timeout: float | None = None) -> None:
         self._client = client
         self._timeout = timeout
 
