@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from retrieval.console.app import console_app
 from retrieval.domain.models import RagDocument
@@ -267,7 +268,18 @@ def test_the_reports_page_shows_the_latest_reports_with_their_plots(
 
 
 def loaded(page: Page, image: str) -> bool:
-    return page.locator(image).first.evaluate("image => image.complete && image.naturalWidth > 0")
+    """Whether the first image the selector finds has loaded, waiting for it: a click only
+    waits for the next page to commit, not for its images."""
+    try:
+        page.wait_for_function(
+            "selector => { const image = document.querySelector(selector);"
+            " return image !== null && image.complete && image.naturalWidth > 0; }",
+            arg=image,
+            timeout=30_000,
+        )
+    except PlaywrightTimeout:
+        return False
+    return True
 
 
 @pytest.mark.parametrize(
