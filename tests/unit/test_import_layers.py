@@ -31,7 +31,9 @@ class Layer:
 
 
 FOUNDATION = Layer(
-    "foundation", frozenset({"errors", "batching", "retries", "lazy_names"}), frozenset()
+    "foundation",
+    frozenset({"errors", "batching", "retries", "deadlines", "lazy_names"}),
+    frozenset(),
 )
 DOMAIN = Layer("domain", frozenset({"domain"}), frozenset({"foundation"}))
 CONFIGURATION = Layer(

@@ -14,38 +14,33 @@ written exactly as ``retrieval ingest`` or ``sync`` would (the use case
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from retrieval.adapters.files.document_files import LoadedDocuments, read_documents
-from retrieval.adapters.files.local_sources import source_or_none
-from retrieval.client_api import LocalPath, Sources, local_paths, question_query, split_sources
+from retrieval.client_api import KnowledgeBaseApi
+from retrieval.deadlines import answered_within
 from retrieval.domain.allowed_domains import check_domains
 from retrieval.domain.answers import Answer, AnswerEvent
-from retrieval.domain.models import (
-    RetrievalOptions,
-    RetrievalResult,
-    namespace_or_default,
-    validated,
-)
+from retrieval.domain.models import RetrievalQuery, RetrievalResult, namespace_or_default
 from retrieval.domain.search_plan import SearchPlan
 from retrieval.errors import ConfigurationError
 from retrieval.lifecycle import Application, running
 from retrieval.service.backup.backups import BackupReport, RestoreReport
 from retrieval.service.ingestion.library import DocumentSummary
-from retrieval.service.ingestion.local_files import IngestReport, PathSync
+from retrieval.service.ingestion.local_files import LocalFiles
 from retrieval.service.ingestion.outcomes import DeleteReport
 from retrieval.service.stats import CollectionStats
 from retrieval.settings import Settings
 from retrieval.sync_facade import SyncKnowledgeBase
 
 
-class KnowledgeBase:
+class KnowledgeBase(KnowledgeBaseApi):
     """The started stores of this process, with the services the command line calls: files
-    and documents in, typed results out. ``connect()`` yields one; its methods are those of
-    ``KnowledgeBaseApi`` (``retrieval.client_api``), which ``RetrievalClient`` shares."""
+    and documents in, typed results out. ``connect()`` yields one; its methods are
+    ``KnowledgeBaseApi``'s (``retrieval.client_api``), which ``RetrievalClient`` shares.
+    ``timeout=`` bounds a call's work here, past it ``BackendTimeoutError``."""
 
     def __init__(self, application: Application) -> None:
         self._app = application
@@ -55,133 +50,51 @@ class KnowledgeBase:
         """The settings the stores were started with."""
         return self._app.settings
 
-    async def retrieve(
-        self,
-        query: str,
-        *,
-        namespace: str | None = None,
-        top_k: int = 5,
-        threshold: float = 0.0,
-        domains: Sequence[str] = (),
-        source_prefix: str | None = None,
-        section: str | None = None,
-        **options: Any,
-    ) -> RetrievalResult:
-        """As ``KnowledgeBaseApi.retrieve``."""
-        return await self._app.retrieval.retrieve(
-            query,
-            domains,
-            top_k,
-            threshold,
-            namespace,
-            validated(RetrievalOptions, **options),
-            source_prefix=source_or_none(source_prefix),
-            section=section,
-        )
+    async def _retrieve(self, query: RetrievalQuery, timeout: float | None) -> RetrievalResult:
+        async with answered_within(timeout, "retrieve"):
+            return await self._app.retrieval.retrieve_query(query)
 
-    async def ingest(
-        self,
-        sources: Sources,
-        *,
-        namespace: str | None = None,
-        domain: str | None = None,
-        replace: bool = False,
-    ) -> IngestReport:
-        """As ``KnowledgeBaseApi.ingest``."""
-        paths, given = split_sources(sources)
-        target = self._target(namespace, domain)
-        loaded = await self._read(paths, domain)
-        return await self._app.local_files.ingest(loaded, target, documents=given, replace=replace)
+    async def _answer(self, query: RetrievalQuery, timeout: float | None) -> Answer:
+        async with answered_within(timeout, "ask"):
+            return await self._app.answers.answer(query)
 
-    async def sync(
-        self,
-        paths: LocalPath | Iterable[LocalPath],
-        *,
-        namespace: str | None = None,
-        domain: str | None = None,
-        dry_run: bool = False,
-        replace: bool = False,
-        allow_mass_delete: bool = False,
-    ) -> PathSync:
-        """As ``KnowledgeBaseApi.sync``."""
-        local = local_paths(paths)
-        target = self._target(namespace, domain)
-        loaded = await self._read(local, domain)
-        return await self._app.local_files.sync(
-            local,
-            loaded,
-            target,
-            dry_run=dry_run,
-            replace=replace,
-            allow_mass_delete=allow_mass_delete,
-        )
-
-    async def delete(
-        self,
-        document_ids: Sequence[str] = (),
-        *,
-        namespace: str | None = None,
-        source_prefix: str | None = None,
-        dry_run: bool = False,
-    ) -> DeleteReport:
-        """As ``KnowledgeBaseApi.delete``."""
-        return await self._app.library.delete(
-            namespace, document_ids, source_prefix=source_or_none(source_prefix), dry_run=dry_run
-        )
-
-    async def documents(
-        self, *, namespace: str | None = None, source_prefix: str | None = None
-    ) -> list[DocumentSummary]:
-        """As ``KnowledgeBaseApi.documents``."""
-        return await self._app.library.documents(
-            namespace, source_prefix=source_or_none(source_prefix)
-        )
-
-    async def ask(
-        self,
-        question: str,
-        *,
-        namespace: str | None = None,
-        top_k: int = 8,
-        domains: Sequence[str] = (),
-        source_prefix: str | None = None,
-        section: str | None = None,
-    ) -> Answer:
-        """As ``KnowledgeBaseApi.ask``."""
-        query = question_query(
-            question,
-            namespace=namespace,
-            top_k=top_k,
-            domains=domains,
-            source_prefix=source_prefix,
-            section=section,
-        )
-        return await self._app.answers.answer(query)
-
-    def ask_stream(
-        self,
-        question: str,
-        *,
-        namespace: str | None = None,
-        top_k: int = 8,
-        domains: Sequence[str] = (),
-        source_prefix: str | None = None,
-        section: str | None = None,
+    async def _answer_stream(
+        self, query: RetrievalQuery, timeout: float | None
     ) -> AsyncGenerator[AnswerEvent, None]:
-        """As ``KnowledgeBaseApi.ask_stream``."""
-        query = question_query(
-            question,
-            namespace=namespace,
-            top_k=top_k,
-            domains=domains,
-            source_prefix=source_prefix,
-            section=section,
-        )
-        return self._app.answers.stream(query)
+        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+        async with aclosing(self._app.answers.stream(query)) as events:
+            while True:
+                async with answered_within(left_until(deadline), "ask"):
+                    event = await anext(events, None)
+                if event is None:
+                    return
+                yield event
 
-    async def stats(self) -> CollectionStats:
-        """As ``KnowledgeBaseApi.stats``."""
-        return await self._app.stats.collect()
+    async def _delete(
+        self,
+        namespace: str | None,
+        document_ids: Sequence[str],
+        source_prefix: str | None,
+        dry_run: bool,
+        timeout: float | None,
+    ) -> DeleteReport:
+        async with answered_within(timeout, "delete"):
+            return await self._app.library.delete(
+                namespace, document_ids, source_prefix=source_prefix, dry_run=dry_run
+            )
+
+    async def _documents(
+        self, namespace: str | None, source_prefix: str | None, timeout: float | None
+    ) -> list[DocumentSummary]:
+        async with answered_within(timeout, "documents"):
+            return await self._app.library.documents(namespace, source_prefix=source_prefix)
+
+    async def _stats(self, timeout: float | None) -> CollectionStats:
+        async with answered_within(timeout, "stats"):
+            return await self._app.stats.collect()
+
+    def _local_files(self) -> LocalFiles:
+        return self._app.local_files
 
     def _target(self, namespace: str | None, domain: str | None) -> str:
         """The namespace to write, once the domain given for documents is known allowed."""
@@ -189,13 +102,13 @@ class KnowledgeBase:
             check_domains([domain], self.settings.allowed_domains)
         return namespace_or_default(namespace, self.settings.default_namespace)
 
-    async def _read(self, paths: list[Path], domain: str | None) -> LoadedDocuments:
-        return await asyncio.to_thread(
-            read_documents,
-            paths,
-            domain=domain,
-            max_file_bytes=self.settings.ingest_max_file_bytes,
-        )
+    def _max_file_bytes(self) -> int:
+        return self.settings.ingest_max_file_bytes
+
+
+def left_until(deadline: float | None) -> float | None:
+    """The seconds left until ``deadline`` on the running loop's clock (None: no deadline)."""
+    return None if deadline is None else deadline - asyncio.get_running_loop().time()
 
 
 def search_hint(names: Sequence[str]) -> str:

@@ -29,6 +29,9 @@ class RemoteIntake:
         self._client = client
         self._timeout = timeout
 
+    def within(self, timeout: float | None) -> RemoteIntake:
+        return RemoteIntake(self._client, timeout)
+
     async def ingest(
         self,
         documents: Sequence[RagDocument],

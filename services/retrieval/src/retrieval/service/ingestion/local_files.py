@@ -17,6 +17,7 @@ from typing import Protocol
 
 from pydantic import Field
 
+from retrieval.deadlines import answered_within
 from retrieval.domain.models import Frozen, RagDocument, given_namespace
 from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.ingestion_service import IngestionService
@@ -96,6 +97,10 @@ class DocumentIntake(Protocol):
         on_progress: Progress | None,
     ) -> SyncReport: ...
 
+    def within(self, timeout: float | None) -> DocumentIntake:
+        """This intake with each write bounded by ``timeout`` seconds (None: its default)."""
+        ...
+
 
 class SourceFailure(Frozen):
     """A file, an entry of a collection, or a document, that failed: nothing of it was
@@ -149,9 +154,15 @@ class PathSync(Frozen):
 class ServiceIntake:
     """This process's writer and sync, asked for refusals as outcomes."""
 
-    def __init__(self, writer: IngestionService, sync: LibrarySync) -> None:
+    def __init__(
+        self, writer: IngestionService, sync: LibrarySync, timeout: float | None = None
+    ) -> None:
         self._writer = writer
         self._sync = sync
+        self._timeout = timeout
+
+    def within(self, timeout: float | None) -> ServiceIntake:
+        return ServiceIntake(self._writer, self._sync, timeout)
 
     async def ingest(
         self,
@@ -161,9 +172,10 @@ class ServiceIntake:
         *,
         replace: bool,
     ) -> list[DocumentOutcome]:
-        return await self._writer.ingest(
-            documents, namespace, on_progress, replace=replace, refused_as_outcomes=True
-        )
+        async with answered_within(self._timeout, "ingest"):
+            return await self._writer.ingest(
+                documents, namespace, on_progress, replace=replace, refused_as_outcomes=True
+            )
 
     async def sync(
         self,
@@ -177,17 +189,18 @@ class ServiceIntake:
         allow_mass_delete: bool,
         on_progress: Progress | None,
     ) -> SyncReport:
-        return await self._sync.sync(
-            documents,
-            roots,
-            namespace,
-            unreadable=unreadable,
-            dry_run=dry_run,
-            replace=replace,
-            allow_mass_delete=allow_mass_delete,
-            refused_as_outcomes=True,
-            on_progress=on_progress,
-        )
+        async with answered_within(self._timeout, "sync"):
+            return await self._sync.sync(
+                documents,
+                roots,
+                namespace,
+                unreadable=unreadable,
+                dry_run=dry_run,
+                replace=replace,
+                allow_mass_delete=allow_mass_delete,
+                refused_as_outcomes=True,
+                on_progress=on_progress,
+            )
 
 
 class LocalFiles:
@@ -196,6 +209,10 @@ class LocalFiles:
     def __init__(self, intake: DocumentIntake, scope: SyncScope) -> None:
         self._intake = intake
         self._scope = scope
+
+    def within(self, timeout: float | None) -> LocalFiles:
+        """This use case with each write bounded by ``timeout`` seconds (None: its default)."""
+        return LocalFiles(self._intake.within(timeout), self._scope)
 
     async def ingest(
         self,
