@@ -1,5 +1,5 @@
 """``retrieval backup`` and ``retrieval restore``: a namespace to one file and back
-(docs/operations.md)."""
+(docs/operations.md), sent to the ``retrieval serve`` holding the data directory if one does."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import typer
 from pydantic import BaseModel
 from rich.table import Table
 
-from retrieval.cli.runtime import console, load_settings, refused_when_invalid, run_with_application
+from retrieval.cli.runtime import console, load_settings, refused_when_invalid, run_here_or_served
 from retrieval.domain.models import check_slug
 
 if TYPE_CHECKING:
-    from retrieval.lifecycle import Application
+    from retrieval.cli.served import ApplicationCalls
     from retrieval.service.backup.backups import BackupReport, RestoreReport
 
 AS_JSON = typer.Option(False, "--json", help="Print the report as JSON.")
@@ -31,10 +31,10 @@ def backup(
     with refused_when_invalid():
         check_slug(namespace, "namespace")
 
-    async def work(app: Application) -> BackupReport:
+    async def work(app: ApplicationCalls) -> BackupReport:
         return await app.backups.backup(namespace, file)
 
-    report = run_with_application(work, settings)
+    report = run_here_or_served(work, settings, read_only=True)
     show(report, f"backup of {namespace} to {file}", as_json)
     if report.left_out:
         console.print(f"left out (run `retrieval reconcile`): {', '.join(report.left_out)}")
@@ -62,10 +62,10 @@ def restore(
         if namespace is not None:
             check_slug(namespace, "namespace")
 
-    async def work(app: Application) -> RestoreReport:
+    async def work(app: ApplicationCalls) -> RestoreReport:
         return await app.backups.restore(file, namespace, replace=replace)
 
-    report = run_with_application(work, settings)
+    report = run_here_or_served(work, settings)
     show(report, f"restore of {file} into {report.namespace}", as_json)
     for document_id, reason in report.failed.items():
         console.print(f"failed: {document_id}: {reason}")

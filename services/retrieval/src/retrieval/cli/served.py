@@ -2,9 +2,10 @@
 
 The commands that can be forwarded call an ``ApplicationCalls``: the ``Application`` in
 process, or a ``ServedApplication`` whose services (``retrieval``, ``answers``, ``stats``,
-``validation``, ``library``, ``local_files``) are made over gRPC. Local files go through the
-same use case as in process (``retrieval.service.ingestion.local_files``), written by the
-server (``retrieval.grpc.remote_intake``): one bad file fails alone, as it does in process.
+``validation``, ``library``, ``local_files``, ``backups``) are made over gRPC. Local files
+go through the same use case as in process (``retrieval.service.ingestion.local_files``),
+written by the server (``retrieval.grpc.remote_intake``): one bad file fails alone, as it
+does in process.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from retrieval.grpc.remote_intake import RemoteIntake
 from retrieval.service.ingestion.local_files import LocalFiles
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from retrieval.domain.answers import Answer, AnswerEvent
     from retrieval.domain.models import RetrievalQuery, RetrievalResult
     from retrieval.domain.validation import ValidationRequest
     from retrieval.domain.validation_report import ValidationReport
     from retrieval.grpc.client import RetrievalClient
     from retrieval.grpc.serving_record import ServingRecord
+    from retrieval.service.backup.backups import BackupReport, RestoreReport
     from retrieval.service.ingestion.library import DocumentSummary
     from retrieval.service.ingestion.outcomes import DeleteReport
     from retrieval.service.stats import CollectionStats
@@ -63,6 +67,14 @@ class LibraryCalls(Protocol):
     ) -> list[DocumentSummary]: ...
 
 
+class BackupCalls(Protocol):
+    async def backup(self, namespace: str, file: Path, /) -> BackupReport: ...
+
+    async def restore(
+        self, file: Path, namespace: str | None = None, /, *, replace: bool = False
+    ) -> RestoreReport: ...
+
+
 class ApplicationCalls(Protocol):
     """What the commands that can be forwarded call: ``Application`` answers in process,
     ``ServedApplication`` over gRPC."""
@@ -84,6 +96,9 @@ class ApplicationCalls(Protocol):
 
     @property
     def local_files(self) -> LocalFiles: ...
+
+    @property
+    def backups(self) -> BackupCalls: ...
 
 
 class ServedCalls:
@@ -124,6 +139,7 @@ class ServedApplication:
         self.settings = settings
         self.retrieval = self.answers = self.stats = self.validation = self.library = calls
         self.local_files = LocalFiles(RemoteIntake(client), sync_scope)
+        self.backups = client
 
 
 def lacking_on_the_server(

@@ -134,6 +134,8 @@ async def create_server(
             application.stats,
             application.answers,
             application.validation,
+            application.backups,
+            application.settings.data_dir / "scratch",
             settings.max_documents_per_call,
         ),
         server,

@@ -15,8 +15,11 @@ them, so that connecting stays fast.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
+from os import PathLike
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self, TypeVar
 
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from retrieval.domain.validation import ValidationRequest
     from retrieval.domain.validation_report import ValidationReport
     from retrieval.retries import RetryPolicy
+    from retrieval.service.backup.backups import BackupReport, RestoreReport
     from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport
 
 T = TypeVar("T")
@@ -212,6 +216,66 @@ class ServiceCalls:
 
         response = await self._call(self._stub.Validate, validate_request(request), timeout)
         return validation_report_from_proto(response)
+
+    async def backup(
+        self, namespace: str, file: str | PathLike[str], *, timeout: float | None = None
+    ) -> BackupReport:
+        """As ``Backups.backup``: the server writes the namespace's backup, streamed into
+        ``file`` here (written whole or not at all). Needs the admin scope; give it time."""
+        from retrieval.grpc.backup_transfer import backup_report
+        from retrieval.grpc.errors import error_from_rpc
+
+        path = Path(file)
+        partial = path.with_name(f"{path.name}.partial")
+        request = pb.BackupNamespaceRequest(namespace=namespace)
+
+        async def attempt(left: float) -> pb.BackupSummary:
+            call = self._stub.BackupNamespace(request, timeout=left, metadata=self._metadata())
+            try:
+                with partial.open("wb") as written:
+                    async for message in call:
+                        if message.HasField("summary"):
+                            return message.summary
+                        await asyncio.to_thread(written.write, message.data)
+            except grpc.aio.AioRpcError as error:
+                raise error_from_rpc(error) from error
+            raise BackendUnavailableError("the backup's stream ended before its summary")
+
+        try:
+            summary = await self._retried(attempt, timeout)
+            partial.replace(path)
+        finally:
+            partial.unlink(missing_ok=True)
+        return backup_report(summary, path)
+
+    async def restore(
+        self,
+        file: str | PathLike[str],
+        namespace: str | None = None,
+        *,
+        replace: bool = False,
+        timeout: float | None = None,
+    ) -> RestoreReport:
+        """As ``Backups.restore``, on the server: ``file`` is checked whole here first
+        (``BackupFileError``), then sent. Needs the admin scope; give it time."""
+        from retrieval.adapters.backup_file.gzip_json_lines import GzipJsonLinesBackupArchive
+        from retrieval.grpc.backup_transfer import restore_report, restore_requests
+        from retrieval.grpc.errors import error_from_rpc
+
+        path = Path(file)
+        contents = await asyncio.to_thread(GzipJsonLinesBackupArchive().verify, path)
+        target = namespace or contents.header.namespace
+
+        async def attempt(left: float) -> pb.RestoreNamespaceResponse:
+            requests = restore_requests(path, target, replace)
+            try:
+                return await self._stub.RestoreNamespace(
+                    requests, timeout=left, metadata=self._metadata()
+                )
+            except grpc.aio.AioRpcError as error:
+                raise error_from_rpc(error) from error
+
+        return restore_report(await self._retried(attempt, timeout), path)
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         """Auth, and the caller's bound correlation id so both sides log the same one."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sized
+from collections.abc import AsyncIterator, Sized
 from contextlib import aclosing
+from pathlib import Path
 
 import grpc
 
@@ -12,6 +13,14 @@ from retrieval.grpc.answer_conversions import (
     answer_event_to_proto,
     answer_to_proto,
     context_result_to_proto,
+)
+from retrieval.grpc.backup_transfer import (
+    backup_summary,
+    file_parts,
+    received_file,
+    restore_response,
+    restore_target,
+    scratch_file,
 )
 from retrieval.grpc.document_conversions import (
     delete_report_to_proto,
@@ -32,6 +41,7 @@ from retrieval.grpc.validation_conversions import (
     validation_request_from_proto,
 )
 from retrieval.service.answers.answer_service import AnswerService
+from retrieval.service.backup.backups import Backups
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.sync import LibrarySync
@@ -52,9 +62,14 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         stats: StatsService,
         answers: AnswerService,
         validation: ValidationService,
+        backups: Backups,
+        scratch: Path,
         max_documents_per_call: int,
     ) -> None:
+        """``scratch``: where backup files sent or received are kept for their call."""
         self._retrieval = retrieval
+        self._backups = backups
+        self._scratch = scratch
         self._max_documents_per_call = max_documents_per_call
         self._ingestion = ingestion
         self._library = library
@@ -187,3 +202,25 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             source_prefix=optional_field(request, "source_prefix"),
         )
         return documents_page(documents, size, request.page_token)
+
+    @translate_errors
+    async def BackupNamespace(
+        self, request: pb.BackupNamespaceRequest, context: grpc.aio.ServicerContext
+    ) -> None:
+        """Writes the file's parts, then its summary (a writer: see ``AnswerStream``)."""
+        with scratch_file(self._scratch, "backup.jsonl.gz") as path:
+            report = await self._backups.backup(request.namespace, path)
+            async for part in file_parts(path):
+                await context.write(pb.BackupNamespaceResponse(data=part))
+        await context.write(pb.BackupNamespaceResponse(summary=backup_summary(report)))
+
+    @translate_errors
+    async def RestoreNamespace(
+        self,
+        requests: AsyncIterator[pb.RestoreNamespaceRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RestoreNamespaceResponse:
+        with scratch_file(self._scratch, "restore.jsonl.gz") as path:
+            namespace, replace = restore_target(await received_file(requests, path))
+            report = await self._backups.restore(path, namespace, replace=replace)
+        return restore_response(report)

@@ -8,7 +8,7 @@ logged with the token's name. Health checks stay open; reflection needs a known 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -82,7 +82,10 @@ def bearer_token(header: str | None) -> str | None:
 def requested_namespace(request: Any, default: str) -> str | None:
     """The namespace a request is about: its ``namespace`` field, or its ``retrieval``'s
     (BuildContext, Answer, AnswerStream), ``default`` when empty; None when it has none
-    (GetStats)."""
+    (GetStats), or there is no request to read (an empty stream, bytes that do not decode:
+    the method refuses those)."""
+    if not isinstance(request, Message):
+        return None
     fields = request.DESCRIPTOR.fields_by_name
     if "retrieval" in fields:
         return requested_namespace(request.retrieval, default)
@@ -117,14 +120,23 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
         scope = METHOD_SCOPES.get(name, Scope.ADMIN)
         behaviour = behaviour_of(handler)
         assert behaviour is not None, f"{method}: the service has no bidirectional stream"
-        return with_behaviour(handler, self.authorised(behaviour, grant, scope, name))
+        streaming = handler.request_streaming
+        return with_behaviour(handler, self.authorised(behaviour, grant, scope, name, streaming))
 
-    def authorised(self, behaviour: Behaviour, grant: Grant, scope: Scope, name: str) -> Behaviour:
+    def authorised(
+        self, behaviour: Behaviour, grant: Grant, scope: Scope, name: str, streaming: bool
+    ) -> Behaviour:
         """``behaviour`` as ``grant``, once the grant is found to hold ``scope`` in the
-        request's namespace."""
+        request's namespace: for requests that stream in, the first one's
+        (``RestoreNamespace`` names it there)."""
 
-        async def checked(request: Message, context: grpc.aio.ServicerContext) -> Any:
-            namespace = requested_namespace(request, self._default_namespace)
+        async def checked(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            if streaming:
+                first = await anext(aiter(request), None)
+                request = resumed(first, request)
+            else:
+                first = request
+            namespace = requested_namespace(first, self._default_namespace)
             with calling_as(grant):
                 try:
                     authorise(grant, scope, namespace)
@@ -139,6 +151,15 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
                 return await behaviour(request, context)
 
         return checked
+
+
+async def resumed(first: Any, rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """``first`` (unless None: the stream was empty), then what ``rest`` still holds."""
+    if first is None:
+        return
+    yield first
+    async for message in rest:
+        yield message
 
 
 def unauthenticated(method: str) -> Behaviour:

@@ -37,6 +37,75 @@ HEALTH_STATUS_GREEN: HealthStatus
 HEALTH_STATUS_YELLOW: HealthStatus
 HEALTH_STATUS_RED: HealthStatus
 
+class BackupNamespaceRequest(_message.Message):
+    __slots__ = ("namespace",)
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    def __init__(self, namespace: _Optional[str] = ...) -> None: ...
+
+class BackupNamespaceResponse(_message.Message):
+    __slots__ = ("data", "summary")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    summary: BackupSummary
+    def __init__(self, data: _Optional[bytes] = ..., summary: _Optional[_Union[BackupSummary, _Mapping]] = ...) -> None: ...
+
+class BackupSummary(_message.Message):
+    __slots__ = ("namespace", "model", "dimension", "documents", "chunks", "without_vectors", "left_out")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    WITHOUT_VECTORS_FIELD_NUMBER: _ClassVar[int]
+    LEFT_OUT_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    model: str
+    dimension: int
+    documents: int
+    chunks: int
+    without_vectors: _containers.RepeatedScalarFieldContainer[str]
+    left_out: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, namespace: _Optional[str] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., documents: _Optional[int] = ..., chunks: _Optional[int] = ..., without_vectors: _Optional[_Iterable[str]] = ..., left_out: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RestoreNamespaceRequest(_message.Message):
+    __slots__ = ("namespace", "replace", "data")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    replace: bool
+    data: bytes
+    def __init__(self, namespace: _Optional[str] = ..., replace: _Optional[bool] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class RestoreNamespaceResponse(_message.Message):
+    __slots__ = ("namespace", "documents", "chunks", "embedded_again", "restored", "unchanged", "failed", "deleted")
+    class FailedEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDED_AGAIN_FIELD_NUMBER: _ClassVar[int]
+    RESTORED_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    documents: int
+    chunks: int
+    embedded_again: bool
+    restored: int
+    unchanged: int
+    failed: _containers.ScalarMap[str, str]
+    deleted: int
+    def __init__(self, namespace: _Optional[str] = ..., documents: _Optional[int] = ..., chunks: _Optional[int] = ..., embedded_again: _Optional[bool] = ..., restored: _Optional[int] = ..., unchanged: _Optional[int] = ..., failed: _Optional[_Mapping[str, str]] = ..., deleted: _Optional[int] = ...) -> None: ...
+
 class BuildContextRequest(_message.Message):
     __slots__ = ("retrieval",)
     RETRIEVAL_FIELD_NUMBER: _ClassVar[int]

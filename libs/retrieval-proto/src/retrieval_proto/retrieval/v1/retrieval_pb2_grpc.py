@@ -95,6 +95,16 @@ class RetrievalServiceStub:
                 request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamRequest.SerializeToString,
                 response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamResponse.FromString,
                 _registered_method=True)
+        self.BackupNamespace = channel.unary_stream(
+                '/retrieval.v1.RetrievalService/BackupNamespace',
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BackupNamespaceRequest.SerializeToString,
+                response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BackupNamespaceResponse.FromString,
+                _registered_method=True)
+        self.RestoreNamespace = channel.stream_unary(
+                '/retrieval.v1.RetrievalService/RestoreNamespace',
+                request_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RestoreNamespaceRequest.SerializeToString,
+                response_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RestoreNamespaceResponse.FromString,
+                _registered_method=True)
 
 
 class RetrievalServiceServicer:
@@ -198,6 +208,24 @@ class RetrievalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BackupNamespace(self, request, context):
+        """Writes a namespace's backup file (documents, chunk texts, vectors, ledger; as `retrieval
+        backup` writes it) and streams it: the file's bytes in parts, then one last message with
+        what it holds. NOT_FOUND when the namespace holds no documents. Needs the admin scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RestoreNamespace(self, request_iterator, context):
+        """Brings a backup file back, as `retrieval restore` does: the first message says where to,
+        every message carries the file's next bytes. The whole file is checked before anything is
+        written (INVALID_ARGUMENT for a corrupt or truncated one). Needs the admin scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RetrievalServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -260,6 +288,16 @@ def add_RetrievalServiceServicer_to_server(servicer, server):
                     servicer.AnswerStream,
                     request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamRequest.FromString,
                     response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamResponse.SerializeToString,
+            ),
+            'BackupNamespace': grpc.unary_stream_rpc_method_handler(
+                    servicer.BackupNamespace,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BackupNamespaceRequest.FromString,
+                    response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BackupNamespaceResponse.SerializeToString,
+            ),
+            'RestoreNamespace': grpc.stream_unary_rpc_method_handler(
+                    servicer.RestoreNamespace,
+                    request_deserializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RestoreNamespaceRequest.FromString,
+                    response_serializer=retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RestoreNamespaceResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -587,6 +625,60 @@ class RetrievalService:
             '/retrieval.v1.RetrievalService/AnswerStream',
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamRequest.SerializeToString,
             retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.AnswerStreamResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BackupNamespace(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/retrieval.v1.RetrievalService/BackupNamespace',
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BackupNamespaceRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.BackupNamespaceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestoreNamespace(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/retrieval.v1.RetrievalService/RestoreNamespace',
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RestoreNamespaceRequest.SerializeToString,
+            retrieval__proto_dot_retrieval_dot_v1_dot_retrieval__pb2.RestoreNamespaceResponse.FromString,
             options,
             channel_credentials,
             insecure,
