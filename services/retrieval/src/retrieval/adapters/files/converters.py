@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, TypeVar
 
-from retrieval.domain.chunking_sections import HEADING, page_marker
+from retrieval.domain.chunking_sections import page_marker, text_line
 from retrieval.errors import InvalidRequestError
 
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ def with_size_headings(lines: list[Line], levels: dict[float, int]) -> list[str]
     for heading_level, group in groupby(lines, key=level):
         texts = [line.text for line in group]
         if heading_level is None:
-            shown.extend(body_line(text) for text in texts)
+            shown.extend(text_line(text) for text in texts)
         else:
             shown.append(heading(heading_level, " ".join(texts)))
     return shown
@@ -286,11 +286,11 @@ def with_bookmarks(lines: list[Line], bookmarks: list[Bookmark]) -> list[str]:
             shown.append(heading(bookmark.level, bookmark.title))
             continue
         first, end = found
-        shown.extend(body_line(line.text) for line in lines[start:first])
+        shown.extend(text_line(line.text) for line in lines[start:first])
         printed = " ".join(" ".join(line.text for line in lines[first:end]).split())
         shown.append(heading(bookmark.level, printed))
         start = end
-    shown.extend(body_line(line.text) for line in lines[start:])
+    shown.extend(text_line(line.text) for line in lines[start:])
     return shown
 
 
@@ -317,11 +317,6 @@ def matching_key(text: str) -> str:
 
 def heading(level: int, text: str) -> str:
     return f"\n{'#' * level} {text.strip()}\n"
-
-
-def body_line(text: str) -> str:
-    """A line of text, escaped where the chunker would take it for a heading."""
-    return "\\" + text if HEADING.match(text) else text
 
 
 def meaningful_title(reader: PdfReader) -> str | None:
