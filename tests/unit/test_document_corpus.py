@@ -124,7 +124,7 @@ async def test_no_chunk_of_the_pdf_keeps_a_markdown_escape(
     assert sum(text.count("\\#") for text in texts) == 0
     shown_lines = {line for text in texts for line in text.splitlines()}
     assert set(SPEC_COMMENTS) <= shown_lines
-    assert {chunk.section for chunk in pdf_chunks} <= {
+    assert {chunk.section for chunk in pdf_chunks} == {
         "Mite counter configuration",
         "Mite counter configuration > Sample sizes",
     }
