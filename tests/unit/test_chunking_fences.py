@@ -92,31 +92,25 @@ source code may find useful.
 
 Here's a simple comment:
 
-```
-#![allow(unused)]
-fn main() {
+```rust
 // hello, world
-}
 ```
 
 In Rust, the idiomatic comment style starts a comment with two slashes, and the
 comment continues until the end of the line. For comments that extend beyond a
 single line, you'll need to include `//` on each line, like this:
 
-```
-#![allow(unused)]
-fn main() {
+```rust
 // So we're doing something complicated here, long enough that we need
 // multiple lines of comments to do it! Whew! Hopefully, this comment will
 // explain what's going on.
-}
 ```
 
 Comments can also be placed at the end of lines containing code:
 
 Filename: src/main.rs
 
-```
+```rust
 fn main() {
     let lucky_number = 7; // I'm feeling lucky today
 }
@@ -127,7 +121,7 @@ separate line above the code it's annotating:
 
 Filename: src/main.rs
 
-```
+```rust
 fn main() {
     // I'm feeling lucky today
     let lucky_number = 7;

@@ -155,3 +155,17 @@ def test_every_chunk_has_the_pages_its_text_came_from(
         seen.update(words)
         kept.extend(word for word in new if PAGED_WORD.fullmatch(word))
     assert kept == [word for word in markdown.split() if PAGED_WORD.fullmatch(word)]
+
+
+def test_a_line_escaped_from_reading_as_a_heading_is_text_without_its_escape() -> None:
+    markdown = (
+        "## Constants\n\nThe header reads:\n\\# define MAX_MITES 3\n\\## not a heading\n\n"
+        "```c\n\\# define KEPT_IN_CODE 1\n```\n\n\\#include and \\# inside keep theirs."
+    )
+    (section,) = split_sections("Spec", markdown)
+    assert section.breadcrumb == "Spec > Constants"
+    assert section.paragraphs == (
+        "The header reads:\n# define MAX_MITES 3\n## not a heading",
+        "```c\n\\# define KEPT_IN_CODE 1\n```",
+        "\\#include and \\# inside keep theirs.",
+    )

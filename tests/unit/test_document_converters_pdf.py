@@ -199,11 +199,14 @@ def test_a_heading_is_written_once() -> None:
         assert "## Spider mite damage" in markdown
 
 
-def test_a_line_that_reads_as_a_markdown_heading_is_escaped() -> None:
+def test_a_line_reading_as_a_heading_is_escaped_and_its_chunk_shows_it_bare() -> None:
     pages = [[(BODY, MITES), (BODY, "# define MAX_MITES 3"), (BODY, BUGS)]]
     markdown = markdown_of(pages)
     assert "\n\\# define MAX_MITES 3\n" in markdown
     assert headings(markdown) == []
+    (chunk,) = chunk_markdown("Mite counts", markdown)
+    assert chunk.body == f"{MITES}\n# define MAX_MITES 3\n{BUGS}"
+    assert chunk.section == ""
 
 
 def test_the_chunker_heads_chunks_with_the_recovered_headings() -> None:

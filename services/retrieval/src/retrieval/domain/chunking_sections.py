@@ -6,6 +6,10 @@ a line of at least as many of the same) is read as in CommonMark: inside it no l
 heading and a blank line does not end the paragraph; a block left open runs to the end of
 the document, where it is closed.
 
+A line of text that would read as a heading (``# define``: a PDF's text) is written with a
+backslash before it (``text_line``), as CommonMark escapes it: the reader takes it for text and
+drops the backslash, so a chunk shows the line as the source does.
+
 Each section has its breadcrumb (document title > section headings), which tells the
 embedding model what its chunks are about. Headings are read as plain text
 (``plain_heading``); the title is used as given, and a heading equal to it is left out. A
@@ -50,6 +54,16 @@ KEPT = re.compile(r"\0(\d+)\0")
 def page_marker(page: int) -> str:
     """The line that says page ``page`` (1-based) of the source begins here."""
     return f"<!-- page {page} -->"
+
+
+def text_line(text: str) -> str:
+    """``text`` as a markdown line read as text: escaped where it would read as a heading."""
+    return "\\" + text if HEADING.match(text) else text
+
+
+def unescaped(line: str) -> str:
+    """A line read as text, without the escape ``text_line`` put before it."""
+    return line[1:] if line.startswith("\\") and HEADING.match(line[1:]) else line
 
 
 def plain_heading(text: str) -> str:
@@ -186,7 +200,7 @@ def split_sections(title: str, markdown: str) -> list[Section]:
         elif not line.strip():
             reader.end_paragraph()
         else:
-            reader.line(line, page)
+            reader.line(unescaped(line), page)
             fence = Fence.opened_by(line)
     if fence:
         reader.line(fence.marker, None)  # on the page of the line before it

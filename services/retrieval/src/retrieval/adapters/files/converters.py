@@ -5,8 +5,13 @@ Converters: ``beautifulsoup4`` + ``markdownify`` (HTML), ``mammoth`` + ``markdow
 wraps the same HTML and DOCX converters (identical markdown on our samples) but installs 206 MB
 (``magika``, ``onnxruntime``) against 2.5 MB and reads PDFs about 20 times slower (pdfminer).
 
-HTML and DOCX headings stay markdown headings, so the chunker cuts at them. A PDF has no
-markup, so its structure is recovered from what the file gives:
+HTML and DOCX headings stay markdown headings, so the chunker cuts at them. An HTML code
+block's fence names its language when its ``<code>`` (or ``<pre>``) class does:
+``language-rust`` (mdBook, Prism), ``lang-rust``, or ``rust`` beside ``hljs`` (highlight.js).
+Lines mdBook hides from the reader (``<span class="boring">``: ``fn main() {`` wrapped around
+an example) are dropped.
+
+A PDF has no markup, so its structure is recovered from what the file gives:
 
 - pages: each page's text follows the line ``page_marker(n)`` (1-based); a page with neither
   text nor a bookmark is left out, marker and all, and later pages keep their numbers;
@@ -18,7 +23,8 @@ markup, so its structure is recovered from what the file gives:
   the bookmark before it on that page, or at its top); without an outline, short lines set
   clearly larger than the body text (the size of most characters), the largest size ``##``.
   A wrong heading costs more than a missing one, so bold body-sized headings stay text. A text
-  line that reads as a markdown heading (``# define``) is escaped.
+  line that reads as a markdown heading (``# define``) is escaped, an escape the chunker reads
+  and drops (``text_line``).
 
 Everything runs offline.
 """
@@ -34,16 +40,22 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, TypeVar
 
-from retrieval.domain.chunking_sections import HEADING, page_marker
+from retrieval.domain.chunking_sections import page_marker, text_line
 from retrieval.errors import InvalidRequestError
 
 if TYPE_CHECKING:
+    from bs4 import Tag
     from pypdf import PageObject, PdfReader
 
 T = TypeVar("T")
 
 EXTRA_HINT = "install the 'documents' extra: pip install 'retrieval-service[documents]'"
 DROPPED_HTML = ["script", "style", "noscript", "template", "nav"]
+HIDDEN_CODE_LINES = "pre span.boring"
+"""Where mdBook puts the lines of an example it hides from the reader."""
+LANGUAGE_CLASS = re.compile(r"^(?:language|lang)-([^\s`]+)$")
+HIGHLIGHTED = "hljs"
+"""The class highlight.js gives a block, the language's name beside it in its older form."""
 BLANK_LINES = re.compile(r"\n\s*\n(\s*\n)+")
 TOP_HEADING_LEVEL = 2
 """The level of a PDF's top headings: a ``#`` heading would be taken for the document title."""
@@ -102,13 +114,30 @@ def html_to_markdown(data: bytes) -> Converted:
 
     soup = BeautifulSoup(data, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    for tag in soup(DROPPED_HTML):
+    for tag in [*soup(DROPPED_HTML), *soup.select(HIDDEN_CODE_LINES)]:
         tag.decompose()
     if soup.head:
         soup.head.decompose()
     body = soup.find("main") or soup.body or soup
-    markdown = MarkdownConverter(heading_style="ATX", bullets="*").convert_soup(body)
-    return Converted(tidy(markdown), title or None)
+    converter = MarkdownConverter(
+        heading_style="ATX", bullets="*", code_language_callback=code_language
+    )
+    return Converted(tidy(converter.convert_soup(body)), title or None)
+
+
+def code_language(pre: Tag) -> str | None:
+    """The language a code block's classes name: its ``<code>``'s, else its own."""
+    named = (language_named(element.get("class", [])) for element in (pre.code, pre) if element)
+    return next(filter(None, named), None)
+
+
+def language_named(classes: list[str]) -> str | None:
+    """``X`` of a class ``language-X`` or ``lang-X``, else the class beside ``hljs``."""
+    for name in classes:
+        if found := LANGUAGE_CLASS.match(name):
+            return found[1]
+    beside = [name for name in classes if name != HIGHLIGHTED and "`" not in name]
+    return beside[0] if HIGHLIGHTED in classes and beside else None
 
 
 def docx_to_markdown(data: bytes) -> Converted:
@@ -251,7 +280,7 @@ def with_size_headings(lines: list[Line], levels: dict[float, int]) -> list[str]
     for heading_level, group in groupby(lines, key=level):
         texts = [line.text for line in group]
         if heading_level is None:
-            shown.extend(body_line(text) for text in texts)
+            shown.extend(text_line(text) for text in texts)
         else:
             shown.append(heading(heading_level, " ".join(texts)))
     return shown
@@ -286,11 +315,11 @@ def with_bookmarks(lines: list[Line], bookmarks: list[Bookmark]) -> list[str]:
             shown.append(heading(bookmark.level, bookmark.title))
             continue
         first, end = found
-        shown.extend(body_line(line.text) for line in lines[start:first])
+        shown.extend(text_line(line.text) for line in lines[start:first])
         printed = " ".join(" ".join(line.text for line in lines[first:end]).split())
         shown.append(heading(bookmark.level, printed))
         start = end
-    shown.extend(body_line(line.text) for line in lines[start:])
+    shown.extend(text_line(line.text) for line in lines[start:])
     return shown
 
 
@@ -317,11 +346,6 @@ def matching_key(text: str) -> str:
 
 def heading(level: int, text: str) -> str:
     return f"\n{'#' * level} {text.strip()}\n"
-
-
-def body_line(text: str) -> str:
-    """A line of text, escaped where the chunker would take it for a heading."""
-    return "\\" + text if HEADING.match(text) else text
 
 
 def meaningful_title(reader: PdfReader) -> str | None:
