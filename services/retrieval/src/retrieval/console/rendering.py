@@ -6,6 +6,8 @@ from datetime import datetime
 
 import structlog
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markdown_it import MarkdownIt
+from markupsafe import Markup
 from rich.filesize import decimal
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -34,6 +36,17 @@ SECURITY_HEADERS = {
 """Nothing but this console's own files; the bars' widths are inline styles."""
 
 
+MARKDOWN = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(
+    ["table", "strikethrough"]
+)
+"""Markdown as chunks and reports hold it: their own HTML shown as text, a line break kept."""
+
+
+def markdown_html(text: str) -> Markup:
+    """``text`` as HTML: Markdown's markup, the text's own tags escaped, script links refused."""
+    return Markup(MARKDOWN.render(text))
+
+
 def milliseconds(value: float) -> str:
     return f"{value:.1f} ms" if value < 100 else f"{value:,.0f} ms"
 
@@ -55,7 +68,13 @@ def environment() -> Environment:
         loader=PackageLoader("retrieval.console"), autoescape=True, undefined=StrictUndefined
     )
     env.filters.update(
-        ms=milliseconds, count=count, when=when, size=size, source=readable_source, pages=page_span
+        ms=milliseconds,
+        count=count,
+        when=when,
+        size=size,
+        source=readable_source,
+        pages=page_span,
+        markdown=markdown_html,
     )
     env.tests["number"] = is_number
     return env
