@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import datetime
 
 import structlog
@@ -11,7 +12,7 @@ from markupsafe import Markup
 from rich.filesize import decimal
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.templating import Jinja2Templates
 
 from retrieval.console.report_files import ABSENT, is_number
@@ -34,6 +35,8 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
 }
 """Nothing but this console's own files; the bars' widths are inline styles."""
+STREAM_SLOT = "<!-- streamed -->"
+"""Where a streamed page's template puts what comes as it is written (``stream``)."""
 
 
 MARKDOWN = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(
@@ -107,15 +110,42 @@ class Renderer:
     def page(
         self, request: Request, template: str, context: dict[str, object], status_code: int = 200
     ) -> Response:
-        grant = CALLER.get()
         response = self._templates.TemplateResponse(
-            request,
-            template,
-            {"caller": grant.name if grant is not None else None, **context},
-            status_code=status_code,
+            request, template, self._with_caller(context), status_code=status_code
         )
         response.headers.update(SECURITY_HEADERS)
         return response
+
+    def streamed(
+        self,
+        request: Request,
+        template: str,
+        context: dict[str, object],
+        stream: AsyncIterator[str],
+    ) -> Response:
+        """The page, with the HTML ``stream`` yields sent where the template puts
+        ``stream``, as it comes."""
+        page = self.fragment(
+            template,
+            {"request": request, **self._with_caller(context), "stream": Markup(STREAM_SLOT)},
+        )
+        head, tail = page.split(STREAM_SLOT)
+
+        async def whole() -> AsyncIterator[str]:
+            yield head
+            async for piece in stream:
+                yield piece
+            yield tail
+
+        return StreamingResponse(whole(), media_type="text/html", headers=SECURITY_HEADERS)
+
+    def fragment(self, template: str, context: dict[str, object]) -> str:
+        return self._templates.env.get_template(template).render(context)
+
+    @staticmethod
+    def _with_caller(context: dict[str, object]) -> dict[str, object]:
+        grant = CALLER.get()
+        return {"caller": grant.name if grant is not None else None, **context}
 
     async def error(self, request: Request, error: Exception) -> Response:
         status, message = status_of(error)
