@@ -1,7 +1,8 @@
 """The console in a real browser: headless Chromium against the console served on a free
 loopback port, over the container's services on the embedded stack (the local model, the
-embedded indexes, chunk texts on the in-process MongoDB). Each page leaves a screenshot in
-``reports/console/``."""
+embedded indexes, chunk texts on the in-process MongoDB) with the OpenAI stand-in as its chat
+model; a second console, on the test kit's doubles, has no chat model. Each page leaves a
+screenshot in ``reports/console/``."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from retrieval.console.app import console_app
+from retrieval.container import Container
 from retrieval.domain.models import RagDocument
 from retrieval.evaluation.reports import new_chart
 from retrieval.lifecycle import running
 from retrieval.settings import Settings
+from retrieval_testkit.container import in_memory_container
+from retrieval_testkit.openai_standin import Fault, OpenAiStandIn
 from retrieval_testkit.waiting import until
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -77,6 +81,19 @@ DOCUMENTS = [
         source="/kb/factory/withering.md",
     ),
 ]
+THERMOMETER_LOG = (
+    "# Thermometer log\n\nRead the **ground thermometer** at dawn; below *two degrees*, "
+    "cover the young bushes. A note once pasted here read <script>alert('frost')</script> "
+    "and stays text.\n\n```python\nif reading < 2.0:\n    cover(bushes)\n```\n"
+)
+NOTES = RagDocument(
+    document_id="thermometer-log",
+    title="Thermometer log",
+    domain="weather_patterns",
+    content=THERMOMETER_LOG,
+    source="/kb/notes/thermometer-log.md",
+)
+ANSWER = "Growers cover young bushes with grass thatch and keep shade trees [1]."
 GOLDEN_MD = """# Golden retrieval run: rag
 
 | metric | value |
@@ -116,13 +133,17 @@ def write_reports(directory: Path) -> Path:
 
 
 async def serve_console(
-    settings: Settings, reports: Path, listening: Future[uvicorn.Server]
+    settings: Settings,
+    reports: Path,
+    listening: Future[uvicorn.Server],
+    container: Container | None = None,
 ) -> None:
     """The console over a freshly started application, until its server is told to exit."""
     sock = socket.create_server(("127.0.0.1", 0))
-    async with running(settings) as application:
+    async with running(settings, container) as application:
         await application.ingestion.ingest(DOCUMENTS, NAMESPACE)
         await application.ingestion.ingest(DOCUMENTS[2:], "archive")
+        await application.ingestion.ingest([NOTES], "notes")
         app = console_app(application, None, reports)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
         serving = asyncio.create_task(server.serve(sockets=[sock]))
@@ -131,26 +152,46 @@ async def serve_console(
         await serving
 
 
-@pytest.fixture(scope="module")
-def console_url(tmp_path_factory: pytest.TempPathFactory, mongo_uri: str) -> Iterator[str]:
+def console_at(settings: Settings, reports: Path, container: Container | None) -> Iterator[str]:
     """The console's address; it runs in a thread of its own, on that thread's loop."""
-    root = tmp_path_factory.mktemp("console")
-    settings = Settings(
-        data_dir=root / "data",
-        mongodb_uri=mongo_uri,
-        mongodb_database=f"console_{uuid.uuid4().hex[:12]}",
-        gc_freeze=False,
-    )
-    reports = write_reports(root / "reports")
     listening: Future[uvicorn.Server] = Future()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="console") as thread:
-        stopped = thread.submit(asyncio.run, serve_console(settings, reports, listening))
+        stopped = thread.submit(asyncio.run, serve_console(settings, reports, listening, container))
         stopped.add_done_callback(lambda done: told_if_failed(done, listening))
         server = listening.result(timeout=120)
         host, port = server.servers[0].sockets[0].getsockname()[:2]
         yield f"http://{host}:{port}"
         server.should_exit = True
         stopped.result(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def chat_model() -> Iterator[OpenAiStandIn]:
+    with OpenAiStandIn(reply=lambda request: ANSWER) as running_model:
+        yield running_model
+
+
+@pytest.fixture(scope="module")
+def console_url(
+    tmp_path_factory: pytest.TempPathFactory, mongo_uri: str, chat_model: OpenAiStandIn
+) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("console")
+    settings = Settings(
+        data_dir=root / "data",
+        mongodb_uri=mongo_uri,
+        mongodb_database=f"console_{uuid.uuid4().hex[:12]}",
+        gc_freeze=False,
+        llm_base_url=chat_model.base_url,
+        llm_model=chat_model.model,
+    )
+    yield from console_at(settings, write_reports(root / "reports"), None)
+
+
+@pytest.fixture(scope="module")
+def console_without_chat_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("console-without-chat-model")
+    settings = Settings(data_dir=root / "data", gc_freeze=False, llm_base_url=None, llm_model=None)
+    yield from console_at(settings, root / "reports", in_memory_container(settings))
 
 
 def told_if_failed(stopped: Future[None], listening: Future[uvicorn.Server]) -> None:
@@ -227,7 +268,43 @@ def test_a_query_shows_each_match_s_source_and_scores_and_the_stages_timed(
     assert "width:" in (bars.first.get_attribute("style") or "")
     assert "embed" in page.locator(".timings").inner_text()
     assert page.locator("select[name=fusion]").input_value() == "rrf"
+    assert wrapped_labels(page, ".stage .name") == []
     screenshot(page, "query.png")
+
+
+def wrapped_labels(page: Page, selector: str) -> list[str]:
+    """The labels the selector finds that take more than one line."""
+    return page.evaluate(
+        "selector => [...document.querySelectorAll(selector)].filter(label =>"
+        " label.getClientRects().length !== 1 || label.getBoundingClientRect().height >"
+        " 1.5 * parseFloat(getComputedStyle(label).lineHeight)).map(label => label.innerText)",
+        selector,
+    )
+
+
+def test_a_query_s_matches_export_as_json_and_csv(console_url: str, page: Page) -> None:
+    page.goto(f"{console_url}/query?query=frost+thatch&namespace={NAMESPACE}&top_k=2")
+    href = page.locator(".exports a:text-is('JSON')").get_attribute("href")
+    exported = page.request.get(f"{console_url}{href}")
+    matches = exported.json()["matches"]
+    assert [match["rank"] for match in matches] == [1, 2]
+    assert set(matches[0]) == {"rank", "score", "document_id", "title", "source", "section", "text"}
+    assert matches[0]["document_id"] == "frost-protection"
+    with page.expect_download() as download:
+        page.click(".exports a:text-is('CSV')")
+    table = Path(download.value.path()).read_text(encoding="utf-8")
+    assert table.splitlines()[0] == "rank,score,document_id,title,source,section,text"
+    assert "Frost protection" in table.splitlines()[1]
+
+
+def test_a_namespace_that_does_not_exist_keeps_the_form(console_url: str, page: Page) -> None:
+    response = page.goto(f"{console_url}/query?query=frost&namespace=never")
+    assert response is not None
+    assert response.status == 404
+    assert page.locator("input[name=query]").input_value() == "frost"
+    assert page.locator("input[name=namespace]").input_value() == "never"
+    assert "namespace 'never' does not exist" in page.locator(".problem").inner_text()
+    screenshot(page, "query-unknown-namespace.png")
 
 
 def test_a_bad_option_is_told_beside_the_form(console_url: str, page: Page) -> None:
@@ -245,6 +322,71 @@ def test_a_document_shows_its_chunks_in_order(console_url: str, page: Page) -> N
     assert "grass thatch" in page.locator(".chunks").inner_text()
     assert chunks.first.locator(".rank").inner_text() == "0"
     screenshot(page, "document.png")
+
+
+def test_chunk_text_is_shown_as_markdown_and_its_html_as_text(console_url: str, page: Page) -> None:
+    page.goto(f"{console_url}/namespaces/notes/documents/thermometer-log")
+    content = page.locator(".chunks")
+    assert content.locator("strong").first.inner_text() == "ground thermometer"
+    assert content.locator("em").first.inner_text() == "two degrees"
+    code = content.locator("pre code.language-python")
+    assert "cover(bushes)" in code.inner_text()
+    assert "monospace" in code.evaluate("code => getComputedStyle(code).fontFamily")
+    assert "<script>alert('frost')</script>" in content.inner_text()
+    assert content.locator("script").count() == 0
+    assert "```" not in content.inner_text()
+    screenshot(page, "document-markdown.png")
+
+
+def test_a_namespace_s_documents_are_filtered(console_url: str, page: Page) -> None:
+    page.goto(f"{console_url}/namespaces/{NAMESPACE}")
+    page.fill("input[name=filter]", "/kb/field")
+    page.click("button:text-is('Filter')")
+    listed = page.locator("tbody tr:has(.id) .id").all_inner_texts()
+    assert sorted(listed) == ["blister-blight", "frost-protection"]
+    assert page.locator(".pager").inner_text().endswith("of 2 matching “/kb/field”")
+    screenshot(page, "namespace-filtered.png")
+    page.fill("input[name=filter]", "oolong")
+    page.click("button:text-is('Filter')")
+    assert "No document matches" in page.locator(".panel .empty").first.inner_text()
+
+
+def test_the_ask_page_streams_the_answer_then_its_citations(
+    console_url: str, page: Page, chat_model: OpenAiStandIn
+) -> None:
+    chat_model.inject(Fault(hold_after=4))
+    question = "How do growers keep young bushes safe from frost?"
+    page.goto(
+        f"{console_url}/ask?query={question.replace(' ', '+')}&namespace={NAMESPACE}",
+        wait_until="commit",
+    )
+    try:
+        page.wait_for_function(
+            "() => document.querySelector('.answer-text')?.innerText.startsWith('Growers cover')"
+        )
+        assert page.locator(".citations").count() == 0
+    finally:
+        chat_model.release()
+    page.locator(".citations li").first.wait_for()
+    assert page.locator(".answer-text").inner_text() == ANSWER
+    cited = page.locator(".citations li").first
+    assert cited.get_attribute("value") == "1"
+    assert cited.locator("a").get_attribute("href") == (
+        f"/namespaces/{NAMESPACE}/documents/frost-protection"
+    )
+    assert page.locator("input[name=query]").input_value() == question
+    screenshot(page, "ask.png")
+
+
+def test_the_ask_page_names_the_settings_a_chat_model_needs(
+    console_without_chat_model: str, page: Page
+) -> None:
+    page.goto(f"{console_without_chat_model}/ask")
+    missing = page.locator(".missing").inner_text()
+    assert "RETRIEVAL_LLM_BASE_URL" in missing
+    assert "RETRIEVAL_LLM_MODEL" in missing
+    assert page.locator("button:text-is('Ask')").is_disabled()
+    screenshot(page, "ask-without-chat-model.png")
 
 
 def test_the_reports_page_shows_the_latest_reports_with_their_plots(
@@ -291,6 +433,11 @@ def loaded(page: Page, image: str) -> bool:
         f"/namespaces/{NAMESPACE}/documents/frost-protection",
         "/reports",
         "/reports/golden",
+        "/query?query=frost&namespace=never",
+        f"/namespaces/{NAMESPACE}?filter=frost",
+        "/namespaces/notes/documents/thermometer-log",
+        "/ask",
+        f"/ask?query=frost+thatch&namespace={NAMESPACE}",
     ],
 )
 def test_every_page_fits_a_narrow_window(console_url: str, browser: Browser, path: str) -> None:

@@ -13,6 +13,7 @@ from starlette.staticfiles import StaticFiles
 
 from retrieval.console.access import SIGN_IN_PATH, Gate
 from retrieval.console.rendering import Renderer
+from retrieval.console.views.ask import AskPage
 from retrieval.console.views.documents import DocumentPage
 from retrieval.console.views.namespaces import NamespacePages
 from retrieval.console.views.query import QueryPage
@@ -35,6 +36,7 @@ def console_app(application: Application, tenants: Tenants | None, reports: Path
     namespaces = NamespacePages(application.stats, application.library, render)
     document = DocumentPage(application.library, render)
     query = QueryPage(application.retrieval, application.settings, render)
+    ask = AskPage(application.answers, application.settings, render)
     report_pages = ReportPages(reports, render)
     sign_in = SignInPage(gate, render)
     routes = [
@@ -43,6 +45,7 @@ def console_app(application: Application, tenants: Tenants | None, reports: Path
         Route("/namespaces/{namespace}", gate(namespaces.namespace)),
         Route("/namespaces/{namespace}/documents/{document_id}", gate(document.document)),
         Route("/query", gate(query.query)),
+        Route("/ask", gate(ask.ask)),
         Route("/reports", gate(report_pages.index)),
         Route("/reports/{name}", gate(report_pages.report)),
         Route("/reports/files/{file}", gate(report_pages.file)),

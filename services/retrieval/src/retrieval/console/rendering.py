@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import datetime
 
 import structlog
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markdown_it import MarkdownIt
+from markupsafe import Markup
 from rich.filesize import decimal
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.templating import Jinja2Templates
 
 from retrieval.console.report_files import ABSENT, is_number
@@ -32,6 +35,19 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
 }
 """Nothing but this console's own files; the bars' widths are inline styles."""
+STREAM_SLOT = "<!-- streamed -->"
+"""Where a streamed page's template puts what comes as it is written (``stream``)."""
+
+
+MARKDOWN = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(
+    ["table", "strikethrough"]
+)
+"""Markdown as chunks and reports hold it: their own HTML shown as text, a line break kept."""
+
+
+def markdown_html(text: str) -> Markup:
+    """``text`` as HTML: Markdown's markup, the text's own tags escaped, script links refused."""
+    return Markup(MARKDOWN.render(text))
 
 
 def milliseconds(value: float) -> str:
@@ -55,7 +71,13 @@ def environment() -> Environment:
         loader=PackageLoader("retrieval.console"), autoescape=True, undefined=StrictUndefined
     )
     env.filters.update(
-        ms=milliseconds, count=count, when=when, size=size, source=readable_source, pages=page_span
+        ms=milliseconds,
+        count=count,
+        when=when,
+        size=size,
+        source=readable_source,
+        pages=page_span,
+        markdown=markdown_html,
     )
     env.tests["number"] = is_number
     return env
@@ -88,15 +110,42 @@ class Renderer:
     def page(
         self, request: Request, template: str, context: dict[str, object], status_code: int = 200
     ) -> Response:
-        grant = CALLER.get()
         response = self._templates.TemplateResponse(
-            request,
-            template,
-            {"caller": grant.name if grant is not None else None, **context},
-            status_code=status_code,
+            request, template, self._with_caller(context), status_code=status_code
         )
         response.headers.update(SECURITY_HEADERS)
         return response
+
+    def streamed(
+        self,
+        request: Request,
+        template: str,
+        context: dict[str, object],
+        stream: AsyncIterator[str],
+    ) -> Response:
+        """The page, with the HTML ``stream`` yields sent where the template puts
+        ``stream``, as it comes."""
+        page = self.fragment(
+            template,
+            {"request": request, **self._with_caller(context), "stream": Markup(STREAM_SLOT)},
+        )
+        head, tail = page.split(STREAM_SLOT)
+
+        async def whole() -> AsyncIterator[str]:
+            yield head
+            async for piece in stream:
+                yield piece
+            yield tail
+
+        return StreamingResponse(whole(), media_type="text/html", headers=SECURITY_HEADERS)
+
+    def fragment(self, template: str, context: dict[str, object]) -> str:
+        return self._templates.env.get_template(template).render(context)
+
+    @staticmethod
+    def _with_caller(context: dict[str, object]) -> dict[str, object]:
+        grant = CALLER.get()
+        return {"caller": grant.name if grant is not None else None, **context}
 
     async def error(self, request: Request, error: Exception) -> Response:
         status, message = status_of(error)

@@ -1,5 +1,6 @@
 """The namespaces page: every namespace's size and health with the embedded stores' footprints
-(``retrieval stats``), and one namespace's audit with its documents (``retrieval documents``)."""
+(``retrieval stats``), and one namespace's audit with its documents (``retrieval documents``),
+filtered and paged."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from retrieval.console.access import check_read
+from retrieval.console.listing import document_listing
 from retrieval.console.rendering import Renderer
 from retrieval.domain.collection_health import ORPHAN_LABELS
 from retrieval.errors import NotFoundError
@@ -35,13 +37,16 @@ class NamespacePages:
         if found is None:
             raise NotFoundError(f"no namespace {name!r}")
         documents = await self._library.documents(name)
+        params = request.query_params
+        listing = document_listing(documents, params.get("filter", ""), params.get("page"))
         return self._render.page(
             request,
             "namespace.html",
             {
                 "report": report,
                 "health": found,
-                "documents": documents,
+                "documents": len(documents),
+                "listing": listing,
                 "orphan_labels": ORPHAN_LABELS,
             },
         )

@@ -1,5 +1,6 @@
 """The query page: every option ``retrieval query`` takes, and each match with its scores by
-source and the time each stage of the retrieval took."""
+source and the time each stage of the retrieval took; with ``format=json`` or ``format=csv``,
+the matches as a file."""
 
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ from starlette.responses import Response
 
 from retrieval.adapters.files.local_sources import as_source
 from retrieval.console.access import check_read
-from retrieval.console.rendering import Renderer
-from retrieval.domain.models import RetrievalOptions, RetrievalQuery, StageTimings, validated
+from retrieval.console.exports import export_failure, export_links, exported
+from retrieval.console.rendering import Renderer, status_of
+from retrieval.domain.models import (
+    RetrievalOptions,
+    RetrievalQuery,
+    RetrievalResult,
+    StageTimings,
+    validated,
+)
 from retrieval.domain.search_plan import SearchOptions
-from retrieval.errors import InvalidRequestError
+from retrieval.errors import InvalidRequestError, NotFoundError
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 
@@ -89,14 +97,16 @@ class QueryPage:
 
     async def query(self, request: Request) -> Response:
         params = request.query_params
-        result, problem = None, None
+        result, problem, status = None, None, 200
         if params.get("query", "").strip():
             try:
                 query = retrieval_query(params)
                 check_read(query.namespace or self._default_namespace)
                 result = await self._retrieval.retrieve_query(query)
-            except InvalidRequestError as error:
-                problem = str(error)
+            except (InvalidRequestError, NotFoundError) as error:
+                status, problem = status_of(error)
+        if "format" in params:
+            return self._export(params["format"], result, problem, status)
         return self._render.page(
             request,
             "query.html",
@@ -109,6 +119,21 @@ class QueryPage:
                 "options_set": any(params.get(option.name) for option in self._options),
                 "problem": problem,
                 "result": result,
+                "exports": export_links(params),
                 "bars": stage_bars(result.timings) if result is not None else [],
             },
+            status,
         )
+
+    @staticmethod
+    def _export(
+        format_name: str, result: RetrievalResult | None, problem: str | None, status: int
+    ) -> Response:
+        if problem is not None:
+            return export_failure(status, problem)
+        if result is None:
+            return export_failure(400, "query: an export needs a question")
+        try:
+            return exported(result, format_name)
+        except InvalidRequestError as error:
+            return export_failure(*status_of(error))

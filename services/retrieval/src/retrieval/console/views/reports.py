@@ -8,12 +8,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from markdown_it import MarkdownIt
 from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from retrieval.console.rendering import Renderer
+from retrieval.console.rendering import Renderer, markdown_html
 from retrieval.console.report_files import (
     ReportFiles,
     ReportTable,
@@ -40,7 +39,6 @@ class ReportPages:
     def __init__(self, directory: Path, render: Renderer) -> None:
         self._directory = directory
         self._render = render
-        self._markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
 
     async def index(self, request: Request) -> Response:
         listed = await asyncio.to_thread(self._headlines)
@@ -67,7 +65,7 @@ class ReportPages:
         markdown = report.with_suffix(".md")
         if markdown is not None:
             text = (self._directory / markdown).read_text(encoding="utf-8")
-            return ShownReport(report, Markup(self._markdown.render(text)), [])
+            return ShownReport(report, markdown_html(text), [])
         data = self._json(report)
         return ShownReport(report, None, json_tables(data) if data is not None else [])
 
