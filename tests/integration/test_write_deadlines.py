@@ -1,8 +1,9 @@
-"""Writes in process under a deadline (``retrieval.service.ingestion.deadline``) while a store
-stalls: ``BackendTimeoutError`` by the deadline, and the ledger left as the repair needs it."""
+"""Writes in process cancelled by a deadline while a store stalls: they end within their undo
+time (``retrieval.service.ingestion.undo_time``), the ledger left as the repair needs it."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -11,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from retrieval.domain.models import RagDocument
-from retrieval.errors import BackendTimeoutError
 from retrieval.lifecycle import Application, running
-from retrieval.service.ingestion.deadline import deadline
+from retrieval.service.ingestion.undo_time import undo_window
 from retrieval.settings import Settings
 from retrieval_testkit import InMemoryChunkRepository, InMemoryDocumentLedger, InMemoryVectorIndex
 from retrieval_testkit.container import in_memory_container
@@ -54,8 +54,8 @@ async def test_an_ingest_stopped_by_its_deadline_is_left_pending_and_recovered_t
     async with holding_frost(tmp_path, stall, vector_index=InMemoryVectorIndex()) as app:
         stall.begin()
         started = time.monotonic()
-        with pytest.raises(BackendTimeoutError):
-            async with deadline(WORK_S, UNDO_S):
+        with pytest.raises(TimeoutError), undo_window(WORK_S, UNDO_S):
+            async with asyncio.timeout(WORK_S):
                 await app.ingestion.ingest([FROST_AGAIN], NAMESPACE)
         assert time.monotonic() - started < WORK_S + UNDO_S + 0.1
         assert [d.pending for d in await app.library.documents(NAMESPACE)] == [True]
@@ -78,8 +78,8 @@ async def test_a_delete_stopped_by_its_deadline_before_its_records_are_retired_c
     async with holding_frost(tmp_path, stall, **mongodb) as app:
         stall.begin()
         started = time.monotonic()
-        with pytest.raises(BackendTimeoutError):
-            async with deadline(WORK_S, UNDO_S):
+        with pytest.raises(TimeoutError), undo_window(WORK_S, UNDO_S):
+            async with asyncio.timeout(WORK_S):
                 await app.library.delete_document(FROST.document_id, NAMESPACE)
         assert time.monotonic() - started < WORK_S + UNDO_S + 0.1
         stall.lift()

@@ -29,7 +29,7 @@ A call with a deadline is stopped a little before it (a tenth of the time left, 
 quarter second) and answers DEADLINE_EXCEEDED itself, with its correlation id: the caller
 hears the server instead of its own timer, and no work goes on for a caller that has stopped
 waiting. A write stopped so gets half of that margin to leave the stores in order
-(``retrieval.service.ingestion.deadline``); what it cannot undo in that time its ledger
+(``retrieval.service.ingestion.undo_time``); what it cannot undo in that time its ledger
 records leave to the repair (``docs/reliability.md``, "A write stopped by its deadline").
 
 UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic
@@ -49,6 +49,7 @@ with ``x-retry-after-s``, a server already answering ``RETRIEVAL_GRPC_MAX_IN_FLI
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -74,7 +75,7 @@ from retrieval.errors import (
 )
 from retrieval.grpc.metadata import ERROR_FIELD_KEY, RETRY_AFTER_KEY, metadata_value
 from retrieval.retries import retry_after_seconds
-from retrieval.service.ingestion.deadline import deadline
+from retrieval.service.ingestion.undo_time import undo_window
 
 log = structlog.get_logger("grpc")
 
@@ -82,6 +83,7 @@ INTERNAL_MESSAGE = "internal error; quote the x-correlation-id when reporting it
 UNAVAILABLE_MESSAGE = "a store is unavailable; try again later"
 TIMEOUT_MESSAGE = "a store gave no answer in time"
 DEADLINE_MARGIN_S = 0.25
+DEADLINE_PASSED = BackendTimeoutError("the stores gave no answer before the call's deadline")
 RATE_LIMITED_MESSAGE = f"a store asks to slow down; try again after {RETRY_AFTER_KEY} seconds"
 MISCONFIGURED_MESSAGE = (
     "a store refused the service's credentials or lacks its index; "
@@ -166,10 +168,14 @@ def translate_errors(
         servicer: Servicer, request: Request, context: grpc.aio.ServicerContext
     ) -> Response:
         remaining = context.time_remaining()
+        work_s = answer_by(remaining)
+        scope = asyncio.timeout(work_s)
         try:
-            async with deadline(answer_by(remaining), undo_time(remaining)):
-                return await handler(servicer, request, context)
-        except Exception as error:
+            with undo_window(work_s, undo_time(remaining)):
+                async with scope:
+                    return await handler(servicer, request, context)
+        except Exception as raised:
+            error = DEADLINE_PASSED if scope.expired() else raised
             code, message, extra = status_of(error)
             log_failure(handler.__name__, code, error)
         return await context.abort(code, message, (*(context.trailing_metadata() or ()), *extra))

@@ -33,11 +33,11 @@ from retrieval.ports.embedder import Matrix
 from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.service.ingestion.chunking import Prepared
 from retrieval.service.ingestion.consistency import ChunkStores
-from retrieval.service.ingestion.deadline import undo_bound
 from retrieval.service.ingestion.leases import claim_documents, release_documents, writer_lease
 from retrieval.service.ingestion.namespaces import advance_generation
 from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome, failed
 from retrieval.service.ingestion.progress import EMBEDDING_BATCH, EmbeddedTally, LeaseRenewal
+from retrieval.service.ingestion.undo_time import undo_bound
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("ingestion")

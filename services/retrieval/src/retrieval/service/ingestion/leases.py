@@ -16,7 +16,7 @@ import structlog
 from retrieval.domain.ledger import RELEASED, DocumentRecord, Lease
 from retrieval.errors import RetrievalError
 from retrieval.ports.document_ledger import Claim, DocumentLedger
-from retrieval.service.ingestion.deadline import undo_bound
+from retrieval.service.ingestion.undo_time import undo_bound
 
 log = structlog.get_logger("ingestion")
 

@@ -6,7 +6,7 @@ import structlog
 
 from retrieval.errors import RetrievalError
 from retrieval.ports.namespace_generations import NamespaceGenerations
-from retrieval.service.ingestion.deadline import undo_bound
+from retrieval.service.ingestion.undo_time import undo_bound
 
 log = structlog.get_logger("ingestion")
 
