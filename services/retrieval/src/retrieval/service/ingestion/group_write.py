@@ -11,8 +11,9 @@ lease so one writer at a time touches a document:
 5. remove the chunks of older versions (``stale``): vectors and keyword entries, then texts.
 
 A failure before the commit removes the chunks the write added and restores the previous
-record; if even that fails, the PENDING record makes the next run (or ``reconcile``) repair
-the document. See ``docs/ingestion.md``.
+record; if even that fails, or a call cancelled at its deadline runs out of undo time
+(``retrieval.service.ingestion.undo_time``), the PENDING record makes the next run (or
+``reconcile``, or the server's repair) repair the document. See ``docs/ingestion.md``.
 """
 
 from __future__ import annotations
