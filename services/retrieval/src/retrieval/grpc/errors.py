@@ -28,7 +28,9 @@ the flag that lets it through.
 A call with a deadline is stopped a little before it (a tenth of the time left, at most a
 quarter second) and answers DEADLINE_EXCEEDED itself, with its correlation id: the caller
 hears the server instead of its own timer, and no work goes on for a caller that has stopped
-waiting (a write stopped so is rolled back, as after a cancellation).
+waiting. A write stopped so gets half of that margin to leave the stores in order
+(``retrieval.service.ingestion.undo_time``); what it cannot undo in that time its ledger
+records leave to the repair (``docs/reliability.md``, "A write stopped by its deadline").
 
 UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic
 messages only; the cause is logged with the call's correlation id. So does a store that refuses the
@@ -73,6 +75,7 @@ from retrieval.errors import (
 )
 from retrieval.grpc.metadata import ERROR_FIELD_KEY, RETRY_AFTER_KEY, metadata_value
 from retrieval.retries import retry_after_seconds
+from retrieval.service.ingestion.undo_time import undo_window
 
 log = structlog.get_logger("grpc")
 
@@ -157,17 +160,20 @@ def translate_errors(
     """Turn what a servicer method raises into a status; cancellation passes through. A call
     with a deadline is stopped shortly before it (``answer_by``) and answers
     DEADLINE_EXCEEDED itself, so the caller gets the status and its correlation id, and the
-    work stops when the caller stops waiting (a write stopped so is rolled back, as after a
-    cancellation)."""
+    work stops when the caller stops waiting; a write stopped so leaves the stores in order
+    within ``undo_time``, before the answer goes."""
 
     @functools.wraps(handler)
     async def translated(
         servicer: Servicer, request: Request, context: grpc.aio.ServicerContext
     ) -> Response:
-        scope = asyncio.timeout(answer_by(context.time_remaining()))
+        remaining = context.time_remaining()
+        work_s = answer_by(remaining)
+        scope = asyncio.timeout(work_s)
         try:
-            async with scope:
-                return await handler(servicer, request, context)
+            with undo_window(work_s, undo_time(remaining)):
+                async with scope:
+                    return await handler(servicer, request, context)
         except Exception as raised:
             error = DEADLINE_PASSED if scope.expired() else raised
             code, message, extra = status_of(error)
@@ -183,7 +189,17 @@ def answer_by(remaining_s: float | None) -> float | None:
     answer reaches the caller in time."""
     if remaining_s is None:
         return None
-    return max(remaining_s - min(DEADLINE_MARGIN_S, remaining_s / 10), 0.0)
+    return max(remaining_s - margin(remaining_s), 0.0)
+
+
+def undo_time(remaining_s: float | None) -> float:
+    """Seconds a write stopped at ``answer_by`` gets to leave the stores in order: half the
+    margin, the other half left for the answer to reach the caller."""
+    return 0.0 if remaining_s is None else margin(remaining_s) / 2
+
+
+def margin(remaining_s: float) -> float:
+    return min(DEADLINE_MARGIN_S, remaining_s / 10)
 
 
 ERROR_OF_STATUS: dict[grpc.StatusCode, type[RetrievalError]] = {

@@ -13,7 +13,7 @@ import structlog
 from retrieval.domain.ledger import DocumentRecord, Lease
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.service.ingestion.consistency import ChunkStores
-from retrieval.service.ingestion.leases import claim_documents, writer_lease
+from retrieval.service.ingestion.leases import claim_documents, release_documents, writer_lease
 from retrieval.service.ingestion.library import DocumentSummary, Removal
 
 log = structlog.get_logger("library")
@@ -52,7 +52,7 @@ class Deletion:
                     deleted.extend(removal.deleted)
                     chunks += removal.chunks
                 finally:
-                    await self._ledger.release(namespace, list(claim.records), lease)
+                    await release_documents(self._ledger, namespace, list(claim.records), lease)
         return Removal(deleted=tuple(deleted), busy=tuple(busy), chunks=chunks)
 
     async def _retire(

@@ -11,8 +11,9 @@ lease so one writer at a time touches a document:
 5. remove the chunks of older versions (``stale``): vectors and keyword entries, then texts.
 
 A failure before the commit removes the chunks the write added and restores the previous
-record; if even that fails, the PENDING record makes the next run (or ``reconcile``) repair
-the document. See ``docs/ingestion.md``.
+record; if even that fails, or a call cancelled at its deadline runs out of undo time
+(``retrieval.service.ingestion.undo_time``), the PENDING record makes the next run (or
+``reconcile``, or the server's repair) repair the document. See ``docs/ingestion.md``.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ from retrieval.ports.embedder import Matrix
 from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.service.ingestion.chunking import Prepared
 from retrieval.service.ingestion.consistency import ChunkStores
-from retrieval.service.ingestion.leases import claim_documents, writer_lease
+from retrieval.service.ingestion.leases import claim_documents, release_documents, writer_lease
 from retrieval.service.ingestion.namespaces import advance_generation
 from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome, failed
 from retrieval.service.ingestion.progress import EMBEDDING_BATCH, EmbeddedTally, LeaseRenewal
+from retrieval.service.ingestion.undo_time import undo_bound
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("ingestion")
@@ -158,7 +160,7 @@ class GroupWriter:
                 await self._remove_stale([r for r in settled if r.stale], lease)
         finally:
             await advance_generation(self._generations, namespace)
-            await self._release(namespace, list(claim.records), lease)
+            await release_documents(self._ledger, namespace, list(claim.records), lease)
         return outcomes
 
     async def _begin(self, record: DocumentRecord, item: Prepared) -> DocumentRecord:
@@ -239,12 +241,14 @@ class GroupWriter:
         self, pending: Sequence[DocumentRecord], namespace: str, lease: Lease
     ) -> None:
         """Undo a write that did not commit. The record is made PENDING again first (the
-        commit may have landed unseen), so a failure here leaves a state the next run repairs."""
+        commit may have landed unseen), so a failure here, or the end of a stopped call's undo
+        time (``undo_bound``), leaves a state the next run or the repair finishes."""
         fresh = sorted({chunk for record in pending for chunk in record.fresh})
         try:
-            await self._ledger.save(pending, lease)
-            await self._stores.remove(fresh, namespace)
-            await self._ledger.save([record.abandon() for record in pending], lease)
+            async with undo_bound():
+                await self._ledger.save(pending, lease)
+                await self._stores.remove(fresh, namespace)
+                await self._ledger.save([record.abandon() for record in pending], lease)
         except RetrievalError as error:
             log.error(
                 "ingest.rollback_failed",
@@ -267,9 +271,3 @@ class GroupWriter:
             log.warning(
                 "ingest.stale_left", namespace=namespace, chunks=len(stale), error=str(error)
             )
-
-    async def _release(self, namespace: str, document_ids: Sequence[str], lease: Lease) -> None:
-        try:
-            await self._ledger.release(namespace, document_ids, lease)
-        except RetrievalError as error:
-            log.warning("ingest.release_failed", namespace=namespace, error=str(error))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import random
 import socket
@@ -12,9 +11,14 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+import structlog
+
 from retrieval.domain.ledger import RELEASED, DocumentRecord, Lease
 from retrieval.errors import RetrievalError
 from retrieval.ports.document_ledger import Claim, DocumentLedger
+from retrieval.service.ingestion.undo_time import undo_bound
+
+log = structlog.get_logger("ingestion")
 
 FIRST_WAIT_S = 0.05
 LONGEST_WAIT_S = 0.25
@@ -99,9 +103,21 @@ async def claim_documents(
             await asyncio.sleep(min(delay * (1 + random.random()), deadline - time.monotonic()))
             delay = min(delay * 2, LONGEST_WAIT_S)
     except BaseException:
-        with contextlib.suppress(RetrievalError):
-            await ledger.release(namespace, wanted, lease)
+        await release_documents(ledger, namespace, wanted, lease)
         raise
+
+
+async def release_documents(
+    ledger: DocumentLedger, namespace: str, document_ids: Sequence[str], lease: Lease
+) -> None:
+    """Give documents back once their writer is done, however it ended; a failure, or the
+    end of a stopped call's undo time, leaves them leased until the lease expires (or, in
+    this process, until the next claim takes them over from the ended writer)."""
+    try:
+        async with undo_bound():
+            await ledger.release(namespace, document_ids, lease)
+    except RetrievalError as error:
+        log.warning("ingest.release_failed", namespace=namespace, error=str(error))
 
 
 async def claim_free(

@@ -6,14 +6,17 @@ import structlog
 
 from retrieval.errors import RetrievalError
 from retrieval.ports.namespace_generations import NamespaceGenerations
+from retrieval.service.ingestion.undo_time import undo_bound
 
 log = structlog.get_logger("ingestion")
 
 
 async def advance_generation(generations: NamespaceGenerations, namespace: str) -> None:
     """Retire every replica's cached results of the namespace: after the stores changed
-    (see ``retrieval.service.caching.result_cache``); a failure leaves them to their TTL."""
+    (see ``retrieval.service.caching.result_cache``); a failure, or the end of a stopped
+    call's undo time, leaves them to their TTL."""
     try:
-        await generations.advance(namespace)
+        async with undo_bound():
+            await generations.advance(namespace)
     except RetrievalError as error:
         log.warning("ingest.generation_not_advanced", namespace=namespace, error=str(error))
