@@ -410,4 +410,6 @@ async def test_generations_advance_one_namespace_at_a_time(
     for done, name in enumerate(advanced, start=1):
         await generations.advance(f"{prefix}-{name}")
         for other in NAMES:
-            assert await generations.current(f"{prefix}-{other}") == advanced[:done].count(other)
+            assert (await generations.current(f"{prefix}-{other}")).number == advanced[:done].count(
+                other
+            )
