@@ -49,9 +49,9 @@ def pinecone_embedder(
 
 
 def pinecone_lsns() -> PineconeLsns:
-    from retrieval.adapters.pinecone.freshness import PineconeLsns, WrittenLsns
+    from retrieval.adapters.pinecone.freshness import PineconeLsns
 
-    return PineconeLsns(WrittenLsns())
+    return PineconeLsns()
 
 
 def pinecone_vector_index(

@@ -90,8 +90,8 @@ ANSWERS: ContextVar[AnsweredLsns | None] = ContextVar("pinecone_answers", defaul
 class PineconeLsns:
     """The ``IndexLsns`` of one Pinecone index, for this process."""
 
-    def __init__(self, written: WrittenLsns) -> None:
-        self._written = written
+    def __init__(self) -> None:
+        self._written = WrittenLsns()
 
     def wrote(self, namespace: str, lsn: int | None) -> None:
         """Note an acknowledged write (an upsert or a delete)."""
