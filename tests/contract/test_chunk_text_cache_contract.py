@@ -1,7 +1,7 @@
 import pytest
 
 from retrieval.service.caching.chunk_cache import ChunkTextCache
-from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.freshness import NamespaceFreshness, NoIndexLsns
 from retrieval_testkit import InMemoryChunkRepository
 from retrieval_testkit.contracts import ChunkRepositoryContract
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
@@ -15,5 +15,5 @@ class TestChunkTextCache(ChunkRepositoryContract):
             InMemoryChunkRepository(),
             max_entries=100,
             metrics=quiet_telemetry().metrics,
-            freshness=NamespaceFreshness(InMemoryNamespaceGenerations(), 0.0),
+            freshness=NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0.0),
         )

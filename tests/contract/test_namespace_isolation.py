@@ -22,6 +22,7 @@ from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
 from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
+from retrieval.adapters.pinecone.freshness import PineconeLsns
 from retrieval.adapters.pinecone.sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.keywords import KeywordRecord
@@ -325,7 +326,7 @@ async def vector_index(
     index: EmbeddedVectorIndex | PineconeVectorIndex = (
         EmbeddedVectorIndex(tmp_path / "index")
         if request.param == "exact-on-disk"
-        else PineconeVectorIndex(request.getfixturevalue("pinecone").connection())
+        else PineconeVectorIndex(request.getfixturevalue("pinecone").connection(), PineconeLsns())
     )
     yield index
     await index.close()
@@ -410,4 +411,6 @@ async def test_generations_advance_one_namespace_at_a_time(
     for done, name in enumerate(advanced, start=1):
         await generations.advance(f"{prefix}-{name}")
         for other in NAMES:
-            assert await generations.current(f"{prefix}-{other}") == advanced[:done].count(other)
+            assert (await generations.current(f"{prefix}-{other}")).number == advanced[:done].count(
+                other
+            )

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
+from retrieval.adapters.pinecone.freshness import PineconeLsns
 from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
 from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval_testkit.contracts import EmbedderContract, VectorIndexContract
@@ -22,7 +23,7 @@ def standin() -> Iterator[PineconeStandIn]:
 class TestPineconeVectorIndex(VectorIndexContract):
     @pytest.fixture
     async def index(self, standin: PineconeStandIn) -> AsyncIterator[PineconeVectorIndex]:
-        index = PineconeVectorIndex(standin.connection())
+        index = PineconeVectorIndex(standin.connection(), PineconeLsns())
         yield index
         await index.close()
 
@@ -30,7 +31,7 @@ class TestPineconeVectorIndex(VectorIndexContract):
 class TestModelCheckedPineconeVectorIndex(VectorIndexContract):
     @pytest.fixture
     async def index(self, standin: PineconeStandIn) -> AsyncIterator[ModelCheckedIndex]:
-        index = PineconeVectorIndex(standin.connection())
+        index = PineconeVectorIndex(standin.connection(), PineconeLsns())
         yield ModelCheckedIndex(index, model="contract-model", dimension=4)
         await index.close()
 
@@ -55,6 +56,6 @@ class TestPineconeVectorIndexOnNeedleDb(VectorIndexContract):
     @pytest.fixture
     async def index(self, needledb: NeedleDb) -> AsyncIterator[PineconeVectorIndex]:
         host = needledb.create_index(f"contract-{uuid.uuid4().hex[:8]}", dimension=4)
-        index = PineconeVectorIndex(needledb.connection(host))
+        index = PineconeVectorIndex(needledb.connection(host), PineconeLsns())
         yield index
         await index.close()

@@ -173,6 +173,6 @@ async def test_an_acknowledged_generation_advance_survives_a_kill_of_the_server(
                 await generations.advance(NS)
             await kill_server(supervisor)
             await restarted(supervisor)
-            assert await generations.current(NS) == 3
+            assert (await generations.current(NS)).number == 3
         finally:
             await client.close()

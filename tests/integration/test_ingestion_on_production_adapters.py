@@ -11,6 +11,7 @@ from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
 from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.freshness import PineconeLsns
 from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.service.ingestion.chunking import ChunkingPolicy
@@ -50,7 +51,8 @@ async def pinecone(standin: PineconeStandIn) -> AsyncIterator[PineconeVectorInde
             control_host=standin.url,
             request_timeout=2.0,
             call_timeout=10.0,
-        )
+        ),
+        PineconeLsns(),
     )
     yield index
     await index.close()

@@ -47,9 +47,12 @@ async def test_one_document_per_namespace_keyed_by_name(collection) -> None:
     generations = MongoNamespaceGenerations(collection)
     await generations.advance("tea")
     await generations.advance("tea")
-    await generations.advance("coffee")
+    await generations.advance("coffee", 4)
     stored = await collection.find({}).sort("_id", 1).to_list(None)
-    assert stored == [{"_id": "coffee", "generation": 1}, {"_id": "tea", "generation": 2}]
+    assert stored == [
+        {"_id": "coffee", "generation": 1, "index_lsn": 4},
+        {"_id": "tea", "generation": 2},
+    ]
 
 
 async def test_reads_by_id_at_majority_and_advances_acknowledged_by_a_majority(

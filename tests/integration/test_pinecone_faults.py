@@ -15,6 +15,7 @@ import pytest
 
 from retrieval.adapters.pinecone.clients import PineconeConnection
 from retrieval.adapters.pinecone.errors import RETRIES, worst_case_seconds
+from retrieval.adapters.pinecone.freshness import PineconeLsns
 from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
 from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.vectors import VectorRecord
@@ -54,7 +55,7 @@ def connect(url: str, *, api_key: str = "standin-key", call_timeout: float = CAL
 
 @pytest.fixture
 async def index(standin: PineconeStandIn) -> AsyncIterator[PineconeVectorIndex]:
-    index = PineconeVectorIndex(connect(standin.url))
+    index = PineconeVectorIndex(connect(standin.url), PineconeLsns())
     await index.upsert([VectorRecord(id="a", values=(1.0, 0, 0, 0))], NS)
     standin.clear_log()
     yield index
@@ -82,7 +83,7 @@ def query(index: PineconeVectorIndex) -> Callable[[], Awaitable[object]]:
 
 
 async def test_a_wrong_api_key_is_not_authorised(standin: PineconeStandIn) -> None:
-    index = PineconeVectorIndex(connect(standin.url, api_key="wrong"))
+    index = PineconeVectorIndex(connect(standin.url, api_key="wrong"), PineconeLsns())
     embedder = PineconeInferenceEmbedder(connect(standin.url, api_key="wrong"))
     try:
         _, elapsed = await timed_failure(query(index), NotAuthorisedError)
@@ -187,7 +188,7 @@ async def test_one_5xx_is_retried(index: PineconeVectorIndex, standin: PineconeS
 async def test_a_pause_past_the_deadline_is_not_taken(
     index: PineconeVectorIndex, standin: PineconeStandIn
 ) -> None:
-    hurried = PineconeVectorIndex(connect(standin.url, call_timeout=0.3))
+    hurried = PineconeVectorIndex(connect(standin.url, call_timeout=0.3), PineconeLsns())
     try:
         with standin.faults(Fault(status=503), count=10):
             error, elapsed = await timed_failure(query(hurried), BackendUnavailableError)
@@ -217,7 +218,9 @@ async def test_a_refused_connection_is_unavailable() -> None:
         probe.bind((host, 0))
         port = probe.getsockname()[1]
     patient = RETRIES.attempts * REQUEST_TIMEOUT + RETRIES.worst_case_pauses() + 1.0
-    index = PineconeVectorIndex(connect(f"http://{host}:{port}", call_timeout=patient))
+    index = PineconeVectorIndex(
+        connect(f"http://{host}:{port}", call_timeout=patient), PineconeLsns()
+    )
     try:
         error, elapsed = await timed_failure(index.stats, BackendUnavailableError)
     finally:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from pinecone import AsyncIndex
 
+from retrieval.adapters.pinecone.freshness import PineconeLsns
 from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import NamespaceNotFoundError
@@ -31,7 +32,7 @@ def standin() -> Iterator[PineconeStandIn]:
 
 @pytest.fixture
 async def index(standin: PineconeStandIn) -> AsyncIterator[PineconeVectorIndex]:
-    index = PineconeVectorIndex(standin.connection())
+    index = PineconeVectorIndex(standin.connection(), PineconeLsns())
     yield index
     await index.close()
 
@@ -71,7 +72,7 @@ async def test_a_query_right_after_the_first_upsert_finds_it(
 
 async def test_a_query_after_a_write_sees_it_once_the_index_has_caught_up() -> None:
     with PineconeStandIn(dimension=4, lag_seconds=0.5) as standin:
-        index = PineconeVectorIndex(standin.connection())
+        index = PineconeVectorIndex(standin.connection(), PineconeLsns())
         try:
             await index.upsert([LEAF], NS)
             assert [match.id for match in await query(index)] == ["leaf"]
@@ -124,7 +125,7 @@ async def test_the_wait_ends_within_the_call_timeout_with_no_matches() -> None:
     call_timeout = 2.0
     with PineconeStandIn(dimension=4, lag_seconds=3600) as standin:
         index = PineconeVectorIndex(
-            standin.connection(request_timeout=0.5, call_timeout=call_timeout)
+            standin.connection(request_timeout=0.5, call_timeout=call_timeout), PineconeLsns()
         )
         try:
             await index.upsert([LEAF], NS)
@@ -141,7 +142,7 @@ async def test_the_wait_ends_within_the_call_timeout_with_no_matches() -> None:
 async def test_a_replica_that_did_not_write_reports_what_the_index_shows(
     index: PineconeVectorIndex, standin: PineconeStandIn
 ) -> None:
-    other_replica = PineconeVectorIndex(standin.connection())
+    other_replica = PineconeVectorIndex(standin.connection(), PineconeLsns())
     try:
         await index.upsert([LEAF], NS)
         for _ in range(HIDDEN_FOR_QUERIES):

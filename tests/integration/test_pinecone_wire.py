@@ -11,6 +11,7 @@ from pinecone import AsyncIndex
 from pinecone.errors import ApiError
 
 from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.freshness import PineconeLsns
 from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
 from retrieval.adapters.pinecone.limits import MAX_REQUEST_BYTES
 from retrieval.adapters.pinecone.vector_index import MAX_FETCH_QUERY_CHARS, PineconeVectorIndex
@@ -35,7 +36,7 @@ def connection(standin: PineconeStandIn) -> PineconeConnection:
 
 @pytest.fixture
 async def index(connection: PineconeConnection) -> AsyncIterator[PineconeVectorIndex]:
-    index = PineconeVectorIndex(connection, concurrency=3)
+    index = PineconeVectorIndex(connection, PineconeLsns(), concurrency=3)
     yield index
     await index.close()
 

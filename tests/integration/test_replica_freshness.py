@@ -15,7 +15,7 @@ from dependency_injector import providers
 
 from retrieval.domain.models import RetrievalOptions, SearchMode
 from retrieval.lifecycle import Application, running
-from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.freshness import NamespaceFreshness, NoIndexLsns
 from retrieval.settings import Settings
 from retrieval_testkit import (
     InMemoryChunkRepository,
@@ -60,7 +60,7 @@ async def replicas(
                 **collaborators,
             )
             container.freshness.override(
-                providers.Object(NamespaceFreshness(generations, SETTLE_S))
+                providers.Object(NamespaceFreshness(generations, NoIndexLsns(), SETTLE_S))
             )
             apps.append(await stack.enter_async_context(running(settings, container)))
         yield apps

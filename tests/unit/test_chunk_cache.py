@@ -12,7 +12,7 @@ from retrieval.errors import BackendUnavailableError
 from retrieval.observability.metrics import ServiceMetrics
 from retrieval.ports.chunk_repository import ChunkRepository
 from retrieval.service.caching.chunk_cache import ChunkTextCache
-from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.freshness import NamespaceFreshness, NoIndexLsns
 from retrieval_testkit import InMemoryChunkRepository
 from retrieval_testkit.contracts.chunk_repository import chunk
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
@@ -52,7 +52,7 @@ async def seeded_store() -> InMemoryChunkRepository:
 def cache(
     store: ChunkRepository, max_entries: int = 100, metrics: ServiceMetrics | None = None
 ) -> ChunkTextCache:
-    settled = NamespaceFreshness(InMemoryNamespaceGenerations(), 0.0)
+    settled = NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0.0)
     return ChunkTextCache(store, max_entries, metrics or quiet_telemetry().metrics, settled)
 
 

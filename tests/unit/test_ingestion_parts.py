@@ -77,7 +77,7 @@ class Kit:
         return await audit(self.stores, self.ledger, NS)
 
     async def generation(self) -> int:
-        return await self.generations.current(NS)
+        return (await self.generations.current(NS)).number
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import pytest
 from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.model_checked_index import ModelCheckedIndex
 from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.freshness import PineconeLsns
 from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.metadata import MODEL_FIELD
 from retrieval.domain.vectors import VectorRecord
@@ -33,7 +34,7 @@ async def backend(request: pytest.FixtureRequest) -> AsyncIterator[VectorIndex]:
     else:
         with PineconeStandIn(dimension=4) as standin:
             index = PineconeVectorIndex(
-                PineconeConnection(api_key=standin.api_key, index_host=standin.url)
+                PineconeConnection(api_key=standin.api_key, index_host=standin.url), PineconeLsns()
             )
             yield index
             await index.close()

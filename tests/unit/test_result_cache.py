@@ -25,7 +25,8 @@ from retrieval.domain.models import (
 )
 from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendUnavailableError
-from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.ports.namespace_generations import Generation
+from retrieval.service.caching.freshness import NamespaceFreshness, NoIndexLsns
 from retrieval.service.caching.result_cache import InProcessResultCache
 from retrieval_testkit import InMemoryNamespaceGenerations
 
@@ -55,7 +56,7 @@ class Computations:
 
 
 class GenerationsDown(InMemoryNamespaceGenerations):
-    async def current(self, namespace: str) -> int:
+    async def current(self, namespace: str) -> Generation:
         raise BackendUnavailableError("MongoDB unreachable during find")
 
 
@@ -84,7 +85,7 @@ def version(result: RetrievalResult) -> int:
 
 async def test_an_identical_request_is_served_from_the_cache() -> None:
     generations = InMemoryNamespaceGenerations()
-    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
+    cache = InProcessResultCache(NamespaceFreshness(generations, NoIndexLsns(), 0))
     compute = Computations()
     first = await cache.through(QUERY, NS, compute)
     second = await cache.through(QUERY, NS, compute)
@@ -101,7 +102,9 @@ async def test_an_identical_request_is_served_from_the_cache() -> None:
 
 
 async def test_a_cached_result_reports_the_time_of_the_call_that_served_it() -> None:
-    cache = InProcessResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
+    cache = InProcessResultCache(
+        NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0)
+    )
     computed = await cache.through(QUERY, NS, Computations())
     served = await cache.through(QUERY, NS, Computations())
     assert computed.timings.stages == {"search": COMPUTE_MS}
@@ -126,7 +129,9 @@ async def test_a_cached_result_reports_the_time_of_the_call_that_served_it() -> 
 async def test_a_request_differing_in_any_part_of_the_key_is_computed(
     request_: RetrievalQuery, namespace: str
 ) -> None:
-    cache = InProcessResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
+    cache = InProcessResultCache(
+        NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0)
+    )
     compute = Computations()
     await cache.through(QUERY, NS, compute)
     other = await cache.through(request_, namespace, compute)
@@ -135,7 +140,9 @@ async def test_a_request_differing_in_any_part_of_the_key_is_computed(
 
 
 async def test_requests_that_differ_only_in_form_share_an_entry() -> None:
-    cache = InProcessResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
+    cache = InProcessResultCache(
+        NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0)
+    )
     compute = Computations()
     await cache.through(
         QUERY.model_copy(update={"domains": ("weather_patterns", "plant_diseases")}), NS, compute
@@ -155,7 +162,9 @@ async def test_requests_that_differ_only_in_form_share_an_entry() -> None:
 async def test_an_entry_expires_after_the_ttl() -> None:
     clock = ManualClock()
     cache = InProcessResultCache(
-        NamespaceFreshness(InMemoryNamespaceGenerations(), 0), ttl_s=60.0, clock=clock
+        NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0),
+        ttl_s=60.0,
+        clock=clock,
     )
     compute = Computations()
     await cache.through(QUERY, NS, compute)
@@ -169,7 +178,7 @@ async def test_an_entry_expires_after_the_ttl() -> None:
 
 async def test_the_least_recently_used_entry_is_evicted() -> None:
     cache = InProcessResultCache(
-        NamespaceFreshness(InMemoryNamespaceGenerations(), 0), max_entries=2
+        NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0), max_entries=2
     )
     compute = Computations()
     first, second, third = (QUERY.model_copy(update={"top_k": k}) for k in (1, 2, 3))
@@ -185,7 +194,7 @@ async def test_the_least_recently_used_entry_is_evicted() -> None:
 
 async def test_advancing_the_generation_retires_that_namespace_only() -> None:
     generations = InMemoryNamespaceGenerations()
-    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
+    cache = InProcessResultCache(NamespaceFreshness(generations, NoIndexLsns(), 0))
     compute = Computations()
     await cache.through(QUERY, NS, compute)
     await cache.through(QUERY, "coffee", compute)
@@ -198,7 +207,9 @@ async def test_advancing_the_generation_retires_that_namespace_only() -> None:
 
 
 async def test_a_degraded_result_is_not_kept() -> None:
-    cache = InProcessResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
+    cache = InProcessResultCache(
+        NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0)
+    )
     compute = Computations(degraded=("keyword",))
     await cache.through(QUERY, NS, compute)
     again = await cache.through(QUERY, NS, compute)
@@ -207,7 +218,9 @@ async def test_a_degraded_result_is_not_kept() -> None:
 
 
 async def test_a_failed_computation_is_not_kept() -> None:
-    cache = InProcessResultCache(NamespaceFreshness(InMemoryNamespaceGenerations(), 0))
+    cache = InProcessResultCache(
+        NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0)
+    )
 
     async def fails() -> RetrievalResult:
         raise BackendUnavailableError("index unreachable")
@@ -220,7 +233,7 @@ async def test_a_failed_computation_is_not_kept() -> None:
 
 
 async def test_without_a_generation_every_call_computes_and_warns() -> None:
-    cache = InProcessResultCache(NamespaceFreshness(GenerationsDown(), 0))
+    cache = InProcessResultCache(NamespaceFreshness(GenerationsDown(), NoIndexLsns(), 0))
     compute = Computations()
     with capture_logs() as logs:
         results = [await cache.through(QUERY, NS, compute) for _ in range(2)]
@@ -235,7 +248,7 @@ async def test_without_a_generation_every_call_computes_and_warns() -> None:
 def test_an_empty_or_instant_cache_is_refused(max_entries: int, ttl_s: float, named: str) -> None:
     with pytest.raises(ValueError, match=named):
         InProcessResultCache(
-            NamespaceFreshness(InMemoryNamespaceGenerations(), 0),
+            NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0),
             max_entries=max_entries,
             ttl_s=ttl_s,
         )
@@ -278,13 +291,13 @@ class InterleavedGenerations(InMemoryNamespaceGenerations):
         super().__init__()
         self._interleaving = interleaving
 
-    async def current(self, namespace: str) -> int:
+    async def current(self, namespace: str) -> Generation:
         await self._interleaving.switch()
         return await super().current(namespace)
 
-    async def advance(self, namespace: str) -> int:
+    async def advance(self, namespace: str, index_lsn: int | None = None) -> int:
         await self._interleaving.switch()
-        return await super().advance(namespace)
+        return await super().advance(namespace, index_lsn)
 
 
 @dataclass(frozen=True)
@@ -313,7 +326,7 @@ async def test_no_result_is_served_after_a_write_that_changed_it_completed(
     starts after a write completed is served data at least as new, cached or not."""
     interleaving = Interleaving()
     generations = InterleavedGenerations(interleaving)
-    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
+    cache = InProcessResultCache(NamespaceFreshness(generations, NoIndexLsns(), 0))
     stores: Counter[str] = Counter()
     tick = itertools.count()
     completed: list[tuple[int, str, int]] = []
@@ -355,7 +368,7 @@ async def test_advancing_before_the_stores_change_would_serve_a_stale_result() -
     """Why writers advance after their changes: in the other order, a read between the two
     stores the old data under the new generation, and it is served after the write."""
     generations = InMemoryNamespaceGenerations()
-    cache = InProcessResultCache(NamespaceFreshness(generations, 0))
+    cache = InProcessResultCache(NamespaceFreshness(generations, NoIndexLsns(), 0))
     data = {NS: 1}
 
     async def compute() -> RetrievalResult:
@@ -375,7 +388,7 @@ async def test_a_namespace_settles_once_its_newest_generation_was_seen_long_enou
 ) -> None:
     now = [100.0]
     generations = InMemoryNamespaceGenerations()
-    freshness = NamespaceFreshness(generations, settle_s, clock=lambda: now[0])
+    freshness = NamespaceFreshness(generations, NoIndexLsns(), settle_s, clock=lambda: now[0])
     assert freshness.settled(NS) is (settle_s == 0)
     await freshness.current(NS)
     now[0] += settle_s

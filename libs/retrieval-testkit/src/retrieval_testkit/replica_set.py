@@ -62,10 +62,13 @@ async def replica_set(
     replicas: int = 2,
     lag_s: float = 1.0,
     needledb: NeedleDb | None = None,
+    freshness_s: float | None = None,
 ) -> AsyncIterator[ReplicaSet]:
     """``replicas`` served processes on fresh stores whose writes show ``lag_s`` late; with
     ``needledb``, the dense index is a new index of that emulator (which shows writes at
-    once) and the stand-ins serve the sparse index and the embeddings."""
+    once) and the stand-ins serve the sparse index and the embeddings. The replicas assume
+    the index shows writes within ``freshness_s`` (``RETRIEVAL_INDEX_FRESHNESS_S``; the
+    bound, by default)."""
     bound_s = lag_s + 1.0
     database = f"replicas_{uuid.uuid4().hex[:10]}"
     same_key = {} if needledb is None else {"api_key": needledb.api_key}
@@ -90,7 +93,7 @@ async def replica_set(
             "RETRIEVAL_PINECONE_SPARSE_INDEX_HOST": sparse.url,
             "RETRIEVAL_MONGODB_URI": mongo_uri,
             "RETRIEVAL_MONGODB_DATABASE": database,
-            "RETRIEVAL_INDEX_FRESHNESS_S": str(bound_s),
+            "RETRIEVAL_INDEX_FRESHNESS_S": str(bound_s if freshness_s is None else freshness_s),
         }
         started = [
             served_process(workdir, serve_environment(workdir / f"replica-{n}", **shared))

@@ -13,7 +13,7 @@ from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.graph_store import GraphStore
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
-from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.freshness import NamespaceFreshness, NoIndexLsns
 from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.retrieval.current_versions import CurrentVersions
@@ -66,4 +66,4 @@ def candidate_texts(chunks: ChunkRepository) -> CandidateTexts:
 
 def uncached() -> Uncached:
     """No result cache, over an index that shows each write at once."""
-    return Uncached(NamespaceFreshness(InMemoryNamespaceGenerations(), 0.0))
+    return Uncached(NamespaceFreshness(InMemoryNamespaceGenerations(), NoIndexLsns(), 0.0))

@@ -42,6 +42,7 @@ from retrieval.factories.pinecone import (
     pinecone_connection,
     pinecone_embedder,
     pinecone_keyword_index,
+    pinecone_lsns,
     pinecone_reranker,
     pinecone_vector_index,
 )
@@ -53,6 +54,7 @@ from retrieval.service.backup.backups import Backups
 from retrieval.service.caching.cached_knowledge import CachedKnowledgeExtractor
 from retrieval.service.caching.caching_embedder import CachingEmbedder
 from retrieval.service.caching.chunk_cache import ChunkTextCache
+from retrieval.service.caching.freshness import IndexedGenerations, NoIndexLsns
 from retrieval.service.caching.query_vector_cache import QueryVectorCache
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.ingestion.chunking import ChunkingPolicy
@@ -98,6 +100,11 @@ class Container(containers.DeclarativeContainer):
             providers.Factory(pinecone_embedder, connection=pinecone, settings=settings),
         ),
     )
+    index_lsns = providers.Selector(
+        settings.provided.index_backend,
+        embedded=providers.Singleton(NoIndexLsns),
+        pinecone=providers.Singleton(pinecone_lsns),
+    )
     backend_index = providers.Selector(
         settings.provided.index_backend,
         embedded=providers.Resource(
@@ -106,7 +113,9 @@ class Container(containers.DeclarativeContainer):
         ),
         pinecone=providers.Resource(
             closed_at_shutdown,
-            providers.Factory(pinecone_vector_index, connection=pinecone, settings=settings),
+            providers.Factory(
+                pinecone_vector_index, connection=pinecone, lsns=index_lsns, settings=settings
+            ),
         ),
     )
     keyword_index = providers.Selector(
@@ -155,8 +164,11 @@ class Container(containers.DeclarativeContainer):
     namespace_generations = providers.Singleton(
         namespace_generations, client=mongo_client, settings=settings
     )
+    indexed_generations = providers.Singleton(
+        IndexedGenerations, generations=namespace_generations, lsns=index_lsns
+    )
     freshness = providers.Singleton(
-        namespace_freshness, generations=namespace_generations, settings=settings
+        namespace_freshness, generations=namespace_generations, lsns=index_lsns, settings=settings
     )
     result_cache = providers.Singleton(result_cache, freshness=freshness, settings=settings)
 
@@ -275,7 +287,7 @@ class Container(containers.DeclarativeContainer):
         embedder=embedder,
         stores=chunk_stores,
         ledger=document_ledger,
-        generations=namespace_generations,
+        generations=indexed_generations,
         allowed_domains=settings.provided.allowed_domains,
         default_namespace=settings.provided.default_namespace,
         lease_wait_s=settings.provided.ingest_lease_wait_s,
@@ -291,7 +303,7 @@ class Container(containers.DeclarativeContainer):
         Library,
         stores=chunk_stores,
         ledger=document_ledger,
-        generations=namespace_generations,
+        generations=indexed_generations,
         default_namespace=settings.provided.default_namespace,
         lease_wait_s=settings.provided.ingest_lease_wait_s,
     )
@@ -307,7 +319,7 @@ class Container(containers.DeclarativeContainer):
         embedder=embedder,
         stores=chunk_stores,
         ledger=document_ledger,
-        generations=namespace_generations,
+        generations=indexed_generations,
         lease_wait_s=settings.provided.ingest_lease_wait_s,
     )
     local_files = providers.Singleton(

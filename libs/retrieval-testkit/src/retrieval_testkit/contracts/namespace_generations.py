@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from retrieval.ports.namespace_generations import NamespaceGenerations
+from retrieval.ports.namespace_generations import Generation, NamespaceGenerations
 
 CONCURRENT = 20
 
@@ -14,28 +14,28 @@ class NamespaceGenerationsContract:
     async def test_a_namespace_never_advanced_is_at_zero(
         self, generations: NamespaceGenerations
     ) -> None:
-        assert await generations.current("never-written") == 0
+        assert await generations.current("never-written") == Generation(0, None)
 
     async def test_advance_adds_one_and_returns_the_new_value(
         self, generations: NamespaceGenerations
     ) -> None:
         assert [await generations.advance("tea") for _ in range(3)] == [1, 2, 3]
-        assert await generations.current("tea") == 3
+        assert (await generations.current("tea")).number == 3
 
     async def test_namespaces_are_independent(self, generations: NamespaceGenerations) -> None:
         await generations.advance("tea")
         await generations.advance("tea")
         await generations.advance("tea.archive")
-        assert await generations.current("tea") == 2
-        assert await generations.current("tea.archive") == 1
-        assert await generations.current("te") == 0
+        assert (await generations.current("tea")).number == 2
+        assert (await generations.current("tea.archive")).number == 1
+        assert (await generations.current("te")).number == 0
 
     async def test_concurrent_advances_each_count_once(
         self, generations: NamespaceGenerations
     ) -> None:
         returned = await asyncio.gather(*(generations.advance("tea") for _ in range(CONCURRENT)))
         assert sorted(returned) == list(range(1, CONCURRENT + 1))
-        assert await generations.current("tea") == CONCURRENT
+        assert (await generations.current("tea")).number == CONCURRENT
 
     async def test_concurrent_advances_of_an_advanced_namespace(
         self, generations: NamespaceGenerations
@@ -47,4 +47,22 @@ class NamespaceGenerationsContract:
         )
         assert sorted(returned[:CONCURRENT]) == list(range(2, CONCURRENT + 2))
         assert returned[CONCURRENT] == 1
-        assert await generations.current("tea") == CONCURRENT + 1
+        assert (await generations.current("tea")).number == CONCURRENT + 1
+
+    async def test_an_advance_keeps_the_highest_index_lsn_reported(
+        self, generations: NamespaceGenerations
+    ) -> None:
+        await generations.advance("tea")
+        assert await generations.current("tea") == Generation(1, None)
+        await generations.advance("tea", 7)
+        await generations.advance("tea", 5)
+        assert await generations.current("tea") == Generation(3, 7)
+        await generations.advance("tea")
+        assert await generations.current("tea") == Generation(4, 7)
+        assert await generations.current("other") == Generation(0, None)
+
+    async def test_concurrent_advances_keep_the_highest_lsn(
+        self, generations: NamespaceGenerations
+    ) -> None:
+        await asyncio.gather(*(generations.advance("tea", lsn) for lsn in range(CONCURRENT)))
+        assert await generations.current("tea") == Generation(CONCURRENT, CONCURRENT - 1)

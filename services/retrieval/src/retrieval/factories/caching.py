@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from retrieval.ports.index_lsns import IndexLsns
 from retrieval.ports.namespace_generations import NamespaceGenerations
 from retrieval.service.caching.freshness import NamespaceFreshness
 from retrieval.service.caching.result_cache import InProcessResultCache, ResultCache, Uncached
@@ -9,12 +10,13 @@ from retrieval.settings import IndexBackend, Settings
 
 
 def namespace_freshness(
-    generations: NamespaceGenerations, settings: Settings
+    generations: NamespaceGenerations, lsns: IndexLsns, settings: Settings
 ) -> NamespaceFreshness:
-    """How long a written namespace settles: the embedded index shows writes at once;
-    Pinecone's within ``index_freshness_s``."""
+    """When a written namespace settles: the embedded index shows writes at once; Pinecone's
+    once its answers reach the writes' LSNs (within ``index_freshness_s`` where it answers
+    none)."""
     pinecone = settings.index_backend is IndexBackend.PINECONE
-    return NamespaceFreshness(generations, settings.index_freshness_s if pinecone else 0.0)
+    return NamespaceFreshness(generations, lsns, settings.index_freshness_s if pinecone else 0.0)
 
 
 def result_cache(freshness: NamespaceFreshness, settings: Settings) -> ResultCache:

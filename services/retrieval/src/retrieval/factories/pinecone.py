@@ -9,6 +9,7 @@ from retrieval.settings import Settings
 
 if TYPE_CHECKING:
     from retrieval.adapters.pinecone.clients import PineconeConnection
+    from retrieval.adapters.pinecone.freshness import PineconeLsns
     from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
     from retrieval.adapters.pinecone.reranker import PineconeReranker
     from retrieval.adapters.pinecone.sparse_keyword_index import PineconeSparseKeywordIndex
@@ -47,12 +48,18 @@ def pinecone_embedder(
     )
 
 
+def pinecone_lsns() -> PineconeLsns:
+    from retrieval.adapters.pinecone.freshness import PineconeLsns
+
+    return PineconeLsns()
+
+
 def pinecone_vector_index(
-    connection: PineconeConnection, settings: Settings
+    connection: PineconeConnection, lsns: PineconeLsns, settings: Settings
 ) -> PineconeVectorIndex:
     from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 
-    return PineconeVectorIndex(connection, concurrency=settings.pinecone_upsert_concurrency)
+    return PineconeVectorIndex(connection, lsns, concurrency=settings.pinecone_upsert_concurrency)
 
 
 def pinecone_keyword_index(

@@ -1,9 +1,11 @@
-"""Namespace generations in MongoDB: one document per namespace, ``{_id: namespace, generation}``.
+"""Namespace generations in MongoDB: one document per namespace,
+``{_id: namespace, generation, index_lsn}`` (``index_lsn`` only once an advance reported one).
 
 Lookups are by ``_id`` alone, which every server answers from its index. ``advance`` makes
-sure the document exists, then runs one ``findAndModify`` with ``$inc`` (no upsert), so concurrent
-advances each count once: an upserting increment that lost an insert race was, on
-SecantusDB, applied yet answered with no document.
+sure the document exists, then runs one ``findAndModify`` with ``$inc`` and, given an LSN,
+``$max`` (no upsert), so concurrent advances each count once and the LSN never goes back: an
+upserting increment that lost an insert race was, on SecantusDB, applied yet answered with no
+document.
 
 Both run on the primary, the advance acknowledged by a majority once journaled (``j``, like
 the client's other writes: SecantusDB, the embedded server, syncs its journal only when a
@@ -28,8 +30,9 @@ from pymongo.write_concern import WriteConcern
 
 from retrieval.adapters.mongo.chunk_repository import round_trip
 from retrieval.errors import BackendError
+from retrieval.ports.namespace_generations import Generation
 
-GENERATION = {"_id": False, "generation": True}
+GENERATION = {"_id": False, "generation": True, "index_lsn": True}
 
 
 class MongoNamespaceGenerations:
@@ -41,12 +44,14 @@ class MongoNamespaceGenerations:
         )
         self._timeout = timeout_ms / 1000
 
-    async def current(self, namespace: str) -> int:
+    async def current(self, namespace: str) -> Generation:
         with round_trip("find", self._timeout):
             document = await self._collection.find_one({"_id": namespace}, GENERATION)
-        return 0 if document is None else document["generation"]
+        if document is None:
+            return Generation(0, None)
+        return Generation(document["generation"], document.get("index_lsn"))
 
-    async def advance(self, namespace: str) -> int:
+    async def advance(self, namespace: str, index_lsn: int | None = None) -> int:
         """Creates the namespace's document if it is missing (``$setOnInsert``, so racing
         creators leave one document at 0), then increments it: an increment never races
         an insert, so each advance counts exactly once and returns its own value."""
@@ -57,7 +62,8 @@ class MongoNamespaceGenerations:
         with round_trip("find_and_modify", self._timeout):
             document = await self._collection.find_one_and_update(
                 {"_id": namespace},
-                {"$inc": {"generation": 1}},
+                {"$inc": {"generation": 1}}
+                | ({} if index_lsn is None else {"$max": {"index_lsn": index_lsn}}),
                 projection=GENERATION,
                 return_document=ReturnDocument.AFTER,
             )

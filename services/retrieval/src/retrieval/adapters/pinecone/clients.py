@@ -20,6 +20,7 @@ from pinecone.errors import PineconeError
 
 from retrieval.adapters.per_loop import PerLoop
 from retrieval.adapters.pinecone.errors import bounded
+from retrieval.adapters.pinecone.freshness import lsn_of_delete
 from retrieval.adapters.pinecone.limits import MAX_IDS_PER_REQUEST, check_id
 from retrieval.batching import gather_bounded, slices
 from retrieval.errors import BackendNotConfiguredError, IndexNotFoundError
@@ -121,26 +122,32 @@ class IndexCalls:
             if summary.vector_count > 0
         }
 
-    async def delete(self, namespace: str, **selector: Any) -> None:
-        """One delete request; the 404 Pinecone answers in a namespace without records is
-        nothing to do (asked of ``describe_index_stats`` only after a 404)."""
+    async def delete(self, namespace: str, **selector: Any) -> int | None:
+        """One delete request, answering its LSN (``None`` if unknown or nothing to do); the
+        404 Pinecone answers in a namespace without records is nothing to do (asked of
+        ``describe_index_stats`` only after a 404)."""
         try:
-            await self("delete", lambda index: index.delete(namespace=namespace, **selector))
+            return await self("delete", lambda index: lsn_of_delete(index, namespace, **selector))
         except IndexNotFoundError:
             if namespace in await self.namespace_counts():
                 raise
+            return None
 
-    async def delete_ids(self, namespace: str, ids: Sequence[str], concurrency: int) -> None:
-        """Every id checked first, then deleted ``MAX_IDS_PER_REQUEST`` at a time."""
+    async def delete_ids(self, namespace: str, ids: Sequence[str], concurrency: int) -> int | None:
+        """Every id checked first, then deleted ``MAX_IDS_PER_REQUEST`` at a time; the highest
+        LSN answered."""
         unique = list(dict.fromkeys(ids))
         for record_id in unique:
             check_id(record_id)
-        await gather_bounded(
+        lsns = await gather_bounded(
             [self._delete_call(namespace, batch) for batch in slices(unique, MAX_IDS_PER_REQUEST)],
             concurrency,
         )
+        return max((lsn for lsn in lsns if lsn is not None), default=None)
 
-    def _delete_call(self, namespace: str, ids: Sequence[str]) -> Callable[[], Awaitable[None]]:
+    def _delete_call(
+        self, namespace: str, ids: Sequence[str]
+    ) -> Callable[[], Awaitable[int | None]]:
         return lambda: self.delete(namespace, ids=ids)
 
     async def list_ids(self, namespace: str, prefix: str | None) -> AsyncIterator[list[str]]:

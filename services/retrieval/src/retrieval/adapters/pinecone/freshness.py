@@ -4,8 +4,9 @@ Each write to a namespace gets a log sequence number (LSN), increasing within th
 answered in ``x-pinecone-request-lsn``; a query answers in ``x-pinecone-max-indexed-lsn``
 the LSN up to which its namespace was indexed, and reflects every write at or below it. The
 SDK (10.2.0) reads both into ``response_info``: ``lsn_committed`` on an upsert and
-``lsn_reconciled`` on a query, ``None`` when the header is absent (unknown, not zero). A
-delete returns nothing, so its LSN is not known.
+``lsn_reconciled`` on a query, ``None`` when the header is absent (unknown, not zero). Its
+``delete`` returns nothing, so a delete is sent as the SDK sends it and its LSN read from
+the answer (``lsn_of_delete``).
 
 ``WrittenLsns`` remembers, per namespace, the highest LSN of the upserts this process had
 acknowledged. It is bounded: the ``capacity`` namespaces written last, each for ``window``
@@ -13,6 +14,11 @@ seconds after its last write. Past the window Pinecone has long caught up (it do
 slight delay), and an entry that can never be reached (should Pinecone number a namespace
 afresh once it is emptied) stops mattering. What it does not hold says nothing: another
 replica may have written there.
+
+``PineconeLsns`` is the ``IndexLsns`` port over it: the written LSNs the service stores with
+a namespace's generation (so every replica learns what to wait for), and the LSNs the
+queries of one retrieval were answered at (a context variable holding a collector, so the
+tasks a retrieval starts add to the same one).
 """
 
 from __future__ import annotations
@@ -21,10 +27,14 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
 
-from pinecone import QueryResponse
+from pinecone import AsyncIndex, QueryResponse
 
+from retrieval.ports.index_lsns import AnsweredLsns
 from retrieval.retries import RetryPolicy
 
 REMEMBERED_NAMESPACES = 10_000
@@ -72,6 +82,54 @@ class WrittenLsns:
                 del self._lsns[namespace]
                 return None
             return known[0]
+
+
+ANSWERS: ContextVar[AnsweredLsns | None] = ContextVar("pinecone_answers", default=None)
+
+
+class PineconeLsns:
+    """The ``IndexLsns`` of one Pinecone index, for this process."""
+
+    def __init__(self) -> None:
+        self._written = WrittenLsns()
+
+    def wrote(self, namespace: str, lsn: int | None) -> None:
+        """Note an acknowledged write (an upsert or a delete)."""
+        self._written.remember(namespace, lsn)
+
+    def written(self, namespace: str) -> int | None:
+        return self._written.get(namespace)
+
+    def answered(self, namespace: str, response: QueryResponse) -> None:
+        """Note the LSN ``response`` was answered at, for the retrieval under way."""
+        answers = ANSWERS.get()
+        if answers is not None:
+            info = response.response_info
+            answers.note(namespace, None if info is None else info.lsn_reconciled)
+
+    @contextmanager
+    def answering(self) -> Iterator[AnsweredLsns]:
+        answers = AnsweredLsns()
+        ANSWERS.set(answers)
+        try:
+            yield answers
+        finally:
+            ANSWERS.set(None)
+
+
+async def lsn_of_delete(index: AsyncIndex, namespace: str, **selector: Any) -> int | None:
+    """Delete as ``AsyncIndex.delete`` does (SDK 10.2.0: the same request through the same
+    HTTP client, so the same errors), answering the delete's LSN, which the SDK drops."""
+    body: dict[str, Any] = {"namespace": namespace}
+    if selector.get("ids") is not None:
+        body["ids"] = list(selector["ids"])
+    if selector.get("delete_all"):
+        body["deleteAll"] = True
+    if selector.get("filter") is not None:
+        body["filter"] = selector["filter"]
+    response = await index._http.post("/vectors/delete", json=body)
+    committed = response.headers.get("x-pinecone-request-lsn")
+    return int(committed) if committed is not None and committed.isdigit() else None
 
 
 def reflects(response: QueryResponse, lsn: int) -> bool:

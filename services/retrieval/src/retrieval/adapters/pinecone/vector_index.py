@@ -14,7 +14,7 @@ telling how far the namespace was indexed (``pinecone_freshness``):
 - Does the namespace show records? Without a filter the empty answer says no; with one, a
   query without it for one record decides (one namespace's state with its LSN, where
   ``describe_index_stats`` gives every namespace's without one). If it does: no matches.
-- If not, and the answer showing it reflects every upsert this process acknowledged there
+- If not, and the answer showing it reflects every write this process acknowledged there
   (within ``REMEMBERED_FOR_S``), or there was none: ``NamespaceNotFoundError``.
 - If not, but it misses such an upsert, the write is not indexed yet: the query is asked
   again after growing pauses until an answer has matches or reflects the write. Matches
@@ -64,7 +64,7 @@ from retrieval.adapters.pinecone.clients import (
     IndexCalls,
     PineconeConnection,
 )
-from retrieval.adapters.pinecone.freshness import WrittenLsns, reflecting, reflects
+from retrieval.adapters.pinecone.freshness import PineconeLsns, reflecting, reflects
 from retrieval.adapters.pinecone.limits import (
     MAX_TOP_K_WITH_METADATA,
     check_id,
@@ -109,13 +109,15 @@ def fetch_batches(ids: Sequence[str], namespace: str) -> list[list[str]]:
 
 
 class PineconeVectorIndex:
-    def __init__(self, connection: PineconeConnection, concurrency: int = 4) -> None:
+    def __init__(
+        self, connection: PineconeConnection, lsns: PineconeLsns, concurrency: int = 4
+    ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self._concurrency = concurrency
         self._connection = connection
         self._index = IndexCalls(connection)
-        self._written = WrittenLsns()
+        self._lsns = lsns
 
     async def close(self) -> None:
         """Release the connections of the running loop's client."""
@@ -136,7 +138,7 @@ class PineconeVectorIndex:
             "upsert", lambda index: index.upsert(vectors=batch, namespace=namespace)
         )
         if response.response_info is not None:
-            self._written.remember(namespace, response.response_info.lsn_committed)
+            self._lsns.wrote(namespace, response.response_info.lsn_committed)
 
     async def query(
         self,
@@ -170,7 +172,7 @@ class PineconeVectorIndex:
             empty = await self._shown_empty(values, namespace, sent_filter, response)
             if empty is None:
                 return []
-            written = self._written.get(namespace)
+            written = self._lsns.written(namespace)
             if written is None or reflects(empty, written):
                 raise NamespaceNotFoundError(namespace)
             fresh = await reflecting(
@@ -205,7 +207,7 @@ class PineconeVectorIndex:
         include_values: bool,
         include_metadata: bool = True,
     ) -> QueryResponse:
-        return await self._call(
+        response = await self._call(
             "query",
             lambda index: index.query(
                 top_k=top_k,
@@ -216,6 +218,8 @@ class PineconeVectorIndex:
                 include_metadata=include_metadata,
             ),
         )
+        self._lsns.answered(namespace, response)
+        return response
 
     async def _shown_empty(
         self,
@@ -271,9 +275,10 @@ class PineconeVectorIndex:
     ) -> None:
         parse_delete_selector(ids, filter, delete_all)
         if ids is None:
-            await self._index.delete(namespace, filter=filter, delete_all=delete_all)
-            return
-        await self._index.delete_ids(namespace, ids, self._concurrency)
+            lsn = await self._index.delete(namespace, filter=filter, delete_all=delete_all)
+        else:
+            lsn = await self._index.delete_ids(namespace, ids, self._concurrency)
+        self._lsns.wrote(namespace, lsn)
 
     async def stats(self) -> IndexStats:
         response = await self._call(

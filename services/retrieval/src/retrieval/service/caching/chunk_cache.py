@@ -4,16 +4,18 @@ What is stored under ``(namespace, chunk_id)`` never changes: a chunk id is cont
 (``retrieval.domain.chunk_identity.chunk_id``: the document, the position, and a digest of the
 text, title, domain, metadata and embedding model), and the namespace is the rest of the key.
 A changed chunk is a new id, so a kept chunk never goes stale and replicas need not agree on
-anything: each keeps its own least-recently-used entries, and serves none of a namespace that
-is settling after a write (``retrieval.service.caching.freshness``): an index that shows writes late
-may still return the id of a chunk just deleted, which the repository no longer holds.
+anything: each keeps its own least-recently-used entries, and serves and keeps none of a
+namespace that is settling after a write (``retrieval.service.caching.freshness``): an index that
+shows writes late may still return the id of a chunk just deleted or replaced, which the
+repository no longer holds, and which this cache may still keep.
 
 What a deleted chunk leaves: retrieval asks only for the texts of ids the vector and keyword
 indexes have just returned (or, widening, ids the store has just listed for a document), and
 ``IngestionService`` removes a chunk's vector and keyword entry before its text
 (``ChunkStores.remove``; ``delete_namespace`` empties both indexes, then the texts). Once the
 indexes forget a chunk it is asked for no more, on any replica, though another replica may
-still keep it; on Pinecone that takes the index's own freshness delay (about a second).
+still keep it; on Pinecone that takes the index's own freshness delay (no documented bound:
+the namespace settles when the index's answers reach the write's LSN).
 A delete made through this cache forgets the affected entries here, and so does a write (the
 port's replace-on-upsert, kept even for ids that are not content-addressed), once the store has
 answered or failed (a failed call may still have changed it; forgetting only costs a read).
@@ -59,11 +61,9 @@ class ChunkTextCache:
 
     async def get_many(self, chunk_ids: Sequence[str], namespace: str) -> dict[str, RagChunk]:
         """The kept chunks, and the others in one ``get_many`` of the repository; all of them
-        from the repository while the namespace is settling."""
-        if not self._max_entries:
+        from the repository, and none kept, while the namespace is settling."""
+        if not self._max_entries or not self._freshness.settled(namespace):
             return await self._repository.get_many(chunk_ids, namespace)
-        if not self._freshness.settled(namespace):
-            return await self._read(chunk_ids, namespace)
         kept = self._chunks
         found: dict[str, RagChunk] = {}
         missing: list[str] = []

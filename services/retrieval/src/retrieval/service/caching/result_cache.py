@@ -35,10 +35,11 @@ What staleness remains:
   advance of the namespace (its next write, or ``reconcile``);
 - a store that makes writes visible late (Pinecone's indexes are eventually consistent): a
   call may compute from an index that does not show the write yet, after the advance. Such a
-  result is returned but not kept: nothing computed while the namespace is settling (within
+  result is returned but not kept: nothing computed while the namespace is settling (until
+  the index answers at or above the LSN stored with the generation; without LSNs, within
   ``RETRIEVAL_INDEX_FRESHNESS_S`` of this replica first seeing its generation) is stored
-  (``retrieval.service.caching.freshness``), so once the index shows the write no replica serves an
-  answer without it;
+  (``retrieval.service.caching.freshness``), so once the index shows the write no replica
+  serves an answer without it;
 - a primary cut off from its replica set answers with the generation it holds until it
   steps down (within the election timeout).
 
@@ -139,8 +140,7 @@ class InProcessResultCache:
             return kept.model_copy(
                 update={"cached": True, "query": request.query, "timings": timings}
             )
-        settled = self._freshness.settled(namespace)
-        result = await compute()
+        result, settled = await self._freshness.computed(namespace, compute)
         if settled and not result.degraded:
             self._entries[key] = result
         return result
@@ -148,8 +148,8 @@ class InProcessResultCache:
 
 class Uncached:
     """The result cache of a deployment that keeps none: every call computes. Over an index
-    that shows writes late, each call still reads the namespace's generation through
-    ``freshness``, for the chunk text cache to know whether the namespace is settling."""
+    that shows writes late, each call still reads the namespace's generation and computes
+    through ``freshness``, for the chunk text cache to know whether the namespace is settling."""
 
     def __init__(self, freshness: NamespaceFreshness) -> None:
         self._freshness = freshness
@@ -157,11 +157,13 @@ class Uncached:
     async def through(
         self, request: RetrievalQuery, namespace: str, compute: Compute
     ) -> RetrievalResult:
-        if self._freshness.settle_s:
-            try:
-                await self._freshness.current(namespace)
-            except RetrievalError as error:
-                log.warning(
-                    "result_cache.generation_unavailable", namespace=namespace, error=str(error)
-                )
-        return await compute()
+        if not self._freshness.settle_s:
+            return await compute()
+        try:
+            await self._freshness.current(namespace)
+        except RetrievalError as error:
+            log.warning(
+                "result_cache.generation_unavailable", namespace=namespace, error=str(error)
+            )
+        result, _ = await self._freshness.computed(namespace, compute)
+        return result
