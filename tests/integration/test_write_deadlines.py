@@ -1,5 +1,5 @@
 """Writes in process cancelled by a deadline while a store stalls: they end within their undo
-time (``retrieval.service.ingestion.undo_time``), the ledger left as the repair needs it."""
+time (``retrieval.deadlines``), the ledger left as the repair needs it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from retrieval.deadlines import undo_window
 from retrieval.domain.models import RagDocument
 from retrieval.lifecycle import Application, running
-from retrieval.service.ingestion.undo_time import undo_window
 from retrieval.settings import Settings
 from retrieval_testkit import InMemoryChunkRepository, InMemoryDocumentLedger, InMemoryVectorIndex
 from retrieval_testkit.container import in_memory_container

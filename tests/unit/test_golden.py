@@ -31,7 +31,7 @@ from retrieval.evaluation.golden_report import (
 from retrieval.evaluation.golden_suite import GoldenSample, load_suite
 from retrieval.evaluation.reports import golden_markdown
 from retrieval.service.answers.answer_service import AnswerService
-from retrieval.service.caching.freshness import NamespaceFreshness
+from retrieval.service.caching.freshness import NamespaceFreshness, NoIndexLsns
 from retrieval.service.caching.result_cache import InProcessResultCache
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
@@ -321,7 +321,7 @@ async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> 
     )  # fmt: skip
     retrieval = RetrievalService(
         offline_stages(embedder, index, keywords, chunks), DEFAULT_DOMAINS,
-        "tea", SearchPlan(), InProcessResultCache(NamespaceFreshness(generations, 0)),
+        "tea", SearchPlan(), InProcessResultCache(NamespaceFreshness(generations, NoIndexLsns(), 0)),
         quiet_telemetry(),
     )  # fmt: skip
     variants = ablation_variants(Settings(_env_file=None))

@@ -29,7 +29,7 @@ A call with a deadline is stopped a little before it (a tenth of the time left, 
 quarter second) and answers DEADLINE_EXCEEDED itself, with its correlation id: the caller
 hears the server instead of its own timer, and no work goes on for a caller that has stopped
 waiting. A write stopped so gets half of that margin to leave the stores in order
-(``retrieval.service.ingestion.undo_time``); what it cannot undo in that time its ledger
+(``retrieval.deadlines``); what it cannot undo in that time its ledger
 records leave to the repair (``docs/reliability.md``, "A write stopped by its deadline").
 
 UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL carry generic
@@ -57,6 +57,7 @@ from typing import TypeVar
 import grpc
 import structlog
 
+from retrieval.deadlines import undo_window
 from retrieval.errors import (
     BackendError,
     BackendNotConfiguredError,
@@ -75,7 +76,6 @@ from retrieval.errors import (
 )
 from retrieval.grpc.metadata import ERROR_FIELD_KEY, RETRY_AFTER_KEY, metadata_value
 from retrieval.retries import retry_after_seconds
-from retrieval.service.ingestion.undo_time import undo_window
 
 log = structlog.get_logger("grpc")
 

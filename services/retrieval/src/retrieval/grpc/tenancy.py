@@ -47,6 +47,8 @@ METHOD_SCOPES = {
     "SyncDocuments": Scope.WRITE,
     "DeleteDocuments": Scope.WRITE,
     "DeleteNamespace": Scope.ADMIN,
+    "BackupNamespace": Scope.ADMIN,
+    "RestoreNamespace": Scope.ADMIN,
 }
 """The scope each method needs; a method missing here needs ``admin``."""
 

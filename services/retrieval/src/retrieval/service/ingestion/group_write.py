@@ -12,7 +12,7 @@ lease so one writer at a time touches a document:
 
 A failure before the commit removes the chunks the write added and restores the previous
 record; if even that fails, or a call cancelled at its deadline runs out of undo time
-(``retrieval.service.ingestion.undo_time``), the PENDING record makes the next run (or
+(``retrieval.deadlines``), the PENDING record makes the next run (or
 ``reconcile``, or the server's repair) repair the document. See ``docs/ingestion.md``.
 """
 
@@ -26,6 +26,7 @@ import numpy as np
 import structlog
 
 from retrieval.batching import slices
+from retrieval.deadlines import undo_bound
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, Provenance
 from retrieval.errors import DocumentBusyError, RetrievalError
 from retrieval.ports import Embedder
@@ -38,7 +39,6 @@ from retrieval.service.ingestion.leases import claim_documents, release_document
 from retrieval.service.ingestion.namespaces import advance_generation
 from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome, failed
 from retrieval.service.ingestion.progress import EMBEDDING_BATCH, EmbeddedTally, LeaseRenewal
-from retrieval.service.ingestion.undo_time import undo_bound
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("ingestion")

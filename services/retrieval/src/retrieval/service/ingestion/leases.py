@@ -13,10 +13,10 @@ from contextlib import contextmanager
 
 import structlog
 
+from retrieval.deadlines import undo_bound
 from retrieval.domain.ledger import RELEASED, DocumentRecord, Lease
 from retrieval.errors import RetrievalError
 from retrieval.ports.document_ledger import Claim, DocumentLedger
-from retrieval.service.ingestion.undo_time import undo_bound
 
 log = structlog.get_logger("ingestion")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import structlog
 
+from retrieval.deadlines import undo_bound
 from retrieval.errors import RetrievalError
 from retrieval.ports.namespace_generations import NamespaceGenerations
-from retrieval.service.ingestion.undo_time import undo_bound
 
 log = structlog.get_logger("ingestion")
 
