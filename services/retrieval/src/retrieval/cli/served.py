@@ -10,12 +10,10 @@ server (``retrieval.grpc.remote_intake``): one bad file fails alone, as it does 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
-from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.errors import BackendNotConfiguredError
-from retrieval.grpc.remote_intake import RemoteIntake
-from retrieval.service.ingestion.local_files import LocalFiles
 
 if TYPE_CHECKING:
     from retrieval.domain.answers import Answer, AnswerEvent
@@ -25,6 +23,7 @@ if TYPE_CHECKING:
     from retrieval.grpc.client import RetrievalClient
     from retrieval.grpc.serving_record import ServingRecord
     from retrieval.service.ingestion.library import DocumentSummary
+    from retrieval.service.ingestion.local_files import LocalFiles
     from retrieval.service.ingestion.outcomes import DeleteReport
     from retrieval.service.stats import CollectionStats
     from retrieval.settings import Settings
@@ -123,7 +122,17 @@ class ServedApplication:
         calls = ServedCalls(client)
         self.settings = settings
         self.retrieval = self.answers = self.stats = self.validation = self.library = calls
-        self.local_files = LocalFiles(RemoteIntake(client), sync_scope)
+        self._client = client
+
+    @cached_property
+    def local_files(self) -> LocalFiles:
+        """Made when a command reads files: what it imports (the ingestion service, numpy)
+        would double the time a forwarded query takes."""
+        from retrieval.adapters.files.sync_scope import sync_scope
+        from retrieval.grpc.remote_intake import RemoteIntake
+        from retrieval.service.ingestion.local_files import LocalFiles
+
+        return LocalFiles(RemoteIntake(self._client), sync_scope)
 
 
 def lacking_on_the_server(
