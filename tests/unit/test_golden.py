@@ -321,8 +321,8 @@ async def test_the_repeat_row_asks_the_default_again_and_the_cache_answers() -> 
     )  # fmt: skip
     retrieval = RetrievalService(
         offline_stages(embedder, index, keywords, chunks), DEFAULT_DOMAINS,
-        "tea", SearchPlan(), InProcessResultCache(NamespaceFreshness(generations, NoIndexLsns(), 0)),
-        quiet_telemetry(),
+        "tea", SearchPlan(),
+        InProcessResultCache(NamespaceFreshness(generations, NoIndexLsns(), 0)), quiet_telemetry(),
     )  # fmt: skip
     variants = ablation_variants(Settings(_env_file=None))
     requests = [RetrievalQuery(query=sample["query"]) for sample in SAMPLES]

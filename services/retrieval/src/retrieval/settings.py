@@ -258,6 +258,20 @@ class Settings(MongoSettings, PineconeSettings, BaseSettings):
         description="Interface of the Prometheus endpoint; 0.0.0.0 to be scraped from outside.",
     )
 
+    warm_server: bool = Field(
+        default=True,
+        description="When no server serves the data directory, the command line starts a "
+        "`retrieval serve` for it in the background and sends its commands there, so that "
+        "the model and the stores start once; 0: every command starts them in its own process.",
+    )
+    idle_stop_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="A server stops by itself after this many seconds without a gRPC call; "
+        "unset, one started with `retrieval serve` serves until it is stopped, and one the "
+        "command line started stops after 15 minutes.",
+    )
+
     mcp_port: int | None = Field(
         default=None,
         ge=0,

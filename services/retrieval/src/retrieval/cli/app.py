@@ -30,7 +30,7 @@ from retrieval.cli import (
 )
 from retrieval.cli.lazy import lazy_group
 from retrieval.cli.runtime import VERBOSE
-from retrieval.cli.serve import serve
+from retrieval.cli.serve import serve, stop
 
 if TYPE_CHECKING:
     from typer._click import HelpFormatter
@@ -112,6 +112,7 @@ app.add_typer(
     name="golden",
 )
 app.command("serve")(serve)
+app.command("stop")(stop)
 app.command("console")(console.console)
 app.command("mcp")(mcp.mcp)
 

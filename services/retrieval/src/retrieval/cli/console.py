@@ -22,6 +22,9 @@ def console(
     chunks, queries with every option, and the latest reports."""
     # the web stack loads only when the console starts, never for another command
     from retrieval.cli.runtime import load_settings, run
+    from retrieval.cli.warm import stop_started_server
     from retrieval.console.server import serve
 
-    run(serve(load_settings(), host, port, reports))
+    settings = load_settings()
+    stop_started_server(settings.data_dir)
+    run(serve(settings, host, port, reports))

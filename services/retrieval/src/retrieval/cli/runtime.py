@@ -96,11 +96,16 @@ def run_with_application(
 ) -> T:
     """Start the stores, run ``work``, stop them; a service error ends the command with code 1.
     A ``read_only`` command (a read, a dry run) repairs no left write on start: it changes
-    nothing."""
+    nothing. A server the command line started on the data directory is stopped first, so
+    that the directory is free."""
+    from retrieval.cli.warm import stop_started_server
     from retrieval.lifecycle import running
 
+    settings = settings or load_settings()
+    stop_started_server(settings.data_dir)
+
     async def main() -> T:
-        async with running(settings or load_settings(), recover=not read_only) as app:
+        async with running(settings, recover=not read_only) as app:
             return await work(app)
 
     return run(main())
@@ -112,13 +117,14 @@ def run_here_or_served(
     *,
     read_only: bool = False,
 ) -> T:
-    """``run_with_application``, unless a ``retrieval serve`` holds the data directory: then
-    ``work`` gets a ``ServedApplication`` that sends its calls to that server, with the
-    token in ``RETRIEVAL_TOKEN`` (or ``RETRIEVAL_GRPC_AUTH_TOKEN``) when it asks for one."""
-    from retrieval.grpc.serving_record import serving_record
+    """``run_with_application``, unless a ``retrieval serve`` holds the data directory, or
+    one is started for it (``retrieval.cli.warm``): then ``work`` gets a ``ServedApplication``
+    that sends its calls to that server, with the token in ``RETRIEVAL_TOKEN`` (or
+    ``RETRIEVAL_GRPC_AUTH_TOKEN``) when it asks for one."""
+    from retrieval.cli.warm import served_by
 
     settings = settings or load_settings()
-    record = serving_record(settings.data_dir)
+    record = served_by(settings)
     if record is None or record.tls:
         return run_with_application(work, settings, read_only=read_only)
     from pydantic import SecretStr

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from retrieval.cli.environment import REFUSED, from_environment
-from retrieval.cli.runtime import run
+from retrieval.cli.runtime import console, failed, load_settings, run
 
 if TYPE_CHECKING:
     from retrieval.domain.tenants import Tenants
@@ -29,15 +29,19 @@ def serve() -> None:
     """Serve retrieval.v1.RetrievalService over gRPC (settings: RETRIEVAL_GRPC_*), and MCP
     over streamable HTTP beside it when RETRIEVAL_MCP_PORT is set (docs/agents.md).
 
-    On SIGTERM or SIGINT: refuse new calls, let in-flight ones finish within the grace period,
+    A server the command line started on the data directory (``retrieval.cli.warm``) is
+    stopped first. On SIGTERM or SIGINT, or after RETRIEVAL_IDLE_STOP_S without a call when it
+    is set: refuse new calls, let in-flight ones finish within the grace period,
     then close the stores and exit, without waiting for a model call cut short. Logs at
     RETRIEVAL_LOG_LEVEL, as JSON lines off a terminal.
     """
+    from retrieval.cli.warm import stop_started_server
     from retrieval.logging import configure_logging
     from retrieval.settings import Settings
 
     settings = from_environment(Settings)
     configure_logging(settings.log_level, settings.log_format)
+    stop_started_server(settings.data_dir)
     # the server and the stores load once the settings are known to be good
     from retrieval.grpc.server import serve as serve_grpc
     from retrieval.grpc.server import stop_on_signals
@@ -66,6 +70,22 @@ def serve() -> None:
         await exit_past_abandoned_work(workers, WORKERS_WAIT_S)
 
     run(main())
+
+
+def stop() -> None:
+    """Stop the server that serves the data directory, one the command line started or a
+    `retrieval serve`, once it has finished the calls it is answering."""
+    from retrieval.cli.warm import stop_server
+    from retrieval.grpc.serving_record import serving_record
+
+    data_dir = load_settings().data_dir
+    record = serving_record(data_dir)
+    if record is None:
+        console.print(f"no server serves {data_dir}")
+    elif stop_server(record):
+        console.print(f"stopped the server at {record.address} (pid {record.pid})")
+    else:
+        failed(f"the server at {record.address} (pid {record.pid}) has not stopped yet")
 
 
 def refused_when_taken(host: str, port: int, setting: str) -> None:

@@ -11,12 +11,10 @@ does in process.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
-from retrieval.adapters.files.sync_scope import sync_scope
 from retrieval.errors import BackendNotConfiguredError
-from retrieval.grpc.remote_intake import RemoteIntake
-from retrieval.service.ingestion.local_files import LocalFiles
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,6 +27,7 @@ if TYPE_CHECKING:
     from retrieval.grpc.serving_record import ServingRecord
     from retrieval.service.backup.backups import BackupReport, RestoreReport
     from retrieval.service.ingestion.library import DocumentSummary
+    from retrieval.service.ingestion.local_files import LocalFiles
     from retrieval.service.ingestion.outcomes import DeleteReport
     from retrieval.service.stats import CollectionStats
     from retrieval.settings import Settings
@@ -138,8 +137,18 @@ class ServedApplication:
         calls = ServedCalls(client)
         self.settings = settings
         self.retrieval = self.answers = self.stats = self.validation = self.library = calls
-        self.local_files = LocalFiles(RemoteIntake(client), sync_scope)
         self.backups = client
+        self._client = client
+
+    @cached_property
+    def local_files(self) -> LocalFiles:
+        """Made when a command reads files: what it imports (the ingestion service, numpy)
+        would double the time a forwarded query takes."""
+        from retrieval.adapters.files.sync_scope import sync_scope
+        from retrieval.grpc.remote_intake import RemoteIntake
+        from retrieval.service.ingestion.local_files import LocalFiles
+
+        return LocalFiles(RemoteIntake(self._client), sync_scope)
 
 
 def lacking_on_the_server(

@@ -17,7 +17,7 @@ from retrieval.domain.tenants import Tenants
 from retrieval.grpc.access import check_exposure, load_tenants
 from retrieval.grpc.admission import InFlightLimitInterceptor
 from retrieval.grpc.channels import message_size_options
-from retrieval.grpc.draining import CallsInFlight
+from retrieval.grpc.draining import CallsInFlight, stopped_when_idle
 from retrieval.grpc.health import HealthMonitor, Publish
 from retrieval.grpc.interceptors import CorrelationIdInterceptor, TelemetryInterceptor
 from retrieval.grpc.servicer import RetrievalServicer
@@ -168,7 +168,8 @@ async def create_server(
 
 
 async def serve(application: Application, settings: GrpcSettings, stop: asyncio.Event) -> None:
-    """Serve until ``stop`` is set; then refuse new calls and give in-flight ones the grace period.
+    """Serve until ``stop`` is set, or until no call has come for ``RETRIEVAL_IDLE_STOP_S``
+    when it is set; then refuse new calls and give in-flight ones the grace period.
 
     Calls still running when it ends are cancelled, and given ``UNDO_S`` to undo what they
     began. The caller closes the stores afterwards. The Prometheus endpoint, when configured,
@@ -185,6 +186,7 @@ async def serve(application: Application, settings: GrpcSettings, stop: asyncio.
         )
         try:
             with recorded(application.settings.data_dir, record):
+                idle_stop_s = application.settings.idle_stop_s
                 log.info(
                     "grpc.serving",
                     host=settings.host,
@@ -193,8 +195,10 @@ async def serve(application: Application, settings: GrpcSettings, stop: asyncio.
                     mutual_tls=settings.tls_client_ca_file is not None,
                     auth=record.auth,
                     metrics_port=metrics_port,
+                    idle_stop_s=idle_stop_s,
                 )
-                await stop.wait()
+                async with stopped_when_idle(calls, idle_stop_s, stop):
+                    await stop.wait()
         finally:
             log.info("grpc.draining", grace_seconds=settings.grace_seconds)
             await server.stop(settings.grace_seconds)
