@@ -54,6 +54,7 @@ from retrieval.service.caching.cached_knowledge import CachedKnowledgeExtractor
 from retrieval.service.caching.caching_embedder import CachingEmbedder
 from retrieval.service.caching.chunk_cache import ChunkTextCache
 from retrieval.service.caching.query_vector_cache import QueryVectorCache
+from retrieval.service.caching.remembered_generations import RememberedGenerations
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
@@ -155,8 +156,9 @@ class Container(containers.DeclarativeContainer):
     namespace_generations = providers.Singleton(
         namespace_generations, client=mongo_client, settings=settings
     )
+    read_generations = providers.Singleton(RememberedGenerations, generations=namespace_generations)
     freshness = providers.Singleton(
-        namespace_freshness, generations=namespace_generations, settings=settings
+        namespace_freshness, generations=read_generations, settings=settings
     )
     result_cache = providers.Singleton(result_cache, freshness=freshness, settings=settings)
 
@@ -217,6 +219,7 @@ class Container(containers.DeclarativeContainer):
         ledger=document_ledger,
         graph=graph_store,
         entities=entity_extractor,
+        generations=read_generations,
     )
     search_plan = settings.provided.search
     retrieval_service = providers.Singleton(
