@@ -663,7 +663,7 @@ async def test_the_llm_filter_drops_what_the_model_judges_irrelevant(stores: Sto
     assert {"monsoon", "withering"} <= {m.document_id for m in plain.matches}
     assert filtered.matches == tuple(m for m in plain.matches if m.document_id != "monsoon")
     assert filtered.degraded == ()
-    assert stores.chunks.get_many_calls == before + 2, "the fetch stage reuses the texts"
+    assert stores.chunks.get_many_calls == before + 1, "the fetch stage reuses the filter's"
     [call] = llm.calls
     assert call.messages[-1].content.startswith("Query: tea leaves")
 

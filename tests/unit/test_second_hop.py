@@ -18,7 +18,11 @@ from retrieval.domain.ranking.links import follow_links
 from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendUnavailableError
 from retrieval.lifecycle import running
+from retrieval.observability.round_trips import store_round_trip
+from retrieval.ports.namespace_generations import Generation
+from retrieval.service.caching.remembered_generations import RememberedGenerations
 from retrieval.service.retrieval.pipeline import PipelineState, SearchPlan
+from retrieval.service.retrieval.pipeline.graph_leads import GraphLeads
 from retrieval.service.retrieval.pipeline.second_hop import (
     LINKS_FOUND,
     NAMES_SEARCHED,
@@ -27,6 +31,7 @@ from retrieval.service.retrieval.pipeline.second_hop import (
 from retrieval.settings import Settings
 from retrieval_testkit import InMemoryChunkRepository, InMemoryGraphStore, InMemoryKeywordIndex
 from retrieval_testkit.container import in_memory_container
+from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
 from retrieval_testkit.multi_hop_corpus import (
     ARCHER,
     CORPUS,
@@ -38,7 +43,7 @@ from retrieval_testkit.multi_hop_corpus import (
     TEMPLE,
     chunk,
 )
-from retrieval_testkit.stages import candidate_texts, offline_graph
+from retrieval_testkit.stages import offline_graph
 
 
 @pytest.mark.parametrize(
@@ -154,12 +159,11 @@ async def hop(
     store: InMemoryGraphStore | None = None,
     corpus: Sequence[RagChunk] = CORPUS,
 ) -> PipelineState:
-    """The stage over ``corpus``'s texts and graph records, as ingestion writes them."""
-    chunks = InMemoryChunkRepository()
-    await chunks.upsert_many(corpus)
+    """The stage over ``corpus``'s graph records, as ingestion writes them."""
     graph = offline_graph(store or InMemoryGraphStore())
     await graph.add(corpus, NS)
-    return await SecondHop(graph.store, graph.entities, candidate_texts(chunks)).run(state)
+    generations = RememberedGenerations(InMemoryNamespaceGenerations())
+    return await SecondHop(GraphLeads(graph.store, generations)).run(state)
 
 
 def first_ranking(
@@ -181,7 +185,7 @@ async def test_the_document_titled_by_a_name_the_best_candidate_mentions_comes_a
     assert linked.scores == {StageName.SECOND_HOP: pytest.approx(1.4)}
     assert after.counts[LINKS_FOUND] == 1
     assert after.counts[NAMES_SEARCHED] >= 1
-    assert KISS.chunk_id in after.chunks
+    assert not after.chunks
 
 
 async def test_names_the_query_asks_about_are_not_followed() -> None:
@@ -297,3 +301,132 @@ async def test_the_service_follows_names_unless_the_request_says_not_to(tmp_path
     assert "temple" not in [m.document_id for m in without.matches]
     found = [m.document_id for m in with_hop.matches]
     assert found.index("temple") == found.index("kiss") + 1
+
+
+class RemoteChunks(InMemoryChunkRepository):
+    """Texts that count a round trip for each read, as the MongoDB store's client does."""
+
+    async def get_many(self, chunk_ids: Sequence[str], namespace: str) -> dict[str, RagChunk]:
+        store_round_trip()
+        return await super().get_many(chunk_ids, namespace)
+
+
+class RemoteGraph(InMemoryGraphStore):
+    async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
+        store_round_trip()
+        return await super().get_many(ids, namespace)
+
+    async def about(self, entities: Sequence[str], **kwargs: Any) -> list[GraphRecord]:
+        store_round_trip()
+        return await super().about(entities, **kwargs)
+
+
+class RemoteGenerations(InMemoryNamespaceGenerations):
+    async def current(self, namespace: str) -> int:
+        store_round_trip()
+        return await super().current(namespace)
+
+
+async def test_the_texts_are_read_once_and_the_graph_once_until_the_namespace_is_written(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(_env_file=None, data_dir=tmp_path, chunk_cache_entries=0)
+    container = in_memory_container(
+        settings,
+        keyword_index=InMemoryKeywordIndex(),
+        chunk_repository=RemoteChunks(),
+        graph_store=RemoteGraph(),
+        namespace_generations=RemoteGenerations(),
+    )
+    documents = [
+        RagDocument(document_id=c.document_id, title=c.title, domain=c.domain, content=c.content)
+        for c in (*CORPUS, *DISTRACTORS)
+    ]
+    async with running(settings, container) as app:
+        await app.ingestion.ingest(documents[:-1], NS)
+        first = await app.retrieval.retrieve(QUESTION, namespace=NS, top_k=4)
+        again = await app.retrieval.retrieve(QUESTION, namespace=NS, top_k=5)
+        served = await app.retrieval.retrieve(QUESTION, namespace=NS, top_k=5)
+        await app.ingestion.ingest(documents[-1:], NS)
+        written = await app.retrieval.retrieve(QUESTION, namespace=NS, top_k=5)
+    found = [m.document_id for m in first.matches]
+    assert found.index("temple") == found.index("kiss") + 1
+    assert first.timings.round_trips == {"cache": 1, "second_hop": 2, "fetch": 1}
+    assert again.timings.round_trips == {"cache": 1, "fetch": 1}
+    assert served.cached
+    assert served.timings.round_trips == {"cache": 1}
+    assert written.timings.round_trips == {"cache": 1, "second_hop": 2, "fetch": 1}
+
+
+RECORDS = (
+    GraphRecord(id="kiss#0", about=("kiss and tell",), mentions=("shirley temple",)),
+    GraphRecord(id="temple#0", about=("shirley temple",), metadata={"domain": "politics"}),
+    GraphRecord(id="temple#1", about=("shirley temple",), metadata={"domain": "film"}),
+)
+
+
+async def leads_over(
+    graph: InMemoryGraphStore,
+) -> tuple[GraphLeads, RememberedGenerations, InMemoryNamespaceGenerations]:
+    await graph.upsert(RECORDS, NS)
+    stored = InMemoryNamespaceGenerations()
+    generations = RememberedGenerations(stored)
+    await generations.current(NS)
+    return GraphLeads(graph, generations), generations, stored
+
+
+async def test_kept_records_are_filtered_as_the_store_filters_them() -> None:
+    graph = RecordingGraph()
+    leads, _, _ = await leads_over(graph)
+    film = {"domain": {"$eq": "film"}}
+    assert [r.id for r in await leads.about(["shirley temple"], NS, film)] == ["temple#1"]
+    assert [r.id for r in await leads.about(["shirley temple"], NS, None)] == [
+        "temple#0", "temple#1",
+    ]  # fmt: skip
+    assert await leads.about(["shirley temple"], NS, film) == await graph.about(
+        ["shirley temple"], namespace=NS, filter=film
+    )
+    assert graph.asked == ["shirley temple", "shirley temple"]
+
+
+async def test_a_new_generation_reads_the_graph_again() -> None:
+    graph = RecordingGraph()
+    leads, generations, stored = await leads_over(graph)
+    assert await leads.mentions(["kiss#0", "nobody#0"], NS) == {"kiss#0": ("shirley temple",)}
+    await leads.about(["shirley temple"], NS, None)
+    await graph.upsert([GraphRecord(id="temple#2", about=("shirley temple",))], NS)
+    assert len(await leads.about(["shirley temple"], NS, None)) == 2
+    await stored.advance(NS)
+    await generations.current(NS)
+    assert len(await leads.about(["shirley temple"], NS, None)) == 3
+    assert graph.asked == ["shirley temple", "shirley temple"]
+
+
+async def test_without_a_generation_read_every_lookup_reads_the_store() -> None:
+    graph = RecordingGraph()
+    await graph.upsert(RECORDS, NS)
+    leads = GraphLeads(graph, RememberedGenerations(InMemoryNamespaceGenerations()))
+    for _ in range(2):
+        await leads.about(["shirley temple"], NS, None)
+    assert graph.asked == ["shirley temple", "shirley temple"]
+
+
+class FlakyGenerations(InMemoryNamespaceGenerations):
+    down = False
+
+    async def current(self, namespace: str) -> Generation:
+        if self.down:
+            raise BackendUnavailableError("generations down")
+        return await super().current(namespace)
+
+
+async def test_a_failed_generation_read_forgets_the_one_read_before() -> None:
+    stored = FlakyGenerations()
+    generations = RememberedGenerations(stored)
+    await stored.advance(NS)
+    assert (await generations.current(NS)).number == 1
+    assert generations.last_read(NS) == 1
+    stored.down = True
+    with pytest.raises(BackendUnavailableError):
+        await generations.current(NS)
+    assert generations.last_read(NS) is None

@@ -17,6 +17,10 @@ class InMemoryGraphStore(NamespacedRecords[GraphRecord]):
         self._namespaces.setdefault(namespace, {}).update((r.id, r) for r in records)
         return len(records)
 
+    async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
+        records = self._namespaces.get(namespace, {})
+        return {record_id: records[record_id] for record_id in ids if record_id in records}
+
     async def linked(
         self,
         entities: Sequence[str],

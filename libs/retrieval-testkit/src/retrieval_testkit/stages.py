@@ -14,6 +14,7 @@ from retrieval.ports.graph_store import GraphStore
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
 from retrieval.service.caching.freshness import NamespaceFreshness, NoIndexLsns
+from retrieval.service.caching.remembered_generations import RememberedGenerations
 from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.retrieval.current_versions import CurrentVersions
@@ -37,6 +38,7 @@ def offline_stages(
     rewriter: Rewriter | None = None,
     llm: Llm | None = None,
     graph: GraphStore | None = None,
+    generations: RememberedGenerations | None = None,
 ) -> tuple[Stage, ...]:
     return retrieval_stages(
         embedder,
@@ -49,6 +51,7 @@ def offline_stages(
         ledger or InMemoryDocumentLedger(),
         graph or InMemoryGraphStore(),
         RuleBasedEntityExtractor(),
+        generations or RememberedGenerations(InMemoryNamespaceGenerations()),
     )
 
 

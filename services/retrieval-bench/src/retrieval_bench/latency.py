@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import random
 import resource
+import statistics
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -115,11 +116,20 @@ def figures(rows: list) -> dict:
         for name in ("embed", "search", "fetch", "total")
     }
     ratios = [t.total_ms / (t.search_ms + t.fetch_ms) for t, _ in rows]
+    stages = sorted({name for t, _ in rows for name in t.stages})
+    trips = sorted({name for t, _ in rows for name in t.round_trips})
     filtered = [t.stages[DENSE] for t, scoped in rows if scoped]
     unfiltered = [t.stages[DENSE] for t, scoped in rows if not scoped]
     return {
         "p50_ms": {name: percentile(values, 50) for name, values in stage.items()},
         "p95_ms": {name: percentile(values, 95) for name, values in stage.items()},
+        "stage_p50_ms": {
+            name: percentile([t.stages.get(name, 0.0) for t, _ in rows], 50) for name in stages
+        },
+        "round_trips_mean": {
+            name: statistics.fmean(t.round_trips.get(name, 0) for t, _ in rows) for name in trips
+        },
+        "round_trips_per_call_mean": statistics.fmean(sum(t.round_trips.values()) for t, _ in rows),
         "overhead_ratio_p50": percentile(ratios, 50),
         "overhead_ratio_p95": percentile(ratios, 95),
         "dense_ms_unfiltered": summary(unfiltered),

@@ -304,7 +304,12 @@ def service_section(reports: Reports) -> list[str]:
             f"total p50/p95 {latency['p50_ms']['total']:.1f}/{latency['p95_ms']['total']:.1f} "
             f"ms, of which embedding {latency['p50_ms']['embed']:.1f}/"
             f"{latency['p95_ms']['embed']:.1f}; service overhead over its stages "
-            f"{latency['overhead_ratio_p50']:.3f} (p50)."
+            f"{latency['overhead_ratio_p50']:.3f} (p50)"
+            + (
+                f"; {latency['round_trips_per_call_mean']:.2f} store round trips a call (mean)."
+                if "round_trips_per_call_mean" in latency
+                else "."
+            )
         )
     if "grpc" in reports:
         grpc = reports["grpc"]

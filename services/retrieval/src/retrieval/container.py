@@ -56,6 +56,7 @@ from retrieval.service.caching.caching_embedder import CachingEmbedder
 from retrieval.service.caching.chunk_cache import ChunkTextCache
 from retrieval.service.caching.freshness import IndexedGenerations, NoIndexLsns
 from retrieval.service.caching.query_vector_cache import QueryVectorCache
+from retrieval.service.caching.remembered_generations import RememberedGenerations
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
@@ -167,8 +168,9 @@ class Container(containers.DeclarativeContainer):
     indexed_generations = providers.Singleton(
         IndexedGenerations, generations=namespace_generations, lsns=index_lsns
     )
+    read_generations = providers.Singleton(RememberedGenerations, generations=namespace_generations)
     freshness = providers.Singleton(
-        namespace_freshness, generations=namespace_generations, lsns=index_lsns, settings=settings
+        namespace_freshness, generations=read_generations, lsns=index_lsns, settings=settings
     )
     result_cache = providers.Singleton(result_cache, freshness=freshness, settings=settings)
 
@@ -229,6 +231,7 @@ class Container(containers.DeclarativeContainer):
         ledger=document_ledger,
         graph=graph_store,
         entities=entity_extractor,
+        generations=read_generations,
     )
     search_plan = settings.provided.search
     retrieval_service = providers.Singleton(

@@ -87,6 +87,11 @@ class GraphStoreContract:
         assert [record.id for record in kept] == ["archer#0", "archer#1"]
         assert await filled.about(["kiss and tell"], namespace="other") == []
 
+    async def test_records_are_read_by_chunk_id(self, filled) -> None:
+        found = await filled.get_many(["temple#0", "kiss#0", "nobody#0", "kiss#0"], NS)
+        assert found == {"temple#0": TEMPLE, "kiss#0": KISS}
+        assert await filled.get_many(["kiss#0"], "other") == {}
+
     async def test_namespaces_are_apart(self, filled) -> None:
         await filled.upsert([record("other#0", "shirley temple")], "other")
         found = await filled.linked(["shirley temple"], namespace="other", per_entity=5)

@@ -42,6 +42,11 @@ def latency(
     for stage in ("embed", "search", "fetch", "total"):
         table.add_row(stage, f"{figures['p50_ms'][stage]:.2f}", f"{figures['p95_ms'][stage]:.2f}")
     console.print(table)
+    trips = ", ".join(f"{stage} {n:.2f}" for stage, n in figures["round_trips_mean"].items())
+    console.print(
+        f"store round trips per call {figures['round_trips_per_call_mean']:.2f} (mean): "
+        f"{trips or 'none'}"
+    )
     ratio, dense_p95 = figures["overhead_ratio_p50"], figures["dense_ms_domain_filtered"]["p95"]
     console.print(
         f"overhead ratio total/(search+fetch) p50 {ratio:.3f} (target <= {OVERHEAD_TARGET})\n"

@@ -11,6 +11,7 @@ from pydantic import (
     BaseModel,
     Field,
     NonNegativeFloat,
+    NonNegativeInt,
     StringConstraints,
     TypeAdapter,
     ValidationError,
@@ -163,6 +164,12 @@ class StageTimings(Frozen):
         default_factory=dict, description="Milliseconds per stage that ran, by stage name."
     )
     total_ms: float = Field(default=0.0, ge=0, description="The whole call.")
+    round_trips: dict[str, NonNegativeInt] = Field(
+        default_factory=dict,
+        description="Requests sent to remote stores (MongoDB commands, Pinecone calls) by the "
+        "stage that sent them (``cache``: reading the namespace's generation); a stage that "
+        "sent none is absent.",
+    )
 
     @property
     def embed_ms(self) -> float:

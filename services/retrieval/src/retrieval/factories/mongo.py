@@ -47,6 +47,7 @@ async def mongo_client(
     from pymongo import AsyncMongoClient
 
     from retrieval.adapters.mongo.embedded_supervisor import FailFastMongoClient
+    from retrieval.adapters.mongo.round_trips import MongoRoundTrips
 
     connect: Callable[..., AsyncMongoClient] = (
         AsyncMongoClient
@@ -65,6 +66,7 @@ async def mongo_client(
         connectTimeoutMS=settings.mongodb_timeout_ms,
         socketTimeoutMS=settings.mongodb_timeout_ms,
         maxPoolSize=settings.mongodb_max_pool_size,
+        event_listeners=[MongoRoundTrips()],
     )
     try:
         yield client

@@ -97,6 +97,7 @@ def result_to_proto(result: RetrievalResult) -> pb.RetrieveResponse:
             search_ms=timings.search_ms,
             fetch_ms=timings.fetch_ms,
             total_ms=timings.total_ms,
+            round_trips=timings.round_trips,
         ),
         stage_ms=timings.stages,
     )
@@ -126,7 +127,9 @@ def result_from_proto(response: pb.RetrieveResponse) -> RetrievalResult:
         **plain_fields(response, RetrievalResult),
         matches=matches,
         timings=StageTimings(
-            stages=stages_from_proto(response), total_ms=response.timings.total_ms
+            stages=stages_from_proto(response),
+            total_ms=response.timings.total_ms,
+            round_trips=dict(response.timings.round_trips),
         ),
         statistics=(
             statistics_from_proto(response.statistics)

@@ -21,6 +21,11 @@ class GraphStore(Protocol):
         """Insert or overwrite records by id; returns how many were written."""
         ...
 
+    async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
+        """The records of these chunk ids, by id, in one round trip; an id without one is
+        absent."""
+        ...
+
     async def linked(
         self,
         entities: Sequence[str],

@@ -359,16 +359,25 @@ class RetrievalMatch(_message.Message):
     def __init__(self, chunk_id: _Optional[str] = ..., content: _Optional[str] = ..., score: _Optional[float] = ..., document_id: _Optional[str] = ..., title: _Optional[str] = ..., domain: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., scores: _Optional[_Mapping[str, float]] = ..., source: _Optional[str] = ..., file_type: _Optional[str] = ..., section: _Optional[str] = ..., pages: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class StageTimings(_message.Message):
-    __slots__ = ("embed_ms", "search_ms", "fetch_ms", "total_ms")
+    __slots__ = ("embed_ms", "search_ms", "fetch_ms", "total_ms", "round_trips")
+    class RoundTripsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     EMBED_MS_FIELD_NUMBER: _ClassVar[int]
     SEARCH_MS_FIELD_NUMBER: _ClassVar[int]
     FETCH_MS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_MS_FIELD_NUMBER: _ClassVar[int]
+    ROUND_TRIPS_FIELD_NUMBER: _ClassVar[int]
     embed_ms: float
     search_ms: float
     fetch_ms: float
     total_ms: float
-    def __init__(self, embed_ms: _Optional[float] = ..., search_ms: _Optional[float] = ..., fetch_ms: _Optional[float] = ..., total_ms: _Optional[float] = ...) -> None: ...
+    round_trips: _containers.ScalarMap[str, int]
+    def __init__(self, embed_ms: _Optional[float] = ..., search_ms: _Optional[float] = ..., fetch_ms: _Optional[float] = ..., total_ms: _Optional[float] = ..., round_trips: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class Document(_message.Message):
     __slots__ = ("document_id", "title", "domain", "content", "metadata", "source")

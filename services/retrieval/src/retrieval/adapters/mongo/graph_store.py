@@ -77,6 +77,12 @@ class MongoGraphStore:
                 await self._collection.bulk_write(operations, ordered=False)
         return len(records)
 
+    async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
+        query = {"_id": {"$in": [key(namespace, record_id) for record_id in dict.fromkeys(ids)]}}
+        with mongo_errors("find"):
+            found = await self._collection.find(query).to_list(None)
+        return {document["chunk_id"]: to_record(document) for document in found}
+
     async def linked(
         self,
         entities: Sequence[str],

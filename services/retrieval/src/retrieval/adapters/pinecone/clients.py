@@ -24,6 +24,7 @@ from retrieval.adapters.pinecone.freshness import lsn_of_delete
 from retrieval.adapters.pinecone.limits import MAX_IDS_PER_REQUEST, check_id
 from retrieval.batching import gather_bounded, slices
 from retrieval.errors import BackendNotConfiguredError, IndexNotFoundError
+from retrieval.observability.round_trips import store_round_trip
 from retrieval.ports.vector_index import LIST_PAGE_SIZE
 
 T = TypeVar("T")
@@ -102,6 +103,7 @@ class IndexCalls:
         self._clients = PerLoop(connection.open_index, lambda index: index.close())
 
     async def __call__(self, operation: str, call: Callable[[AsyncIndex], Awaitable[T]]) -> T:
+        store_round_trip()
         return await bounded(
             lambda: call(self._clients.get()),
             what=f"{self._connection.index_label} {operation}",

@@ -13,8 +13,10 @@ from retrieval.domain.models import (
     StageTimings,
     validated,
 )
+from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendNotConfiguredError
 from retrieval.logging import correlation_scope
+from retrieval.observability.round_trips import counting
 from retrieval.observability.telemetry import Telemetry
 from retrieval.service.caching.result_cache import ResultCache
 from retrieval.service.retrieval.pipeline import Pipeline, PipelineState, SearchPlan, Stage
@@ -85,16 +87,23 @@ class RetrievalService:
         with correlation_scope(), self._telemetry.operation("retrieve") as span:
             check_domains(request.domains, self._allowed_domains)
             namespace = request.namespace or self._default_namespace
-            result = await self._cache.through(
-                request, namespace, lambda: self._retrieve(request, namespace)
-            )
+            round_trips: dict[str, int] = {}
+            with counting(round_trips, StageName.CACHE):
+                result = await self._cache.through(
+                    request, namespace, lambda: self._retrieve(request, namespace, round_trips)
+                )
+            if result.timings.round_trips != round_trips:
+                timings = result.timings.model_copy(update={"round_trips": dict(round_trips)})
+                result = result.model_copy(update={"timings": timings})
             self._telemetry.retrieved(result, span)
             if result.cached:
                 log.info("retrieve.cached", namespace=namespace, returned=result.total_matches)
             return result
 
-    async def _retrieve(self, request: RetrievalQuery, namespace: str) -> RetrievalResult:
-        clock = StageClock()
+    async def _retrieve(
+        self, request: RetrievalQuery, namespace: str, round_trips: dict[str, int]
+    ) -> RetrievalResult:
+        clock = StageClock(round_trips)
         state = PipelineState.start(request, namespace, self._defaults)
         if not state.text:
             log.info("retrieve.blank_query", namespace=state.namespace)
@@ -118,6 +127,7 @@ class RetrievalService:
             returned=result.total_matches,
             **{f"{stage}_ms": ms for stage, ms in result.timings.stages.items()},
             total_ms=result.timings.total_ms,
+            round_trips=result.timings.round_trips,
         )
         return result
 
@@ -129,7 +139,9 @@ class RetrievalService:
             namespace=state.namespace,
             total_matches=len(state.matches),
             timings=StageTimings(
-                stages={**clock.stages, **state.timings}, total_ms=clock.elapsed_ms()
+                stages={**clock.stages, **state.timings},
+                total_ms=clock.elapsed_ms(),
+                round_trips=dict(clock.round_trips),
             ),
             query_truncated=state.truncated,
             degraded=state.degraded,

@@ -7,11 +7,13 @@ from retrieval.ports.entity_extractor import EntityExtractor
 from retrieval.ports.graph_store import GraphStore
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
+from retrieval.service.caching.remembered_generations import RememberedGenerations
 from retrieval.service.retrieval.current_versions import CurrentVersions
 from retrieval.service.retrieval.pipeline.compress import Compress
 from retrieval.service.retrieval.pipeline.dense_scores import CompleteDenseScores
 from retrieval.service.retrieval.pipeline.diversify import Diversify
 from retrieval.service.retrieval.pipeline.fuse import Fuse
+from retrieval.service.retrieval.pipeline.graph_leads import GraphLeads
 from retrieval.service.retrieval.pipeline.graph_search import GraphSearch
 from retrieval.service.retrieval.pipeline.hydrate import Hydrate
 from retrieval.service.retrieval.pipeline.llm_filter import LlmFilter
@@ -38,20 +40,22 @@ def retrieval_stages(
     ledger: DocumentLedger,
     graph: GraphStore,
     entities: EntityExtractor,
+    generations: RememberedGenerations,
 ) -> tuple[Stage, ...]:
     """Fit the query to the model, search (dense, keyword and graph at once), fuse, follow the names
     the best candidates mention to the documents about them (the second hop), complete the
     dense scores, apply the threshold, rewrite a weak query and do those five again, rerank,
     drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
     texts (a chunk of a version just replaced shows the current one), widen them to their
-    neighbouring chunks. ``entities`` reads the names of questions and of the best candidates
-    (the rule-based extractor, so a retrieval never waits on a chat model)."""
+    neighbouring chunks. ``entities`` reads the names of questions (the rule-based extractor,
+    so a retrieval never waits on a chat model); the second hop keeps what it reads of the
+    graph under the namespace generation the call read (``generations``)."""
     texts = CandidateTexts(chunks, CurrentVersions(ledger, chunks))
     graph_search = GraphSearch(graph, entities, NearNames(keywords, chunks))
     search = (
         Search(embedder, index, keywords, graph_search),
         Fuse(),
-        SecondHop(graph, entities, texts),
+        SecondHop(GraphLeads(graph, generations)),
     )
     scoring = (CompleteDenseScores(embedder, index), ScoreThreshold())
     return (

@@ -8,23 +8,19 @@ first paragraph found (Kiss and Tell's) mentions.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Sequence
 
 import structlog
 
 from retrieval.domain.chunk_identity import document_of, query_filter
-from retrieval.domain.graph import GraphRecord, without_title
-from retrieval.domain.models import RagChunk
+from retrieval.domain.graph import GraphRecord
 from retrieval.domain.names import name_key, names_in
 from retrieval.domain.ranking.links import follow_links
 from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendError, BackendNotConfiguredError
-from retrieval.ports.entity_extractor import EntityExtractor
-from retrieval.ports.graph_store import GraphStore
+from retrieval.service.retrieval.pipeline.graph_leads import GraphLeads
 from retrieval.service.retrieval.pipeline.stage import PipelineState
-from retrieval.service.retrieval.pipeline.texts import CandidateTexts
 
 log = structlog.get_logger("retrieval")
 
@@ -35,36 +31,33 @@ LINKS_FOUND = "second_hop_links"
 class SecondHop:
     """Follows the names the best ``sources`` candidates mention to the documents about them.
 
-    The names of each source's text (its title heading aside) that the query does not name,
-    ``names_per_source`` at most, are looked up in the knowledge graph in one read: the
-    chunks about them (their document's title names them: ``Kiss and Tell (1945 film)``,
-    ``Newark, New Jersey``), in the query's namespace and filter. Of the documents a source
-    leads to (the sources' own aside), those the searches ranked come first, best first,
-    then the others in the order the source mentions them; one chunk each. The first
-    ``links_per_source`` come right after their source in the ranking with a discounted
-    score (``follow_links``), kept in its ``scores`` under the stage's name; a chunk ranked
-    higher already stays where it is.
+    The names each source mentions (its graph record's, written at ingestion: its text's
+    names but its title's) that the query does not name, ``names_per_source`` at most, are
+    looked up in the knowledge graph in one read: the chunks about them (their document's
+    title names them: ``Kiss and Tell (1945 film)``, ``Newark, New Jersey``), in the query's
+    namespace and filter. Of the documents a source leads to (the sources' own aside), those
+    the searches ranked come first, best first, then the others in the order the source
+    mentions them; one chunk each. The first ``links_per_source`` come right after their
+    source in the ranking with a discounted score (``follow_links``), kept in its ``scores``
+    under the stage's name; a chunk ranked higher already stays where it is.
 
-    Costs a ``get_many`` of the sources' texts (kept for the later stages) and one graph
-    lookup. When the graph store fails, the ranking stays as it was, with ``second_hop`` in
-    ``degraded``.
+    Reads no chunk text (the fetch reads them all at once): the sources' records and the
+    lookup come through ``GraphLeads``, which keeps them until the namespace's next write, so
+    a question asked over a namespace read before costs no round trip. When the graph store
+    fails, the ranking stays as it was, with ``second_hop`` in ``degraded``.
     """
 
     name = StageName.SECOND_HOP
 
     def __init__(
         self,
-        graph: GraphStore,
-        entities: EntityExtractor,
-        texts: CandidateTexts,
+        leads: GraphLeads,
         *,
         sources: int = 3,
         names_per_source: int = 24,
         links_per_source: int = 2,
     ) -> None:
-        self._graph = graph
-        self._entities = entities
-        self._texts = texts
+        self._leads = leads
         self._sources = sources
         self._names_per_source = names_per_source
         self._links_per_source = links_per_source
@@ -73,17 +66,24 @@ class SecondHop:
         if not state.plan.second_hop or not state.candidates:
             return state
         leading = state.candidates[: self._sources]
-        texts = await self._texts.of(state, leading)
-        sources = [texts[c.chunk_id] for c in leading if c.chunk_id in texts]
-        names = await self._names(sources, name_key(state.text))
-        searched = list(dict.fromkeys(name for found in names.values() for name in found))
+        query = name_key(state.text)
         try:
-            about = await self._graph.about(
-                searched, namespace=state.namespace, filter=query_filter(state.query)
+            mentioned = await self._leads.mentions([c.chunk_id for c in leading], state.namespace)
+            names = {
+                source: [name for name in found if not names_in(query, name)][
+                    : self._names_per_source
+                ]
+                for source, found in mentioned.items()
+            }
+            searched = list(dict.fromkeys(name for found in names.values() for name in found))
+            about = (
+                await self._leads.about(searched, state.namespace, query_filter(state.query))
+                if searched
+                else []
             )
         except (BackendError, BackendNotConfiguredError) as error:
             log.warning("retrieve.second_hop_failed", error=str(error))
-            return state.updated(chunks=texts, degraded=(*state.degraded, StageName.SECOND_HOP))
+            return state.updated(degraded=(*state.degraded, StageName.SECOND_HOP))
         standing = {c.chunk_id: position for position, c in enumerate(state.candidates)}
         leaders = {document_of(c.chunk_id) for c in leading}
         links = {
@@ -92,26 +92,12 @@ class SecondHop:
         }
         return state.updated(
             candidates=tuple(follow_links(state.candidates, links, StageName.SECOND_HOP)),
-            chunks=texts,
             counts={
                 **state.counts,
                 NAMES_SEARCHED: len(searched),
                 LINKS_FOUND: sum(map(len, links.values())),
             },
         )
-
-    async def _names(self, sources: Sequence[RagChunk], query: str) -> dict[str, list[str]]:
-        """The keys of the names each source's text mentions that the query does not, by
-        chunk id."""
-        mentioned = await asyncio.gather(
-            *(self._entities.extract(without_title(chunk)) for chunk in sources)
-        )
-        return {
-            chunk.chunk_id: list(
-                dict.fromkeys(name_key(name) for name in found if not names_in(query, name))
-            )[: self._names_per_source]
-            for chunk, found in zip(sources, mentioned, strict=True)
-        }
 
 
 def linked(
