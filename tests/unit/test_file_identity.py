@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from retrieval.adapters.files.document_files import read_documents
 from retrieval.adapters.files.sync_scope import sync_scope
-from retrieval.domain.models import DEFAULT_DOMAINS, namespace_or_default
+from retrieval.domain.ledger import DocumentRecord
+from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument, namespace_or_default
 from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores
+from retrieval.service.ingestion.file_identity import identified
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
@@ -192,3 +195,38 @@ async def test_a_file_a_namespace_holds_under_an_earlier_id_keeps_it(tmp_path: P
         ("guides--Frost-risk", Outcome.UNCHANGED)
     ]
     assert await held(library) == {"guides--Frost-risk": str(path)}
+
+
+class ListingCounted(InMemoryDocumentLedger):
+    """The in-memory ledger, counting the namespace listings it serves."""
+
+    listings = 0
+
+    def list_records(self, namespace: str) -> AsyncIterator[list[DocumentRecord]]:
+        self.listings += 1
+        return super().list_records(namespace)
+
+
+async def test_naming_a_new_file_reads_only_its_own_records(tmp_path: Path) -> None:
+    ledger = ListingCounted()
+    held = [
+        RagDocument(document_id=f"note-{n}", title="Note", domain="tea_cultivation", content="Tea.")
+        for n in range(50)
+    ]
+    writer = IngestionService(
+        HashEmbedder(),
+        ChunkStores(InMemoryVectorIndex(), InMemoryKeywordIndex(), InMemoryChunkRepository()),
+        ledger,
+        InMemoryNamespaceGenerations(),
+        DEFAULT_DOMAINS,
+        NS,
+        ChunkingPolicy(),
+    )
+    await writer.ingest(held, NS)
+    write(tmp_path / "kb" / "new.md", "Frost on the tea.")
+    loaded = read_documents([tmp_path / "kb"], domain="tea_cultivation")
+
+    named = await identified(ledger, loaded.documents, NS, replace=False)
+
+    assert [document.document_id for document in named] == ["new"]
+    assert ledger.listings == 0

@@ -81,6 +81,16 @@ class InMemoryDocumentLedger:
         found = (self._records.get((namespace, document_id)) for document_id in document_ids)
         return {r.document_id: r for r in found if r is not None and r.state is not None}
 
+    async def with_sources(self, namespace: str, sources: Collection[str]) -> list[DocumentRecord]:
+        return sorted(
+            (
+                record
+                for (ns, _), record in self._records.items()
+                if ns == namespace and record.state is not None and record.source in sources
+            ),
+            key=lambda record: record.document_id,
+        )
+
     async def unsettled(self, host: str) -> list[tuple[DocumentRecord, Lease | None]]:
         now = self._clock()
         found: list[tuple[DocumentRecord, Lease | None]] = []

@@ -202,6 +202,35 @@ class DocumentLedgerContract:
         assert [record.document_id for page in pages for record in page] == ids
         assert [record.document_id for record in await all_records(ledger, "other")] == ["x"]
 
+    async def test_records_are_found_by_their_source(self, ledger) -> None:
+        def read_from(document_id: str, uri: str, namespace: str = NS) -> DocumentRecord:
+            provenance = Provenance(
+                title=document_id,
+                source=Source(uri=uri),
+                written_at=datetime(2026, 11, 26, 8, 30, tzinfo=UTC),
+            )
+            return committed(document_id, namespace=namespace).model_copy(
+                update={"provenance": provenance}
+            )
+
+        await ledger.claim(NS, ["b", "a", "c", "d", "never"], MINE)
+        await ledger.save(
+            [read_from("b", "/kb/x.md"), read_from("a", "/kb/x.md"), read_from("c", "/kb/y.md")],
+            MINE,
+        )
+        await ledger.save([committed("d")], MINE)
+        await ledger.claim("other", ["e"], MINE)
+        await ledger.save([read_from("e", "/kb/x.md", namespace="other")], MINE)
+
+        found = await ledger.with_sources(NS, {"/kb/x.md", "/kb/y.md", "/kb/z.md"})
+        assert [(r.document_id, r.source) for r in found] == [
+            ("a", "/kb/x.md"),
+            ("b", "/kb/x.md"),
+            ("c", "/kb/y.md"),
+        ]
+        assert await ledger.with_sources(NS, {"/kb"}) == []
+        assert await ledger.with_sources(NS, set()) == []
+
     async def test_namespaces_are_those_holding_a_record(self, ledger) -> None:
         assert await ledger.namespaces() == []
         for namespace in ("other", NS):

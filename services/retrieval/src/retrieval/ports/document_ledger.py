@@ -58,6 +58,11 @@ class DocumentLedger(Protocol):
         held a version (``state=None``), are absent."""
         ...
 
+    async def with_sources(self, namespace: str, sources: Collection[str]) -> list[DocumentRecord]:
+        """The records holding a version (committed or pending) whose source is one of
+        ``sources`` (paths or URLs), by document id, in one round trip."""
+        ...
+
     async def unsettled(self, host: str) -> list[tuple[DocumentRecord, Lease | None]]:
         """Records a writer may have left behind, by namespace and document id, each with its
         lease (None when none is in force): PENDING records no lease holds, and every record

@@ -33,6 +33,8 @@ RECORD_FIELDS = (
     "previous_provenance",
 )
 PAGE = 500
+SOURCE_URI = "provenance.source.uri"
+"""Where a record keeps the path or URL its version was read from."""
 
 
 def key(namespace: str, document_id: str) -> str:
@@ -87,6 +89,9 @@ class MongoDocumentLedger:
                 [("lease.host", ASCENDING)], sparse=True, name="lease_host"
             )
             await self._collection.create_index([("state", ASCENDING)], name="state")
+            await self._collection.create_index(
+                [("namespace", ASCENDING), (SOURCE_URI, ASCENDING)], name="source"
+            )
 
     def _lease_document(self, lease: Lease) -> dict[str, Any]:
         until = datetime.now(UTC) + timedelta(seconds=self._lease_s)
@@ -230,6 +235,18 @@ class MongoDocumentLedger:
             for document_id, document in found.items()
             if document.get("state") is not None
         }
+
+    async def with_sources(self, namespace: str, sources: Collection[str]) -> list[DocumentRecord]:
+        if not sources:
+            return []
+        query = {
+            "namespace": namespace,
+            SOURCE_URI: {"$in": sorted(sources)},
+            "state": {"$ne": None},
+        }
+        with mongo_errors("find"):
+            found = await self._collection.find(query).sort("document_id", ASCENDING).to_list(None)
+        return [to_record(document) for document in found]
 
     async def unsettled(self, host: str) -> list[tuple[DocumentRecord, Lease | None]]:
         now = datetime.now(UTC)

@@ -22,7 +22,6 @@ from retrieval.domain.ledger import DocumentRecord
 from retrieval.domain.models import RagDocument
 from retrieval.domain.provenance import Source, is_under
 from retrieval.ports.document_ledger import DocumentLedger
-from retrieval.service.ingestion.library import stored_records
 
 
 def files_named_by_path(documents: Sequence[RagDocument]) -> dict[int, Source]:
@@ -38,16 +37,18 @@ async def identified(
     ledger: DocumentLedger, documents: Sequence[RagDocument], namespace: str, *, replace: bool
 ) -> list[RagDocument]:
     """``documents`` with each one named by its path given the id its file keeps in the
-    namespace (see the module docstring); the namespace is listed only when one of them is not
-    already held under its id."""
+    namespace (see the module docstring). Reads the records under the ids the paths give,
+    then, only when one of those files is not held under its id, the records of those files:
+    two round trips at most, whatever the namespace holds."""
     named = files_named_by_path(documents)
     if not named:
         return list(documents)
     found = await ledger.get_many(namespace, [documents[p].document_id for p in named])
     if all(holds(found.get(documents[p].document_id), s.uri) for p, s in named.items()):
         return list(documents)
-    records = await stored_records(ledger, namespace)
-    chosen = FileIds(records, replace).choose(documents, named)
+    held = await ledger.with_sources(namespace, {source.uri for source in named.values()})
+    records = {record.document_id: record for record in [*found.values(), *held]}
+    chosen = FileIds(list(records.values()), replace).choose(documents, named)
     return [
         document.model_copy(update={"document_id": chosen[position]})
         if position in chosen
