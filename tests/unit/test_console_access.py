@@ -150,3 +150,16 @@ def test_signing_in_returns_only_to_a_page_of_the_console(
     target: str | None, expected: str
 ) -> None:
     assert safe_next(target) == expected
+
+
+async def test_an_export_refused_by_the_token_is_told_in_its_own_format(
+    client: httpx.AsyncClient,
+) -> None:
+    params = {"query": "frost", "namespace": "private"}
+    exported = {**params, "format": "json"}
+    refused = await client.get("/query", params=exported, headers=bearer("reader"))
+    assert refused.status_code == 403
+    assert "does not grant namespace 'private'" in refused.json()["error"]
+    page = await client.get("/query", params=params, headers=bearer("reader"))
+    assert page.status_code == 403
+    assert 'name="namespace" value="private"' in page.text

@@ -24,7 +24,7 @@ from retrieval.domain.models import (
     validated,
 )
 from retrieval.domain.search_plan import SearchOptions
-from retrieval.errors import InvalidRequestError, NotFoundError
+from retrieval.errors import InvalidRequestError, NotFoundError, PermissionDeniedError
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.settings import Settings
 
@@ -103,7 +103,7 @@ class QueryPage:
                 query = retrieval_query(params)
                 check_read(query.namespace or self._default_namespace)
                 result = await self._retrieval.retrieve_query(query)
-            except (InvalidRequestError, NotFoundError) as error:
+            except (InvalidRequestError, NotFoundError, PermissionDeniedError) as error:
                 status, problem = status_of(error)
         if "format" in params:
             return self._export(params["format"], result, problem, status)
