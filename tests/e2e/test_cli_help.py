@@ -62,6 +62,7 @@ def test_help_fits_80_columns_with_every_option_whole(command: tuple[str, ...]) 
         described = described.get_command(context, name)
     assert all(len(line) <= COLUMNS for line in shown.splitlines()), shown
     assert "…" not in shown
+    assert not re.search(r"[a-z]\.\.\.$", shown, re.M), "a command's help cut short"
     assert "<bool>" not in shown
     assert "\\[" not in shown
     for line in shown.splitlines():

@@ -7,10 +7,8 @@ commands are listed."""
 
 from __future__ import annotations
 
-import sys
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -28,12 +26,9 @@ from retrieval.cli import (
     stats,
     validate,
 )
-from retrieval.cli.lazy import lazy_group
+from retrieval.cli.lazy import SentenceListing, lazy_group
 from retrieval.cli.runtime import VERBOSE
 from retrieval.cli.serve import serve, stop
-
-if TYPE_CHECKING:
-    from typer._click import HelpFormatter
 
 COMMAND_GROUPS = "retrieval.cli"
 
@@ -60,7 +55,7 @@ def plain_help(command: TyperCommand | TyperGroup) -> None:
         plain_help(sub)
 
 
-class WithInstalledGroups(TyperGroup):
+class WithInstalledGroups(SentenceListing):
     """The commands declared here, then the installed groups."""
 
     def list_commands(self, ctx: typer.Context) -> list[str]:
@@ -73,17 +68,6 @@ class WithInstalledGroups(TyperGroup):
             return declared
         entry = installed_groups().get(cmd_name)
         return None if entry is None else command_group(entry)
-
-    def format_commands(self, ctx: typer.Context, formatter: HelpFormatter) -> None:
-        """Each command with the first sentence of its help, whole, wrapped to the terminal."""
-        listed = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
-        rows = [
-            (name, command.get_short_help_str(limit=sys.maxsize))
-            for name, command in listed
-            if command is not None and not command.hidden
-        ]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
 
 
 app = typer.Typer(

@@ -1,17 +1,37 @@
 """Command groups whose commands are imported when one is listed or run, not at start-up: a
-benchmark's module imports the whole stack, which ``retrieval --help`` has no use for."""
+benchmark's module imports the whole stack, which ``retrieval --help`` has no use for. Every
+group lists its commands with their first sentence whole (``SentenceListing``)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from importlib import import_module
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+if TYPE_CHECKING:
+    from typer._click import HelpFormatter
 
-class LazyCommands(TyperGroup):
+
+class SentenceListing(TyperGroup):
+    """A group listing each command with the first sentence of its help, whole, wrapped to the
+    terminal (click cuts it at 45 characters)."""
+
+    def format_commands(self, ctx: typer.Context, formatter: HelpFormatter) -> None:
+        listed = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
+        rows = [
+            (name, command.get_short_help_str(limit=sys.maxsize))
+            for name, command in listed
+            if command is not None and not command.hidden
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+class LazyCommands(SentenceListing):
     """Commands located as ``module:function``, made into click commands on demand."""
 
     located: ClassVar[Mapping[str, str]] = {}
