@@ -11,6 +11,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 import structlog
+from hypothesis import settings
+
+# Property tests run on machines whose other work may pause any example: no example has a
+# deadline (Hypothesis's default of 200 ms fails a test for the machine's load, not its code).
+settings.register_profile("shared-machine", deadline=None)
+settings.load_profile("shared-machine")
 
 if TYPE_CHECKING:
     from pymongo import AsyncMongoClient

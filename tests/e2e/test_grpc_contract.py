@@ -47,6 +47,8 @@ def test_service_is_versioned_with_its_rpcs() -> None:
         "DeleteDocuments",
         "ListDocuments",
         "AnswerStream",
+        "BackupNamespace",
+        "RestoreNamespace",
     ]
     for method in service.methods:
         assert method.input_type.name == f"{method.name}Request"
@@ -83,4 +85,5 @@ def test_open_ended_fields_are_maps_added_after_the_old_ones() -> None:
         ("search_ms", 2),
         ("fetch_ms", 3),
         ("total_ms", 4),
+        ("round_trips", 5),
     ]
