@@ -35,6 +35,9 @@ DELETE_EVERY_S = 2.0
 READ_PAUSE_S = 0.05
 """A reader's pause between reads: readers are many callers, not a flood that leaves
 writers no core on a small machine."""
+FAILED_CALL_PAUSE_S = 0.5
+"""A caller's pause after a call that failed (a replica down answers at once), as a client
+backs off, rather than a loop of failures."""
 
 
 def document(document_id: str, version: str) -> RagDocument:
@@ -74,6 +77,8 @@ async def write(record: LoadRecord, client: RetrievalClient, ids: list[str], ver
     documents = [document(d, version) for d in ids]
     outcomes = await record.call(client.ingest_documents(documents, namespace=NAMESPACE))
     ended = time.monotonic()
+    if outcomes is None:
+        await asyncio.sleep(FAILED_CALL_PAUSE_S)
     record.write_seconds.append(ended - started)
     done = {o.document_id: o for o in outcomes or []}
     for document_id in ids:

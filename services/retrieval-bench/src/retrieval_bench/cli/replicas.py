@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from retrieval.cli.runtime import console
+from retrieval.logging import configure_logging
 from retrieval_bench.nemesis.faults import Nemesis
 from retrieval_bench.nemesis.run import Schedule, run_nemesis
 from retrieval_testkit.mongo_process import mongo_process
@@ -23,7 +24,7 @@ FAULT_TARGETS = (
     "lost_acknowledged_writes",
     "audit_mismatches",
 )
-QUICK = Schedule(faults=1, calm_s=2.0, hold_s=2.0, repair_limit_s=60.0)
+QUICK = Schedule(faults=1, calm_s=1.0, hold_s=2.0, repair_limit_s=60.0)
 
 
 def replicas(
@@ -55,7 +56,8 @@ def replicas(
         if quick
         else Schedule(faults=faults, calm_s=calm, hold_s=hold, repair_limit_s=lease + 60.0)
     )
-    variables = {"RETRIEVAL_INGEST_LEASE_S": str(lease)}
+    variables = {"RETRIEVAL_INGEST_LEASE_S": str(lease)} if schedule.faults else {}
+    configure_logging("WARNING")
 
     async def main() -> dict[str, object]:
         with tempfile.TemporaryDirectory(prefix="retrieval-replicas-") as workdir:
@@ -85,8 +87,9 @@ def replicas(
         f"{report['write_call_seconds_p50']:.2f}/{report['write_call_seconds_p95']:.2f} s · "
         f"errors: {errors or 'none'}\n"
         + (
-            f"faults: {report['faults']} · repair max {report['repair_seconds_max']:.1f} s "
-            f"(target {lease + 10:.0f}) · lease failures {report['lease_failures']}\n"
+            f"faults: {report['faults']}, {report['faults_leaving_repairs']} leaving repairs · "
+            f"repair max {report['repair_seconds_max']:.1f} s (target {lease + 10:.0f}) · "
+            f"lease failures {report['lease_failures']}\n"
             if schedule.faults
             else ""
         )

@@ -54,6 +54,8 @@ class Repair:
 
     kind: FaultKind
     seconds: float
+    first_mismatches: int
+    """What the first audit after the fault found to repair."""
     mismatches: int
 
 
@@ -63,12 +65,14 @@ async def repaired(
     """Hold the writers back and audit until the stores are clean, or ``limit_s`` after
     ``fault`` ended; the writers then go on."""
     await pause.hold()
+    first: int | None = None
     try:
         while True:
             audit = await replicas.reconcile_report(workdir, NAMESPACE)
             seconds = time.monotonic() - fault.ended
+            first = audit.documents_to_repair if first is None else first
             if audit.documents_to_repair == 0 or seconds > limit_s:
-                return Repair(fault.kind, seconds, audit.documents_to_repair)
+                return Repair(fault.kind, seconds, first, audit.documents_to_repair)
             await asyncio.sleep(AUDIT_EVERY_S)
     finally:
         pause.resume()
@@ -84,6 +88,7 @@ async def run_nemesis(
     seed: int,
 ) -> dict[str, object]:
     """The load under ``schedule``'s faults; the report of what the callers saw."""
+    began = time.monotonic()
     record = LoadRecord()
     done = asyncio.Event()
     pause = WritePause()
@@ -117,8 +122,10 @@ async def run_nemesis(
         "raised_lag_s": nemesis.raised_lag_s,
         "writers_per_replica": writers,
         "readers_per_replica": readers,
+        "seconds": round(time.monotonic() - began, 1),
         "faults": dict(Counter(w.kind.value for w in windows)),
         "fault_hold_s": schedule.hold_s,
+        "faults_leaving_repairs": sum(r.first_mismatches > 0 for r in repairs),
         **summary(record, lambda read: bound_at(read.started, replicas.bound_s, lag_windows)),
         "non_monotonic_reads": len(non_monotonic_reads(record.reads, record.changes)),
         "lost_acknowledged_writes": len(lost_acknowledged_writes(final_reads, record.changes)),
