@@ -12,18 +12,12 @@ from retrieval.cli.runtime import console
 from retrieval.logging import configure_logging
 from retrieval_bench.nemesis.faults import Nemesis
 from retrieval_bench.nemesis.run import Schedule, run_nemesis
+from retrieval_bench.targets import FAULT_COUNTS
 from retrieval_testkit.mongo_process import mongo_process
 from retrieval_testkit.replica_load import run_load
 from retrieval_testkit.replica_set import replica_set
 
 TARGETS = ("internal_errors", "stale_reads", "lease_failures", "audit_mismatches")
-FAULT_TARGETS = (
-    "internal_errors",
-    "stale_reads",
-    "non_monotonic_reads",
-    "lost_acknowledged_writes",
-    "audit_mismatches",
-)
 QUICK = Schedule(faults=1, calm_s=1.0, hold_s=2.0, repair_limit_s=60.0)
 
 
@@ -80,7 +74,7 @@ def replicas(
     reports.mkdir(parents=True, exist_ok=True)
     (reports / "replicas.json").write_text(json.dumps(report, indent=2))
     errors = ", ".join(f"{n} {status}" for status, n in report["errors_by_status"].items())
-    targets = FAULT_TARGETS if schedule.faults else TARGETS
+    targets = FAULT_COUNTS if schedule.faults else TARGETS
     console.print(
         f"{report['replicas']} replicas · {report['calls']} calls ({report['writes']} document "
         f"changes, {report['reads']} reads) · write calls p50/p95 "
