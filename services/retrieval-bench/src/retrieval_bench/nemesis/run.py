@@ -24,6 +24,7 @@ from retrieval_bench.nemesis.checks import (
     non_monotonic_reads,
 )
 from retrieval_bench.nemesis.faults import FaultKind, FaultWindow, Nemesis
+from retrieval_testkit.replica_history import Read
 from retrieval_testkit.replica_load import (
     NAMESPACE,
     LoadRecord,
@@ -35,6 +36,8 @@ from retrieval_testkit.replica_load import (
 from retrieval_testkit.replica_set import ReplicaSet
 
 AUDIT_EVERY_S = 0.5
+EXAMPLES = 5
+"""Reads gone back that the report shows in full."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,15 @@ class Repair:
     first_mismatches: int
     """What the first audit after the fault found to repair."""
     mismatches: int
+
+
+def shown(read: Read, began: float) -> dict[str, object]:
+    """A read as the report gives it: which replica, when (seconds into the load), what."""
+    return {
+        "replica": read.replica,
+        "started_s": round(read.started - began, 2),
+        "shown": {document_id: sorted(versions) for document_id, versions in read.shown.items()},
+    }
 
 
 async def repaired(
@@ -116,6 +128,7 @@ async def run_nemesis(
     await read_all_past(replicas, record, last_bound_s)
     final_reads = [read for read in record.reads if read.started >= finished]
     audit = await replicas.reconcile_report(workdir, NAMESPACE)
+    went_back = non_monotonic_reads(record.reads, record.changes)
     return {
         "replicas": len(replicas.clients),
         "bound_s": replicas.bound_s,
@@ -127,7 +140,8 @@ async def run_nemesis(
         "fault_hold_s": schedule.hold_s,
         "faults_leaving_repairs": sum(r.first_mismatches > 0 for r in repairs),
         **summary(record, lambda read: bound_at(read.started, replicas.bound_s, lag_windows)),
-        "non_monotonic_reads": len(non_monotonic_reads(record.reads, record.changes)),
+        "non_monotonic_reads": len(went_back),
+        "non_monotonic_examples": [shown(read, began) for read in went_back[:EXAMPLES]],
         "lost_acknowledged_writes": len(lost_acknowledged_writes(final_reads, record.changes)),
         "audit_mismatches": audit.documents_to_repair,
         "unrepaired_faults": sum(r.mismatches > 0 for r in repairs),
