@@ -84,9 +84,12 @@ bench-concurrency: setup
 bench-cli: setup
 	$(RUN) retrieval bench cli
 
-# Replicas over one MongoDB and the lagging Pinecone stand-ins, readers and writers on each.
+# Replicas over one MongoDB and the lagging Pinecone stand-ins, readers and writers on each,
+# under 20 faults of each kind (FAULTS=1 is the quick profile's count; FAULTS=0: no faults).
+FAULTS ?= 20
+
 bench-replicas: setup
-	$(RUN) retrieval bench replicas
+	$(RUN) retrieval bench replicas --faults $(FAULTS)
 
 # Where a retrieve() of the top 100 spends its time: stage timings and py-spy's hot functions.
 profile: setup

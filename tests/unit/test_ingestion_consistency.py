@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from retrieval.domain.keywords import KeywordRecord
-from retrieval.domain.ledger import DocumentState, fingerprint
+from retrieval.domain.ledger import DocumentState, Lease, fingerprint
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.grpc.write_repair import WriteRepair
@@ -413,5 +413,28 @@ async def test_a_replica_that_never_returns_has_its_writes_repaired_by_a_survivo
         found = await stores.audit()
         assert found.is_consistent
         assert all(record.state is DocumentState.COMMITTED for record in found.records.values())
+        return
+    pytest.fail("no crash point left a document pending")
+
+
+async def test_a_restarted_replica_recovers_its_writes_at_once_though_another_waits_for_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    documents = [doc("a"), doc("b")]
+    total = await count_calls([], documents)
+    for fail_at in range(1, total + 1):
+        stores = Stores()
+        monkeypatch.setenv("RETRIEVAL_HOST_ID", "replica-1")
+        with contextlib.suppress(Crash):
+            await stores.service(fail_at=fail_at, crash=True)[0].ingest(documents, NS)
+        records = (await stores.audit()).records.values()
+        left = [r.document_id for r in records if r.state is not DocumentState.COMMITTED]
+        if not left:
+            continue
+        waiter = Lease(owner="writer-of-replica-0", host="replica-0", pid=1)
+        assert (await stores.ledger.claim(NS, left, waiter)).records == {}
+
+        assert await stores.repair().recover() == len(left)
+        assert set((await stores.ledger.claim(NS, left, waiter)).records) == set(left)
         return
     pytest.fail("no crash point left a document pending")

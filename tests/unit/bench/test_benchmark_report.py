@@ -110,3 +110,20 @@ def test_without_reports_every_section_says_it_was_not_run(tmp_path: Path) -> No
     assert "**missed**" not in page
     assert page.count("not run") >= 12
     assert not any((tmp_path / "docs" / "benchmarks").iterdir())
+
+
+def test_the_replicas_under_faults_are_written_with_every_count(tmp_path: Path) -> None:
+    faults = dict.fromkeys(("replica_kill", "index_stall", "mongo_restart", "index_lag"), 20)
+    counts = ("internal_errors", "stale_reads", "non_monotonic_reads", "lost_acknowledged_writes")
+    replicas = {"replicas": 3, "calls": 9000, "faults": faults, "audit_mismatches": 0,
+                "repair_seconds_max": 31.5, "lease_s": 30.0,
+                **dict.fromkeys(counts, 0), "stale_reads": 7}  # fmt: skip
+    page = written(tmp_path, {"replicas.json": replicas})
+
+    line = next(line for line in page.splitlines() if line.startswith("- `make bench-replicas`"))
+    assert "3 replicas, 80 faults (20 replica kills, 20 index stalls, 20 MongoDB" in line
+    assert "9,000 calls: 0 INTERNAL, 7 stale reads, 0 non-monotonic reads, 0 lost" in line
+    assert "0 audit mismatches; repair at most 31.5 s (lease 30 s)." in line
+    assert "| 7 | **missed** |" in row(
+        page, "replicas under faults: stale, non-monotonic, lost, INTERNAL, audit"
+    )

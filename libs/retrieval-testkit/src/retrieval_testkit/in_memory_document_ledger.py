@@ -38,10 +38,10 @@ class InMemoryDocumentLedger:
             owners = [waiter.owner for waiter, _ in line]
             place = owners.index(lease.owner) if lease.owner in owners else len(line)
             holder = self._leases.get(key)
-            ours = holder is not None and holder[0].owner == lease.owner
+            ours = holder is not None and holder[0].owner in {lease.owner, *taking_over}
             held_by = None
             if holder is not None and holder[1] > now and not ours:
-                held_by = None if holder[0].owner in taking_over else holder[0]
+                held_by = holder[0]
             if held_by is not None or (place > 0 and not ours):
                 claim.held[document_id] = held_by or line[0][0]
                 waiting = (lease, now + min(WAITER_S, self._lease_s))

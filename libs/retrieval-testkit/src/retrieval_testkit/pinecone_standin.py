@@ -258,6 +258,13 @@ class PineconeStandIn:
         with self._lock:
             self._log.clear()
 
+    def set_lag(self, seconds: float) -> None:
+        """Hide each write from now on for ``seconds``, in a stand-in made lagging."""
+        if not self._lagging:
+            raise ValueError("only a stand-in made with a lag can change it")
+        with self._lock:
+            self._lag_seconds = seconds
+
     def inject(self, fault: Fault, *, count: int = 1) -> None:
         """Apply ``fault`` to each of the next ``count`` requests."""
         with self._lock:

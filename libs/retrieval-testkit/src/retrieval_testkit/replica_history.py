@@ -35,6 +35,10 @@ class Read:
 
     started: float
     shown: Mapping[str, frozenset[str]]
+    replica: int = 0
+    """Which replica answered."""
+    ended: float = float("inf")
+    """When its answer came."""
 
 
 def stale_documents(

@@ -35,6 +35,9 @@ DELETE_EVERY_S = 2.0
 READ_PAUSE_S = 0.05
 """A reader's pause between reads: readers are many callers, not a flood that leaves
 writers no core on a small machine."""
+FAILED_CALL_PAUSE_S = 0.5
+"""A caller's pause after a call that failed (a replica down answers at once), as a client
+backs off, rather than a loop of failures."""
 
 
 def document(document_id: str, version: str) -> RagDocument:
@@ -74,6 +77,8 @@ async def write(record: LoadRecord, client: RetrievalClient, ids: list[str], ver
     documents = [document(d, version) for d in ids]
     outcomes = await record.call(client.ingest_documents(documents, namespace=NAMESPACE))
     ended = time.monotonic()
+    if outcomes is None:
+        await asyncio.sleep(FAILED_CALL_PAUSE_S)
     record.write_seconds.append(ended - started)
     done = {o.document_id: o for o in outcomes or []}
     for document_id in ids:
@@ -95,13 +100,14 @@ async def delete(record: LoadRecord, client: RetrievalClient, document_id: str) 
     record.changes[document_id].append(change)
 
 
-async def read(record: LoadRecord, client: RetrievalClient) -> None:
+async def read(record: LoadRecord, client: RetrievalClient, replica: int) -> None:
     started = time.monotonic()
     try:
         result = await record.call(client.retrieve(QUESTION, top_k=10, namespace=NAMESPACE))
     except NotFoundError:
-        record.reads.append(Read(started, {}))
+        record.reads.append(Read(started, {}, replica, time.monotonic()))
         return
+    ended = time.monotonic()
     await asyncio.sleep(READ_PAUSE_S)
     if result is None:
         return
@@ -109,18 +115,105 @@ async def read(record: LoadRecord, client: RetrievalClient) -> None:
     for match in result.matches:
         for document_id, version in SHOWN.findall(match.content):
             shown[document_id].add(version)
-    record.reads.append(Read(started, {d: frozenset(v) for d, v in shown.items()}))
+    versions = {d: frozenset(v) for d, v in shown.items()}
+    record.reads.append(Read(started, versions, replica, ended))
 
 
 def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else 0.0
 
 
-async def until(ends_at: float, step: Callable[[int], Awaitable[None]]) -> None:
+class WritePause:
+    """Lets writers and the deleter go on, or holds them back once their calls under way end."""
+
+    def __init__(self) -> None:
+        self._open = asyncio.Event()
+        self._open.set()
+        self._writing = 0
+        self._changed = asyncio.Condition()
+
+    async def write(self, work: Awaitable[None]) -> None:
+        await self._open.wait()
+        self._writing += 1
+        try:
+            await work
+        finally:
+            async with self._changed:
+                self._writing -= 1
+                self._changed.notify_all()
+
+    async def hold(self) -> None:
+        """Return once no write is under way, holding back the next ones until ``resume``."""
+        self._open.clear()
+        async with self._changed:
+            await self._changed.wait_for(lambda: self._writing == 0)
+
+    def resume(self) -> None:
+        self._open.set()
+
+
+async def until(done: asyncio.Event, step: Callable[[int], Awaitable[None]]) -> None:
     n = 0
-    while time.monotonic() < ends_at:
+    while not done.is_set():
         await step(n)
         n += 1
+
+
+async def load(
+    replicas: ReplicaSet,
+    record: LoadRecord,
+    done: asyncio.Event,
+    pause: WritePause,
+    writers: int,
+    readers: int,
+    seed: int,
+) -> None:
+    """Readers and writers on every replica, and one deleter, until ``done`` is set."""
+    rng = random.Random(seed)
+    tasks = []
+    for r, client in enumerate(replicas.clients):
+        for w in range(writers):
+            order = DOCUMENTS if (r + w) % 2 == 0 else DOCUMENTS[::-1]
+            name = f"r{r}w{w}"
+
+            async def writer(n: int, c: RetrievalClient = client, o=order, v: str = name) -> None:
+                await pause.write(write(record, c, o, f"{v}n{n}"))
+
+            tasks.append(until(done, writer))
+        tasks.extend(
+            until(done, lambda _, c=client, n=r: read(record, c, n)) for _ in range(readers)
+        )
+
+    async def deleter(_: int) -> None:
+        await asyncio.sleep(DELETE_EVERY_S * rng.uniform(0.5, 1.5))
+        client = rng.choice(replicas.clients)
+        await pause.write(delete(record, client, rng.choice(DOCUMENTS)))
+
+    tasks.append(until(done, deleter))
+    await asyncio.gather(*tasks)
+
+
+async def read_all_past(replicas: ReplicaSet, record: LoadRecord, bound_s: float) -> None:
+    """Once ``bound_s`` has passed, read every replica once more."""
+    await asyncio.sleep(bound_s)
+    for r, client in enumerate(replicas.clients):
+        await read(record, client, r)
+
+
+def summary(record: LoadRecord, bound_of: Callable[[Read], float]) -> dict[str, object]:
+    """The calls, their errors and the stale reads, a read's bound given by ``bound_of``."""
+    stale = [seen for seen in record.reads if stale_documents(seen, record.changes, bound_of(seen))]
+    return {
+        "calls": record.calls,
+        "writes": sum(len(history) for history in record.changes.values()),
+        "reads": len(record.reads),
+        "write_call_seconds_p50": round(percentile(record.write_seconds, 50), 3),
+        "write_call_seconds_p95": round(percentile(record.write_seconds, 95), 3),
+        "errors_by_status": dict(record.errors_by_status),
+        "internal_errors": record.errors_by_status.get("INTERNAL", 0),
+        "stale_reads": len(stale),
+        "lease_failures": record.lease_failures,
+    }
 
 
 async def run_load(
@@ -133,48 +226,18 @@ async def run_load(
 ) -> dict[str, object]:
     """Run the load for ``seconds`` and return the report: calls, errors by status, stale
     reads, documents failed for a lease, audit mismatches."""
-    rng = random.Random(seed)
     record = LoadRecord()
-    ends_at = time.monotonic() + seconds
-    tasks = []
-    for r, client in enumerate(replicas.clients):
-        for w in range(writers):
-            order = DOCUMENTS if (r + w) % 2 == 0 else DOCUMENTS[::-1]
-            writer = f"r{r}w{w}"
-            tasks.append(
-                until(
-                    ends_at, lambda n, c=client, o=order, v=writer: write(record, c, o, f"{v}n{n}")
-                )
-            )
-        tasks.extend(until(ends_at, lambda _, c=client: read(record, c)) for _ in range(readers))
-
-    async def deleter(_: int) -> None:
-        await asyncio.sleep(DELETE_EVERY_S * rng.uniform(0.5, 1.5))
-        await delete(record, rng.choice(replicas.clients), rng.choice(DOCUMENTS))
-
-    tasks.append(until(ends_at, deleter))
-    await asyncio.gather(*tasks)
-    await asyncio.sleep(replicas.bound_s)
-    for client in replicas.clients:
-        await read(record, client)
+    done = asyncio.Event()
+    asyncio.get_running_loop().call_later(seconds, done.set)
+    await load(replicas, record, done, WritePause(), writers, readers, seed)
+    await read_all_past(replicas, record, replicas.bound_s)
     audit = await replicas.reconcile_report(workdir, NAMESPACE)
-    stale = [
-        seen for seen in record.reads if stale_documents(seen, record.changes, replicas.bound_s)
-    ]
     return {
         "replicas": len(replicas.clients),
         "seconds": seconds,
         "bound_s": replicas.bound_s,
         "writers_per_replica": writers,
         "readers_per_replica": readers,
-        "calls": record.calls,
-        "writes": sum(len(history) for history in record.changes.values()),
-        "reads": len(record.reads),
-        "write_call_seconds_p50": round(percentile(record.write_seconds, 50), 3),
-        "write_call_seconds_p95": round(percentile(record.write_seconds, 95), 3),
-        "errors_by_status": dict(record.errors_by_status),
-        "internal_errors": record.errors_by_status.get("INTERNAL", 0),
-        "stale_reads": len(stale),
-        "lease_failures": record.lease_failures,
+        **summary(record, lambda _: replicas.bound_s),
         "audit_mismatches": audit.documents_to_repair,
     }

@@ -1,6 +1,9 @@
 """Several ``retrieval serve`` replicas over one MongoDB-protocol server and the Pinecone
 stand-ins (dense, sparse and inference) made eventually consistent: what the platform runs,
-on one machine. Each replica has a data directory of its own; they share every store."""
+on one machine. Each replica has a data directory and a host id of its own (as if it ran on a
+machine of its own); they share every store. The stand-ins run in a child process
+(``retrieval_testkit.standin_process``), which can be stalled and whose lag can change; a
+replica can be killed and started again on its port."""
 
 from __future__ import annotations
 
@@ -15,20 +18,48 @@ from pathlib import Path
 from retrieval.grpc import RetrievalClient
 from retrieval.service.ingestion.reconciliation import ReconcileReport
 from retrieval_testkit.needledb_server import NeedleDb
-from retrieval_testkit.pinecone_standin import PineconeStandIn
 from retrieval_testkit.served_process import CLI, ServedProcess, serve_environment, served_process
+from retrieval_testkit.standin_process import StandInProcess, standin_process
 
 DIMENSION = 1024
 CALL_TIMEOUT_S = 60.0
 """Long enough for a write that waits its turn behind other writers on a loaded machine."""
+API_KEY = "standin-key"
+
+
+class Replica:
+    """One ``retrieval serve`` replica, killed and started again on the port it first took."""
+
+    def __init__(self, workdir: Path, environment: dict[str, str]) -> None:
+        self._workdir = workdir
+        self._environment = environment
+        self._running = AsyncExitStack()
+        self.served: ServedProcess | None = None
+
+    async def start(self) -> None:
+        """Start the process; return once it serves."""
+        serving = served_process(self._workdir, self._environment)
+        self.served = await self._running.enter_async_context(serving)
+        self._environment = self._environment | {"RETRIEVAL_GRPC_PORT": str(self.served.port)}
+
+    async def kill(self) -> None:
+        """SIGKILL the process (``served_process`` does on its way out); return once it is
+        reaped."""
+        await self._running.aclose()
+
+    @property
+    def address(self) -> str:
+        assert self.served is not None, "start the replica first"
+        return self.served.address
 
 
 @dataclass(frozen=True)
 class ReplicaSet:
     """The running replicas, a client of each, and how to reach their stores."""
 
-    processes: list[ServedProcess]
+    replicas: list[Replica]
     clients: list[RetrievalClient]
+    standins: StandInProcess
     environment: dict[str, str]
     """A replica's environment but its data directory and port: for a command run beside."""
     bound_s: float
@@ -63,49 +94,51 @@ async def replica_set(
     lag_s: float = 1.0,
     needledb: NeedleDb | None = None,
     freshness_s: float | None = None,
+    **variables: str,
 ) -> AsyncIterator[ReplicaSet]:
     """``replicas`` served processes on fresh stores whose writes show ``lag_s`` late; with
     ``needledb``, the dense index is a new index of that emulator (which shows writes at
     once) and the stand-ins serve the sparse index and the embeddings. The replicas assume
     the index shows writes within ``freshness_s`` (``RETRIEVAL_INDEX_FRESHNESS_S``; the
-    bound, by default)."""
+    bound, by default); ``variables`` add ``RETRIEVAL_`` ones."""
     bound_s = lag_s + 1.0
     database = f"replicas_{uuid.uuid4().hex[:10]}"
-    same_key = {} if needledb is None else {"api_key": needledb.api_key}
+    api_key = API_KEY if needledb is None else needledb.api_key
     async with AsyncExitStack() as stack:
-        inference = stack.enter_context(
-            PineconeStandIn(dimension=DIMENSION, lag_seconds=lag_s, **same_key)
-        )
-        sparse = stack.enter_context(
-            PineconeStandIn(vector_type="sparse", api_key=inference.api_key, lag_seconds=lag_s)
-        )
+        standins = await stack.enter_async_context(standin_process(DIMENSION, lag_s, api_key))
         dense_host = (
-            inference.url
+            standins.dense_url
             if needledb is None
             else needledb.create_index(f"replicas-{uuid.uuid4().hex[:8]}", DIMENSION)
         )
         shared = {
             "RETRIEVAL_INDEX_BACKEND": "pinecone",
             "RETRIEVAL_EMBEDDER_BACKEND": "pinecone",
-            "RETRIEVAL_PINECONE_API_KEY": inference.api_key,
+            "RETRIEVAL_PINECONE_API_KEY": api_key,
             "RETRIEVAL_PINECONE_INDEX_HOST": dense_host,
-            "RETRIEVAL_PINECONE_CONTROL_HOST": inference.url,
-            "RETRIEVAL_PINECONE_SPARSE_INDEX_HOST": sparse.url,
+            "RETRIEVAL_PINECONE_CONTROL_HOST": standins.dense_url,
+            "RETRIEVAL_PINECONE_SPARSE_INDEX_HOST": standins.sparse_url,
             "RETRIEVAL_MONGODB_URI": mongo_uri,
             "RETRIEVAL_MONGODB_DATABASE": database,
             "RETRIEVAL_INDEX_FRESHNESS_S": str(bound_s if freshness_s is None else freshness_s),
+            **variables,
         }
         started = [
-            served_process(workdir, serve_environment(workdir / f"replica-{n}", **shared))
+            Replica(
+                workdir,
+                serve_environment(
+                    workdir / f"replica-{n}", RETRIEVAL_HOST_ID=f"replica-{n}", **shared
+                ),
+            )
             for n in range(replicas)
         ]
-        processes = list(
-            await asyncio.gather(*(stack.enter_async_context(serving) for serving in started))
-        )
+        for replica in started:
+            stack.push_async_callback(replica.kill)
+        await asyncio.gather(*(replica.start() for replica in started))
         clients = [
             await stack.enter_async_context(
-                RetrievalClient.connect(served.address, timeout=CALL_TIMEOUT_S)
+                RetrievalClient.connect(replica.address, timeout=CALL_TIMEOUT_S)
             )
-            for served in processes
+            for replica in started
         ]
-        yield ReplicaSet(processes, clients, serve_environment(workdir, **shared), bound_s)
+        yield ReplicaSet(started, clients, standins, serve_environment(workdir, **shared), bound_s)

@@ -333,6 +333,24 @@ def service_section(reports: Reports) -> list[str]:
             f"- `make crash`: {crash['kills']} kills, {crash['mismatches']} recovered states "
             f"that match no write, {crash['seconds']:.0f} s."
         )
+    if "replicas" in reports and "faults" in reports["replicas"]:
+        run = reports["replicas"]
+        kinds = {
+            "replica_kill": "replica kills",
+            "index_stall": "index stalls",
+            "mongo_restart": "MongoDB restarts",
+            "index_lag": "index lag raises",
+        }
+        lines.append(
+            f"- `make bench-replicas`: {run['replicas']} replicas, "
+            f"{sum(run['faults'].values())} faults ("
+            + ", ".join(f"{run['faults'].get(k, 0)} {name}" for k, name in kinds.items())
+            + f"), {run['calls']:,} calls: {run['internal_errors']} INTERNAL, "
+            f"{run['stale_reads']} stale reads, {run['non_monotonic_reads']} non-monotonic "
+            f"reads, {run['lost_acknowledged_writes']} lost acknowledged writes, "
+            f"{run['audit_mismatches']} audit mismatches; repair at most "
+            f"{run['repair_seconds_max']:.1f} s (lease {run['lease_s']:.0f} s)."
+        )
     if "fuzz" in reports:
         fuzz = reports["fuzz"]["targets"]
         lines.append(

@@ -15,6 +15,14 @@ from retrieval_bench.peers.side_by_side import SideBySide, report_file
 
 Reports = dict[str, Any]
 NOT_RUN = "not run"
+FAULT_COUNTS = (
+    "stale_reads",
+    "non_monotonic_reads",
+    "lost_acknowledged_writes",
+    "internal_errors",
+    "audit_mismatches",
+)
+"""What callers of the replicas must never meet under faults (``retrieval bench replicas``)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,9 @@ TARGETS = (
            lambda v: v == 0, "0", "make fuzz"),
     Target("crash: recovered states that match no write", "crash",
            lambda r: r["crash"]["mismatches"], lambda v: v == 0, "0", "make crash"),
+    Target("replicas under faults: stale, non-monotonic, lost, INTERNAL, audit", "replicas",
+           lambda r: sum(r["replicas"].get(count, 0) for count in FAULT_COUNTS),
+           lambda v: v == 0, "0", "make bench-replicas"),
     Target("golden hit@5 over the suite's own minimum", "golden",
            lambda r: r["golden"]["hit_at_5"] / r["golden"]["min_hit_at_5"], lambda v: v >= 1,
            ">= 1", "make golden"),
@@ -85,6 +96,7 @@ REPORTS = {
     "load": "load.json",
     "crash": "crash.json",
     "fuzz": "fuzz.json",
+    "replicas": "replicas.json",
 }
 
 

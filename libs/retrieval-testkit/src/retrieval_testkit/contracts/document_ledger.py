@@ -99,6 +99,16 @@ class DocumentLedgerContract:
         with pytest.raises(DocumentBusyError):
             await ledger.save([committed("a")], THEIRS)
 
+    async def test_a_holder_taken_over_is_replaced_at_once_ahead_of_its_waiters(
+        self, ledger
+    ) -> None:
+        await ledger.claim(NS, ["a"], THEIRS)
+        assert (await ledger.claim(NS, ["a"], LATER)).held == {"a": THEIRS}
+        claim = await ledger.claim(NS, ["a"], MINE, taking_over={"theirs"})
+        assert set(claim.records) == {"a"}
+        await ledger.release(NS, ["a"], MINE)
+        assert set((await ledger.claim(NS, ["a"], LATER)).records) == {"a"}
+
     async def test_an_expired_lease_is_free(self, make_ledger: MakeLedger) -> None:
         ledger = make_ledger(0.05)
         await ledger.claim(NS, ["a"], THEIRS)

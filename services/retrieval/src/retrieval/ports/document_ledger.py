@@ -38,9 +38,10 @@ class DocumentLedger(Protocol):
         taking_over: Collection[str] = (),
     ) -> Claim:
         """Lease these documents to ``lease.owner`` where free and its turn; a document never
-        stored gets a record with ``state=None``. Leases held by owners in ``taking_over``
-        count as free. ``held`` names, for each of the others, its holder or else the waiter
-        whose turn it is."""
+        stored gets a record with ``state=None``. A lease held by an owner in
+        ``taking_over`` is taken at once, ahead of the waiters, who keep their places.
+        ``held`` names, for each of the others, its holder or else the waiter whose turn it
+        is."""
         ...
 
     async def save(self, records: Sequence[DocumentRecord], lease: Lease) -> None:

@@ -152,16 +152,16 @@ class MongoDocumentLedger:
     def _claim_or_wait(
         self, document: dict[str, Any], lease: Lease, mine: set[str], now: datetime
     ) -> UpdateOne:
-        """Take the lease if it is free and no other waiter is ahead, else join the line (or
-        keep the place in it). Both write on the line's ``turn`` as read, so a write made on
-        a line that changed meanwhile does nothing."""
+        """Take the lease if it is held by an owner taken over, or free and no other waiter
+        is ahead, else join the line (or keep the place in it). Both write on the line's
+        ``turn`` as read, so a write made on a line that changed meanwhile does nothing."""
         line = waiters(document, mine - {lease.owner}, now)
         place = len(ahead_of(line, lease.owner))
         others = [waiter for waiter in line if waiter["owner"] != lease.owner]
         held = document.get("lease")
         free = held is None or held["owner"] in mine or aware(held["until"]) < now
         expected: dict[str, Any] = {"_id": document["_id"], "turn": document.get("turn")}
-        if (held is not None and held["owner"] == lease.owner) or (free and place == 0):
+        if (held is not None and held["owner"] in mine) or (free and place == 0):
             expected.update({"lease": None} if held is None else {"lease.owner": held["owner"]})
             taken = {"lease": self._lease_document(lease), "queue": others}
             return UpdateOne(expected, {"$set": taken, "$inc": {"turn": 1}})
