@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from mcp import Client
 
 from retrieval.domain.models import RagDocument, RetrievalQuery
 from retrieval.domain.tenants import Grant, Tenants, token_digest
 from retrieval.lifecycle import Application, running
+from retrieval.mcp import results
 from retrieval.mcp.access import LocalAccess, TenantTokenVerifier
 from retrieval.mcp.server import mcp_server
 from retrieval.mcp.tools import WRITE_TOOLS
@@ -39,8 +41,12 @@ class StalledVectorIndex(InMemoryVectorIndex):
         await asyncio.Event().wait()
 
 
-async def started(tmp_path: Path, **replacements: object) -> AsyncIterator[Application]:
-    settings = Settings(data_dir=tmp_path, result_cache_entries=0, mcp_call_timeout_s=0.5)
+async def started(
+    tmp_path: Path, timeout_s: float = 30.0, **replacements: object
+) -> AsyncIterator[Application]:
+    """An application over ``FROST``; its tool calls time out after ``timeout_s`` (the first
+    search of a process warms its indexes up: seconds on a busy machine)."""
+    settings = Settings(data_dir=tmp_path, result_cache_entries=0, mcp_call_timeout_s=timeout_s)
     async with running(settings, in_memory_container(settings, **replacements)) as app:
         await app.ingestion.ingest([FROST], None)
         yield app
@@ -67,8 +73,30 @@ async def test_the_tools_offered_describe_every_argument_and_their_output(
         assert tool.output_schema
         for name, argument in tool.input_schema["properties"].items():
             assert argument.get("description"), f"{tool.name}.{name}"
-    matches = tools["search"].output_schema["$defs"]["Match"]["properties"]
+    matches = tools["search"].output_schema["properties"]["matches"]["items"]["properties"]
     assert {"text", "title", "source", "section", "pages", "score", "chunk_id"} <= matches.keys()
+
+
+def references(schema: object) -> list[str]:
+    """The ``$ref``s and ``$defs`` anywhere in ``schema``."""
+    if isinstance(schema, dict):
+        found = [key for key in schema if key in ("$ref", "$defs")]
+        return found + [ref for value in schema.values() for ref in references(value)]
+    if isinstance(schema, list):
+        return [ref for value in schema for ref in references(value)]
+    return []
+
+
+async def test_the_output_schemas_are_self_contained_for_a_client_to_validate_quickly(
+    application: Application,
+) -> None:
+    async with client(application, writes=True) as writer:
+        tools = {tool.name: tool.output_schema for tool in (await writer.list_tools()).tools}
+    assert {name: references(schema) for name, schema in tools.items()} == {
+        name: [] for name in tools
+    }
+    source = tools["search"]["properties"]["matches"]["items"]["properties"]["source"]
+    assert source["type"] == ["string", "null"]
 
 
 async def test_the_write_tools_are_offered_only_when_writes_are_allowed(
@@ -244,7 +272,7 @@ async def test_ask_without_a_chat_model_names_the_settings_of_the_server(
 
 
 async def test_a_stalled_store_is_a_tool_error_within_the_call_timeout(tmp_path: Path) -> None:
-    async for app in started(tmp_path, vector_index=StalledVectorIndex()):
+    async for app in started(tmp_path, timeout_s=0.5, vector_index=StalledVectorIndex()):
         async with client(app) as reader:
             async with asyncio.timeout(5):
                 result = await reader.call_tool("search", {"query": "frost"})
@@ -265,3 +293,31 @@ async def test_a_known_token_verifies_as_its_grant_and_an_unknown_one_not_at_all
     assert access.client_id == "reader-a"
     assert access.scopes == ["read"]
     assert await verifier.verify_token("guess") is None
+
+
+MATCH = {
+    "number": 1,
+    "chunk_id": "frost#0",
+    "document_id": "frost",
+    "title": "Frost",
+    "source": None,
+    "section": "Protection",
+    "pages": [],
+    "text": "Sprinklers keep frost off the bushes.",
+    "score": 0.5,
+}
+
+
+@pytest.mark.parametrize(
+    "match",
+    [MATCH, {**MATCH, "source": "frost.md"}, {**MATCH, "source": 3}, {**MATCH, "extra": 1}],
+)
+def test_a_self_contained_schema_accepts_what_the_model_schema_accepts(
+    match: dict[str, Any],
+) -> None:
+    schema = results.SearchResults.model_json_schema()
+    found = {"query": "frost", "namespace": "default", "matches": [match], "degraded": []}
+    verdicts = [
+        Draft202012Validator(s).is_valid(found) for s in (schema, results.self_contained(schema))
+    ]
+    assert verdicts[0] == verdicts[1]

@@ -5,7 +5,7 @@ of one line, within ``RETRIEVAL_MCP_CALL_TIMEOUT_S``."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing, asynccontextmanager
 from pathlib import PurePath
 from typing import Annotated, Any
@@ -63,17 +63,28 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-class OneLineArgumentsTool(Tool):
-    """A tool whose refused arguments are reported on one line, naming the first field."""
+class RetrievalTool(Tool):
+    """A tool whose refused arguments are reported on one line, naming the first field, and
+    whose output schema is self-contained (``results.self_contained``)."""
+
+    @classmethod
+    def of(cls, function: Callable[..., Any]) -> RetrievalTool:
+        tool = cls.from_function(function)
+        metadata = tool.fn_metadata
+        if metadata.output_schema is not None:
+            metadata.output_schema = results.self_contained(metadata.output_schema)
+        return tool
 
     async def run(
         self, arguments: dict[str, Any], context: Any, convert_result: bool = False
     ) -> Any:
         try:
-            self.fn_metadata.validate_arguments(arguments)
-        except ValidationError as error:
-            raise ToolError(str(invalid_request(error))) from error
-        return await super().run(arguments, context, convert_result)
+            return await super().run(arguments, context, convert_result)
+        except ToolError as error:
+            # The SDK raises the arguments' ValidationError as the cause of a ToolError.
+            if isinstance(error.__cause__, ValidationError):
+                raise ToolError(str(invalid_request(error.__cause__))) from error.__cause__
+            raise
 
 
 def tool_result(content: BaseModel, text: str) -> CallToolResult:
@@ -127,7 +138,7 @@ class RetrievalTools:
             self.add_documents,
             self.delete_documents,
         ]
-        return [OneLineArgumentsTool.from_function(function) for function in functions]
+        return [RetrievalTool.of(function) for function in functions]
 
     async def search(
         self,

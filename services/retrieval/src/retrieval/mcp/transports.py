@@ -11,12 +11,12 @@ from contextlib import asynccontextmanager, contextmanager, nullcontext
 import structlog
 import uvicorn
 from mcp.server.auth.settings import AuthSettings
-from starlette.applications import Starlette
 
 from retrieval.domain.tenants import Tenants
 from retrieval.errors import ConfigurationError
 from retrieval.lifecycle import Application
 from retrieval.mcp.access import LocalAccess, TenantTokenVerifier, TokenAccess
+from retrieval.mcp.response_modes import ByProgress
 from retrieval.mcp.server import mcp_server
 
 MCP_PATH = "/mcp"
@@ -40,15 +40,21 @@ def required_tenants(tenants: Tenants | None) -> Tenants:
     return tenants
 
 
-def http_app(application: Application, tenants: Tenants, host: str, port: int) -> Starlette:
-    """The streamable HTTP app served at ``http://host:port/mcp``."""
+def http_app(application: Application, tenants: Tenants, host: str, port: int) -> ByProgress:
+    """The streamable HTTP app served at ``http://host:port/mcp``: JSON responses where no
+    progress is asked for, event streams otherwise."""
     server = mcp_server(
         application,
         TokenAccess(tenants),
         token_verifier=TenantTokenVerifier(tenants),
         auth=AuthSettings(issuer_url=f"http://{host}:{port}", resource_server_url=None),
     )
-    return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    return ByProgress(
+        streamed=server.streamable_http_app(streamable_http_path=MCP_PATH, host=host),
+        plain=server.streamable_http_app(
+            streamable_http_path=MCP_PATH, host=host, json_response=True
+        ),
+    )
 
 
 class QuietServer(uvicorn.Server):
