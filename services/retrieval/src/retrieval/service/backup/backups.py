@@ -5,9 +5,10 @@ one file through a ``BackupArchive``. A restore checks the whole file first, the
 every document through the writer (``IngestionService.write``), under its ledger record and
 lease like any ingest: a document is visible once all its parts are written, a restore cut
 short leaves each document whole or repaired by the next start, and running it again writes
-only what is missing (the others are UNCHANGED). The writer makes keyword entries and graph
-records from the texts; vectors are kept when the stack's model is the backup's, and made
-again when it is not.
+only what is missing (the others are UNCHANGED). The writer makes keyword entries from the
+texts; vectors are kept when the stack's model is the backup's, and made again when it is not;
+graph records are made from the file's extractions when the stack's graph records are of the
+backup's version, and extracted again when they are not.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ class Backups:
             namespace=namespace,
             model=self._writer.model,
             dimension=self._writer.dimension,
+            graph_version=self._graph_version,
             created_at=datetime.now(UTC),
         )
         snapshot = NamespaceSnapshot(self._stores, self._ledger, namespace)
@@ -143,10 +145,18 @@ class Backups:
             self._writer.dimension,
         )
         dimension = header.dimension if same_model else None
+        graph_version = self._graph_version
+        same_graph = graph_version is not None and header.graph_version == graph_version
 
         def prepared(documents: Iterator[BackedUpDocument]) -> Iterator[Prepared]:
             for document in documents:
-                yield prepared_again(document, target, self._writer.model, dimension)
+                yield prepared_again(
+                    document,
+                    target,
+                    self._writer.model,
+                    dimension,
+                    graph_version if same_graph else None,
+                )
 
         expected: dict[str, str] = {}
         for item in prepared(self._archive.documents(path)):
@@ -177,6 +187,11 @@ class Backups:
             failed={o.document_id: o.error or "" for o in outcomes if o.outcome is Outcome.FAILED},
             deleted=deleted,
         )
+
+    @property
+    def _graph_version(self) -> str | None:
+        """The version of the graph records this stack writes; None when it keeps none."""
+        return None if self._stores.graph is None else self._stores.graph.version
 
     async def _others(self, namespace: str, expected: dict[str, str]) -> list[str]:
         """The documents of ``namespace`` other than the backup's at its version (written, or
