@@ -34,9 +34,9 @@ from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.outcomes import Outcome
 
-DOCUMENTS_PER_READ = 256
+DOCUMENTS_PER_READ = 512
 """Documents read from the file between two writes."""
-DOCUMENTS_PER_GROUP = 64
+DOCUMENTS_PER_GROUP = 256
 """Documents per group write when their vectors are kept (nothing to embed)."""
 
 
