@@ -14,14 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.adapters.extraction.entity_names_knowledge import EntityNamesKnowledgeExtractor
+from retrieval.adapters.extraction.entity_names_knowledge import (
+    RULES_VERSION,
+    EntityNamesKnowledgeExtractor,
+)
 from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.container import Container
 from retrieval.domain.backup import FORMAT_VERSION
-from retrieval.domain.graph import Extraction, GraphRecord
+from retrieval.domain.graph import Extraction, GraphRecord, record_version
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackupFileError, NamespaceNotEmptyError, NotFoundError
 from retrieval.lifecycle import Application, resolve, running
+from retrieval.service.backup.backups import DOCUMENTS_PER_GROUP
 from retrieval.service.ingestion.consistency import audit
 from retrieval.settings import Settings
 from retrieval_testkit import HashEmbedder, InMemoryVectorIndex
@@ -55,7 +59,7 @@ class CrashError(Exception):
 class CountingKnowledgeExtractor(EntityNamesKnowledgeExtractor):
     """The rule-based extractor, counting the texts it reads."""
 
-    def __init__(self, version: str = "rules:2") -> None:
+    def __init__(self, version: str = RULES_VERSION) -> None:
         super().__init__(RuleBasedEntityExtractor(), version)
         self.read = 0
 
@@ -206,7 +210,7 @@ async def test_a_restore_cut_short_finishes_when_run_again_without_duplicates(
 ) -> None:
     file = tmp_path / "garden.backup"
     async with started("a") as stack:
-        await stack.app.ingestion.ingest(estate_notes(150), NS)  # three group writes
+        await stack.app.ingestion.ingest(estate_notes(DOCUMENTS_PER_GROUP + 10), NS)
         await stack.app.backups.backup(NS, file)
         before = await stack.chunk_ids(NS)
     index = CrashingIndex()
@@ -280,7 +284,8 @@ async def test_another_extractor_reads_every_chunk_again(started: Started, tmp_p
     async with started("b", knowledge_extractor=extractor) as stack:
         await stack.app.backups.restore(file)
         assert extractor.read == report.chunks
-        assert {r.version for r in (await stack.graph(NS)).values()} == {"graph:2/rules:other"}
+        versions = {r.version for r in (await stack.graph(NS)).values()}
+        assert versions == {record_version("rules:other")}
         assert await stack.audit_clean(NS)
 
 
