@@ -25,7 +25,7 @@ from retrieval.domain.graph import Extraction, GraphRecord, record_version
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackupFileError, NamespaceNotEmptyError, NotFoundError
 from retrieval.lifecycle import Application, resolve, running
-from retrieval.service.backup.backups import DOCUMENTS_PER_GROUP
+from retrieval.service.backup.backups import CHUNKS_PER_GROUP
 from retrieval.service.ingestion.consistency import audit
 from retrieval.settings import Settings
 from retrieval_testkit import HashEmbedder, InMemoryVectorIndex
@@ -210,7 +210,7 @@ async def test_a_restore_cut_short_finishes_when_run_again_without_duplicates(
 ) -> None:
     file = tmp_path / "garden.backup"
     async with started("a") as stack:
-        await stack.app.ingestion.ingest(estate_notes(DOCUMENTS_PER_GROUP + 10), NS)
+        await stack.app.ingestion.ingest(estate_notes(CHUNKS_PER_GROUP // 3 + 10), NS)
         await stack.app.backups.backup(NS, file)
         before = await stack.chunk_ids(NS)
     index = CrashingIndex()

@@ -37,6 +37,7 @@ from retrieval.domain.chunk_identity import keyword_record, vector_record
 from retrieval.domain.graph import GraphRecord
 from retrieval.domain.models import RagChunk
 from retrieval.lifecycle import Application, resolve, running
+from retrieval.service.backup.backups import CHUNKS_PER_GROUP
 from retrieval.service.ingestion.consistency import ChunkStores, audit
 from retrieval.settings import Settings
 from retrieval_testkit import HashEmbedder
@@ -45,8 +46,8 @@ from retrieval_testkit.estate_notes import estate_notes
 DIMENSION = 384
 """That of the bundled model's vectors."""
 CHUNKS_PER_DOCUMENT = 3
-RAW_GROUP = 500
-"""Chunks a raw write hands each store at once (the writer's ``embedded_per_write``)."""
+RAW_GROUP = CHUNKS_PER_GROUP
+"""Chunks a raw write hands each store at once: as many as a restore's group write."""
 SOURCE = "bench-source"
 RawRow = tuple[RagChunk, npt.NDArray[np.float32], GraphRecord]
 

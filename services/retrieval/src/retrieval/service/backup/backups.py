@@ -34,10 +34,13 @@ from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.outcomes import Outcome
 
-DOCUMENTS_PER_READ = 512
-"""Documents read from the file between two writes."""
-DOCUMENTS_PER_GROUP = 256
-"""Documents per group write when their vectors are kept (nothing to embed)."""
+DOCUMENTS_PER_READ = 256
+"""Documents read from the file between two writes when they are embedded again (the writer
+groups them as an ingest does)."""
+CHUNKS_PER_GROUP = 500
+"""Chunks of one group write when their vectors are kept (nothing to embed): as many whole
+documents as fit, one at least, under one lease and one ledger write of each kind; the
+writer's own bound for vectors brought by the caller (``embedded_per_write``)."""
 
 
 class BackupReport(Frozen):
@@ -169,9 +172,9 @@ class Backups:
             raise NamespaceNotEmptyError(target, others)
 
         outcomes = []
-        step = DOCUMENTS_PER_GROUP if same_model else None
         documents = prepared(self._archive.documents(path))
-        while batch := list(islice(documents, DOCUMENTS_PER_READ)):
+        for batch in groups(documents) if same_model else batches(documents):
+            step = len(batch) if same_model else None
             outcomes += await self._writer.write(batch, target, replace=replace, step=step)
         deleted = 0
         if extra := [document_id for document_id in others if document_id not in expected]:
@@ -202,3 +205,23 @@ class Backups:
             for record in page
             if record.state is not None and expected.get(record.document_id) != record.fingerprint
         ]
+
+
+def groups(documents: Iterator[Prepared]) -> Iterator[list[Prepared]]:
+    """The documents in groups of up to ``CHUNKS_PER_GROUP`` chunks (a longer document
+    alone)."""
+    group: list[Prepared] = []
+    chunks = 0
+    for document in documents:
+        if group and chunks + len(document.chunks) > CHUNKS_PER_GROUP:
+            yield group
+            group, chunks = [], 0
+        group.append(document)
+        chunks += len(document.chunks)
+    if group:
+        yield group
+
+
+def batches(documents: Iterator[Prepared]) -> Iterator[list[Prepared]]:
+    while batch := list(islice(documents, DOCUMENTS_PER_READ)):
+        yield batch
