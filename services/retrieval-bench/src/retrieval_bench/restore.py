@@ -97,11 +97,11 @@ async def write_raw(stores: ChunkStores, rows: list[RawRow], namespace: str) -> 
         await stores.graph.store.upsert([record for _, _, record in group], namespace)
 
 
-async def stored_chunks(container: Container, namespace: str, *, clean: bool = True) -> set[str]:
-    """The chunk texts ``namespace`` holds; raises if ``clean`` and it is not audit-clean."""
+async def stored_chunks(container: Container, namespace: str) -> set[str]:
+    """The chunk texts ``namespace`` holds; raises if it is not audit-clean."""
     stores = await resolve(container.chunk_stores)
     found = await audit(stores, await resolve(container.document_ledger), namespace)
-    if clean and not found.is_consistent:
+    if not found.is_consistent:
         raise RuntimeError(f"namespace {namespace!r} is not audit-clean")
     return set(found.texts)
 
