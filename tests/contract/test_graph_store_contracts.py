@@ -33,3 +33,13 @@ class TestMongoGraphStore(GraphStoreContract):
         await store.upsert([KISS], NS)
         await collection.update_many({}, {"$unset": {"relations": ""}})
         assert await store.about(["kiss and tell"], namespace=NS) == [KISS]
+
+
+class TestMongoGraphStoreReadInBatches(TestMongoGraphStore):
+    """As the embedded server is read: a few ids a find."""
+
+    @pytest.fixture
+    async def store(self, collection):
+        store = MongoGraphStore(collection, read_batch=2)
+        await store.ensure_indexes()
+        return store

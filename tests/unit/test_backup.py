@@ -5,6 +5,8 @@ stores; another namespace, another model, a corrupt file, a restore cut short.""
 from __future__ import annotations
 
 import gzip
+import hashlib
+import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -12,10 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from retrieval.adapters.extraction.entity_names_knowledge import (
+    RULES_VERSION,
+    EntityNamesKnowledgeExtractor,
+)
+from retrieval.adapters.extraction.rule_based_entities import RuleBasedEntityExtractor
 from retrieval.container import Container
+from retrieval.domain.backup import FORMAT_VERSION
+from retrieval.domain.graph import Extraction, GraphRecord, record_version
 from retrieval.domain.vectors import VectorRecord
 from retrieval.errors import BackupFileError, NamespaceNotEmptyError, NotFoundError
 from retrieval.lifecycle import Application, resolve, running
+from retrieval.service.backup.backups import CHUNKS_PER_GROUP
 from retrieval.service.ingestion.consistency import audit
 from retrieval.settings import Settings
 from retrieval_testkit import HashEmbedder, InMemoryVectorIndex
@@ -23,6 +33,7 @@ from retrieval_testkit.container import in_memory_container
 from retrieval_testkit.estate_notes import QUESTIONS, estate_notes
 
 NS = "garden"
+VERSION = f'"version":{FORMAT_VERSION}'.encode()
 
 
 class CrashingIndex(InMemoryVectorIndex):
@@ -45,6 +56,18 @@ class CrashError(Exception):
     """The process stopping."""
 
 
+class CountingKnowledgeExtractor(EntityNamesKnowledgeExtractor):
+    """The rule-based extractor, counting the texts it reads."""
+
+    def __init__(self, version: str = RULES_VERSION) -> None:
+        super().__init__(RuleBasedEntityExtractor(), version)
+        self.read = 0
+
+    async def extract(self, text: str) -> Extraction:
+        self.read += 1
+        return await super().extract(text)
+
+
 @dataclass
 class Stack:
     app: Application
@@ -63,6 +86,11 @@ class Stack:
             )
             for summary in await self.app.library.documents(namespace)
         }
+
+    async def graph(self, namespace: str) -> dict[str, GraphRecord]:
+        stores = await resolve(self.container.chunk_stores)
+        ids = [c for chunks in (await self.chunk_ids(namespace)).values() for c in chunks]
+        return await stores.graph.store.get_many(ids, namespace)
 
     async def answers(self, namespace: str) -> list[list[tuple[str, float]]]:
         results = [
@@ -161,7 +189,7 @@ def rewritten(file: Path, change: Callable[[bytes], bytes]) -> None:
         (lambda f: rewritten(f, lambda d: d[: d.rindex(b'{"end"')]), "end is missing"),
         (lambda f: f.write_bytes(f.read_bytes()[:-40]), "truncated"),
         (lambda f: f.write_bytes(b"not a backup"), "not a gzip file"),
-        (lambda f: rewritten(f, lambda d: d.replace(b'"version":1', b'"version":7', 1)), "7"),
+        (lambda f: rewritten(f, lambda d: d.replace(VERSION, b'"version":7', 1)), "7"),
     ],
 )
 async def test_a_damaged_file_is_refused_and_nothing_is_written(
@@ -182,7 +210,7 @@ async def test_a_restore_cut_short_finishes_when_run_again_without_duplicates(
 ) -> None:
     file = tmp_path / "garden.backup"
     async with started("a") as stack:
-        await stack.app.ingestion.ingest(estate_notes(150), NS)  # three group writes
+        await stack.app.ingestion.ingest(estate_notes(CHUNKS_PER_GROUP // 3 + 10), NS)
         await stack.app.backups.backup(NS, file)
         before = await stack.chunk_ids(NS)
     index = CrashingIndex()
@@ -229,3 +257,67 @@ async def test_an_empty_namespace_is_not_backed_up(started: Started, tmp_path: P
         with pytest.raises(NotFoundError, match="holds no documents"):
             await stack.app.backups.backup("empty", file)
     assert list(tmp_path.glob("empty.backup*")) == []
+
+
+async def test_a_restore_writes_the_graph_records_the_file_carries_without_extracting(
+    started: Started, tmp_path: Path
+) -> None:
+    file = tmp_path / "garden.backup"
+    async with started("a") as stack:
+        await stack.app.ingestion.ingest(estate_notes(6), NS)
+        await stack.app.backups.backup(NS, file)
+        graph = await stack.graph(NS)
+    extractor = CountingKnowledgeExtractor()
+    async with started("b", knowledge_extractor=extractor) as stack:
+        await stack.app.backups.restore(file)
+        assert extractor.read == 0
+        assert await stack.graph(NS) == graph
+        assert await stack.audit_clean(NS)
+
+
+async def test_another_extractor_reads_every_chunk_again(started: Started, tmp_path: Path) -> None:
+    file = tmp_path / "garden.backup"
+    async with started("a") as stack:
+        await stack.app.ingestion.ingest(estate_notes(4), NS)
+        report = await stack.app.backups.backup(NS, file)
+    extractor = CountingKnowledgeExtractor(version="rules:other")
+    async with started("b", knowledge_extractor=extractor) as stack:
+        await stack.app.backups.restore(file)
+        assert extractor.read == report.chunks
+        versions = {r.version for r in (await stack.graph(NS)).values()}
+        assert versions == {record_version("rules:other")}
+        assert await stack.audit_clean(NS)
+
+
+def as_version_one(file: Path) -> None:
+    """``file`` rewritten as the first version of the format wrote it: no graph, its
+    checksum made again."""
+    with gzip.open(file, "rb") as read:
+        entries = [json.loads(line) for line in read]
+    entries[0]["header"] |= {"version": 1}
+    del entries[0]["header"]["graph_version"]
+    for entry in entries[1:-1]:
+        del entry["document"]["extractions"]
+    lines = b"".join(json.dumps(entry).encode() + b"\n" for entry in entries[:-1])
+    entries[-1]["end"]["sha256"] = hashlib.sha256(lines).hexdigest()
+    with gzip.open(file, "wb") as write:
+        write.write(lines + json.dumps(entries[-1]).encode() + b"\n")
+
+
+async def test_a_file_of_the_first_version_is_restored_with_its_graph_extracted_again(
+    started: Started, tmp_path: Path
+) -> None:
+    file = tmp_path / "garden.backup"
+    async with started("a") as stack:
+        await stack.app.ingestion.ingest(estate_notes(4), NS)
+        report = await stack.app.backups.backup(NS, file)
+        before, graph = await stack.chunk_ids(NS), await stack.graph(NS)
+    as_version_one(file)
+    extractor = CountingKnowledgeExtractor()
+    async with started("b", knowledge_extractor=extractor) as stack:
+        restored = await stack.app.backups.restore(file)
+        assert (restored.restored, restored.embedded_again) == (4, False)
+        assert extractor.read == report.chunks
+        assert await stack.chunk_ids(NS) == before
+        assert await stack.graph(NS) == graph
+        assert await stack.audit_clean(NS)

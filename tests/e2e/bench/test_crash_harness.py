@@ -1,4 +1,5 @@
-"""The crash harness's quick profile: a real ingesting process killed at random instants.
+"""The crash harness's quick profile: a real process syncing, deleting or restoring killed at
+random instants.
 `make crash` is the thorough one (200 kills unless `KILLS=` says otherwise)."""
 
 from __future__ import annotations
@@ -12,5 +13,6 @@ from retrieval_bench.crash import run_harness
 def test_six_kills_leave_no_mismatch() -> None:
     report = run_harness(kills=6, seed=7)
     assert report.kills >= 6
+    assert report.restore_kills >= 1
     assert report.reruns >= 3
     assert report.mismatches == 0

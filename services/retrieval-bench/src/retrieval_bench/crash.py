@@ -14,6 +14,11 @@ three, nothing
 stale, every record committed, no record of a document the version leaves out. Passage
 vectors are cached in MongoDB after the first run, so most of each child's time is spent
 writing.
+
+Every third cycle, from the second, kills restores instead: the namespace is backed up at
+versions 0 and 1 first, and each killed child restores one of those backups (picked at
+random, so half-restored versions pile up) into ``RESTORED`` with ``replace``; a last child
+restores one to its end, and ``RESTORED`` is compared with that version's chunks as above.
 """
 
 from __future__ import annotations
@@ -44,9 +49,14 @@ from retrieval.service.ingestion.outcomes import Outcome
 from retrieval.settings import Settings
 
 NAMESPACE = "crash"
+RESTORED = "crash-restored"
 ROOT = "/crash-corpus"
 COPIES = f"{ROOT}/copy"
-SYNC, DELETE = "sync", "delete"
+SYNC, DELETE, BACKUP, RESTORE = "sync", "delete", "backup", "restore"
+BACKED_UP = (0, 1)
+"""The versions backed up, restored by the restore cycles."""
+RESTORE_CYCLES = 3
+"""One cycle in this many kills restores."""
 READY = "ready"
 START_TIMEOUT_S = 120.0
 RUN_TIMEOUT_S = 600.0
@@ -85,6 +95,7 @@ def corpus(version: int) -> list[RagDocument]:
 @dataclass(frozen=True)
 class CrashReport:
     kills: int
+    restore_kills: int
     reruns: int
     mismatches: int
     seconds: float
@@ -92,6 +103,7 @@ class CrashReport:
     def as_dict(self) -> dict:
         return {
             "kills": self.kills,
+            "restore_kills": self.restore_kills,
             "reruns": self.reruns,
             "mismatches": self.mismatches,
             "seconds": round(self.seconds, 1),
@@ -101,6 +113,8 @@ class CrashReport:
 class Harness:
     def __init__(self, workdir: Path, mongo_uri: str, rng: random.Random) -> None:
         self._data = workdir / "data"
+        self._backups = workdir / "backups"
+        self._backups.mkdir()
         self._rng = rng
         self._env = {
             **os.environ,
@@ -112,14 +126,15 @@ class Harness:
             "RETRIEVAL_LOG_FORMAT": "json",
         }
         self._mongo_uri = mongo_uri
-        self.window_s = 0.0
+        self.windows_s: dict[str, float] = {}
+        """How long after its start each task is killed at the latest."""
 
     @contextmanager
     def _started(self, version: int, task: str = SYNC) -> Iterator[subprocess.Popen[str]]:
         """A child doing ``task`` with ``version``, once it has said it is ready; killed on
         leaving."""
         with subprocess.Popen(
-            [sys.executable, "-m", "retrieval_bench.crash", task, str(version)],
+            [sys.executable, "-m", "retrieval_bench.crash", task, str(version), str(self._backups)],
             env=self._env,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -134,24 +149,26 @@ class Harness:
             finally:
                 child.kill()
 
-    def complete(self, version: int) -> float:
-        """Run one ingestion to its end; returns the seconds it wrote for."""
-        with self._started(version) as child:
+    def complete(self, version: int, task: str = SYNC) -> float:
+        """Run one sync (or backup, or restore) to its end; returns the seconds it wrote
+        for."""
+        with self._started(version, task) as child:
             started = time.monotonic()
             if child.wait(timeout=RUN_TIMEOUT_S) != 0:
-                raise RuntimeError(f"ingesting version {version} failed")
+                raise RuntimeError(f"the {task} of version {version} failed")
             return time.monotonic() - started
 
     def kill_during(self, version: int, task: str) -> bool:
-        """Start a sync or a deletion and SIGKILL it at a random instant; False if it
-        finished first."""
+        """Start a sync, a deletion or a restore and SIGKILL it at a random instant; False if
+        it finished first."""
         with self._started(version, task) as child:
-            time.sleep(self._rng.uniform(0, self.window_s))
+            time.sleep(self._rng.uniform(0, self.windows_s[RESTORE if task == RESTORE else SYNC]))
             return child.poll() is None
 
-    async def mismatches(self, version: int) -> int:
-        """``mismatches`` of the stores with the chunks of ``version`` of the corpus, read
-        through a container on the children's MongoDB and data directory."""
+    async def mismatches(self, version: int, namespace: str = NAMESPACE) -> int:
+        """``mismatches`` of ``namespace`` in the stores with the chunks of ``version`` of
+        the corpus, read through a container on the children's MongoDB and data
+        directory."""
         container = Container(
             settings=Settings(_env_file=None, mongodb_uri=self._mongo_uri, data_dir=self._data)
         )
@@ -168,7 +185,7 @@ class Harness:
                 await resolve(container.chunk_repository),
                 await resolve(container.chunk_graph),
             )
-            found = await audit(stores, await resolve(container.document_ledger), NAMESPACE)
+            found = await audit(stores, await resolve(container.document_ledger), namespace)
         finally:
             await resolve(container.shutdown_resources)
         return mismatches(found, expected)
@@ -202,34 +219,56 @@ def run_harness(kills: int, seed: int, on_kill: Callable[[int], None] | None = N
             harness = Harness(Path(workdir), server.uri, rng)
             harness.complete(0)
             harness.complete(1)
-            harness.window_s = max(harness.complete(0), harness.complete(1)) * 1.2
-            done = reruns = wrong = 0
+            synced = []
+            for version in BACKED_UP:
+                synced.append(harness.complete(version))
+                harness.complete(version, BACKUP)
+            restored = [harness.complete(version, RESTORE) for version in BACKED_UP]
+            harness.windows_s = {SYNC: max(synced) * 1.2, RESTORE: max(restored) * 1.2}
+            done = restore_kills = reruns = wrong = 0
             version = 1
             while done < kills:
-                for _ in range(rng.randint(1, 4)):
-                    version += 1
-                    done += harness.kill_during(version, DELETE if rng.random() < 0.3 else SYNC)
-                    if on_kill is not None:
-                        on_kill(done)
-                harness.complete(version)
+                if reruns % RESTORE_CYCLES == 1:
+                    for _ in range(rng.randint(1, 4)):
+                        backup = rng.choice(BACKED_UP)
+                        killed = harness.kill_during(backup, RESTORE)
+                        done += killed
+                        restore_kills += killed
+                    harness.complete(backup, RESTORE)
+                    wrong += asyncio.run(harness.mismatches(backup, RESTORED))
+                else:
+                    for _ in range(rng.randint(1, 4)):
+                        version += 1
+                        done += harness.kill_during(version, DELETE if rng.random() < 0.3 else SYNC)
+                    harness.complete(version)
+                    wrong += asyncio.run(harness.mismatches(version))
                 reruns += 1
-                wrong += asyncio.run(harness.mismatches(version))
+                if on_kill is not None:
+                    on_kill(done)
         finally:
             server.stop()
-    return CrashReport(done, reruns, wrong, time.monotonic() - started)
+    return CrashReport(done, restore_kills, reruns, wrong, time.monotonic() - started)
 
 
-async def write_version(task: str, version: int) -> bool:
+async def write_version(task: str, version: int, backups: Path) -> bool:
     """The child: start the application, say so, then sync the namespace to one version of
-    the corpus, or delete every document under ``COPIES``."""
+    the corpus, delete every document under ``COPIES``, back the namespace up as that
+    version, or restore that version's backup into ``RESTORED``."""
+    file = backups / f"{version}.backup"
     async with running(Settings()) as app:
         print(READY, flush=True)
         if task == DELETE:
             report = await app.library.delete(NAMESPACE, source_prefix=COPIES)
             return not report.busy
+        if task == BACKUP:
+            return not (await app.backups.backup(NAMESPACE, file)).left_out
+        if task == RESTORE:
+            return not (await app.backups.restore(file, RESTORED, replace=True)).failed
         synced = await app.sync.sync(corpus(version), [ROOT], NAMESPACE, allow_mass_delete=True)
     return not synced.busy and not synced.count(Outcome.FAILED)
 
 
 if __name__ == "__main__":
-    sys.exit(0 if asyncio.run(write_version(sys.argv[1], int(sys.argv[2]))) else 1)
+    sys.exit(
+        0 if asyncio.run(write_version(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]))) else 1
+    )

@@ -297,6 +297,15 @@ def service_section(reports: Reports) -> list[str]:
             f"{ingest['ingest_to_raw_ratio']:.2f}); an unchanged re-ingestion "
             f"{ingest['seconds']['unchanged']:.3f} s."
         )
+    if "restore" in reports:
+        restore = reports["restore"]
+        per_s = restore["chunks_per_s"]
+        lines.append(
+            f"- `make bench-restore`: {restore['chunks']:,} chunks; the raw stores take "
+            f"{per_s['raw']:.0f} chunks/s, a backup writes {per_s['backup']:.0f} (ratio "
+            f"{restore['backup_to_raw_ratio']:.2f}), a restore {per_s['restore']:.0f} (ratio "
+            f"{restore['restore_to_raw_ratio']:.2f})."
+        )
     if "latency" in reports:
         latency = reports["latency"]
         lines.append(

@@ -14,6 +14,8 @@ app = lazy_group(
         "crash": "retrieval_bench.cli.crash:crash",
         "fuzz": "retrieval_bench.cli.fuzz:fuzz",
         "ingest": "retrieval_bench.cli.ingest:ingest",
+        "restore": "retrieval_bench.cli.restore:restore",
+        "backup-round-trip": "retrieval_bench.cli.restore:backup_round_trip",
         "index": "retrieval_bench.cli.index:index",
         "scaling": "retrieval_bench.cli.index:scaling",
         "report": "retrieval_bench.cli.report:report",

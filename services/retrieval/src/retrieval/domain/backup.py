@@ -1,9 +1,12 @@
-"""What a backup of a namespace holds: a header naming the model its vectors were made with,
-then each document's committed version (its ledger record, its chunk texts, their vectors).
+"""What a backup of a namespace holds: a header naming the model its vectors were made with
+and the version of its graph records, then each document's committed version (its ledger
+record, its chunk texts, their vectors, what the graph extractor found in each).
 
-Keyword entries and graph records are not kept: the writer makes them again from the chunk
-texts, as ``reconcile`` does, with the keyword index and graph extractor of the stack the
-backup is restored on. How the file is laid out: ``retrieval.adapters.backup_file``.
+Keyword entries are not kept: the writer makes them again from the chunk texts with the
+keyword index of the stack the backup is restored on. Graph records are kept as the
+extractions they were made from, and made again from them when the restoring stack's graph
+records are of the same version; else the writer reads the texts with its own extractor, as
+``reconcile`` does. How the file is laid out: ``retrieval.adapters.backup_file``.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ import numpy.typing as npt
 from pydantic import Field
 
 from retrieval.domain.frozen import Frozen
+from retrieval.domain.graph import Extraction, GraphRecord, graph_record
 from retrieval.domain.ledger import DocumentRecord, DocumentState
 from retrieval.domain.models import RagChunk
 
 BACKUP_FORMAT = "retrieval-backup"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: the graph's extractions kept (``BackupHeader.graph_version``,
+``BackedUpDocument.extractions``); files of version 1 are read as holding none."""
 VECTOR_DTYPE = np.dtype("<f4")
 """Vectors are kept as little-endian 32-bit floats, row by row: exact, and a quarter of
 their JSON size."""
@@ -35,6 +41,11 @@ class BackupHeader(Frozen):
     namespace: str = Field(description="The namespace backed up.")
     model: str = Field(description="The embedding model the vectors were made with.")
     dimension: int = Field(ge=1, description="The dimension of those vectors.")
+    graph_version: str | None = Field(
+        default=None,
+        description="The version (``record_version``) of the graph records the documents' "
+        "extractions were read from; None when the stack kept no graph.",
+    )
     created_at: datetime = Field(description="When the backup began.")
 
 
@@ -48,6 +59,12 @@ class BackedUpDocument(Frozen):
         description="The chunks' vectors, row by row in ``VECTOR_DTYPE``, in base64; None "
         "when the index lacked one (the restore embeds the document again).",
     )
+    extractions: tuple[Extraction, ...] | None = Field(
+        default=None,
+        description="What the graph extractor found in each chunk, in order; None when a "
+        "chunk's graph record was missing or of another version (the restore reads the "
+        "texts again).",
+    )
 
     @property
     def document_id(self) -> str:
@@ -60,18 +77,38 @@ class BackedUpDocument(Frozen):
         values = np.frombuffer(base64.b64decode(self.vectors), dtype=VECTOR_DTYPE)
         return values.reshape(len(self.chunks), dimension).astype(np.float32)
 
+    def graph(self, chunks: Sequence[RagChunk], version: str) -> list[GraphRecord] | None:
+        """The graph records of ``chunks`` (this document's, cut again, in order) made from
+        its extractions in ``version``, or None when it has none."""
+        if self.extractions is None:
+            return None
+        return [
+            graph_record(chunk, stated, version)
+            for chunk, stated in zip(chunks, self.extractions, strict=True)
+        ]
+
     @classmethod
     def of(
         cls,
         record: DocumentRecord,
         chunks: Sequence[RagChunk],
         vectors: npt.NDArray[np.float32] | None,
+        graph: Sequence[GraphRecord] | None = None,
     ) -> BackedUpDocument:
-        """``chunks`` in order, ``vectors`` (if any) one row per chunk in the same order."""
+        """``chunks`` in order, ``vectors`` (if any) one row per chunk in the same order, and
+        ``graph`` (if any) their graph records in the same order."""
         data = None
         if vectors is not None:
             data = base64.b64encode(np.asarray(vectors, dtype=VECTOR_DTYPE).tobytes()).decode()
-        return cls(record=record, chunks=tuple(chunks), vectors=data)
+        extractions = None if graph is None else tuple(map(extraction_of, graph))
+        return cls(record=record, chunks=tuple(chunks), vectors=data, extractions=extractions)
+
+
+def extraction_of(record: GraphRecord) -> Extraction:
+    """The extraction ``graph_record`` makes ``record`` from again, for the same chunk: the
+    names it mentions and the relations it states (those its title names are the chunk's
+    ``about``, from the title)."""
+    return Extraction(names=record.mentions, relations=record.relations)
 
 
 class BackupContents(Frozen):

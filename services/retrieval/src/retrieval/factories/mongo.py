@@ -100,9 +100,13 @@ def document_ledger(client: AsyncMongoClient, settings: Settings) -> MongoDocume
 
 
 def graph_store(client: AsyncMongoClient, settings: Settings) -> MongoGraphStore:
+    from retrieval.adapters.mongo.embedded_server import READ_BATCH as EMBEDDED_READ_BATCH
     from retrieval.adapters.mongo.graph_store import MongoGraphStore
 
-    return MongoGraphStore(mongo_collection(client, settings, settings.graph_collection))
+    return MongoGraphStore(
+        mongo_collection(client, settings, settings.graph_collection),
+        read_batch=EMBEDDED_READ_BATCH if settings.mongodb_uri is None else None,
+    )
 
 
 def namespace_generations(

@@ -58,8 +58,13 @@ def to_record(document: dict[str, Any]) -> GraphRecord:
 
 
 class MongoGraphStore:
-    def __init__(self, collection: Any) -> None:
+    """``read_batch``: the most ids ``get_many`` asks for in one find (None: all at once); the
+    embedded server's ``READ_BATCH``, for which a long ``$in`` costs the square of its
+    length."""
+
+    def __init__(self, collection: Any, read_batch: int | None = None) -> None:
         self._collection = collection
+        self._read_batch = read_batch
 
     async def ensure_indexes(self) -> None:
         with mongo_errors("create_index"):
@@ -78,10 +83,13 @@ class MongoGraphStore:
         return len(records)
 
     async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
-        query = {"_id": {"$in": [key(namespace, record_id) for record_id in dict.fromkeys(ids)]}}
-        with mongo_errors("find"):
-            found = await self._collection.find(query).to_list(None)
-        return {document["chunk_id"]: to_record(document) for document in found}
+        keys = [key(namespace, record_id) for record_id in dict.fromkeys(ids)]
+        found: dict[str, GraphRecord] = {}
+        for batch in slices(keys, self._read_batch or max(len(keys), 1)):
+            with mongo_errors("find"):
+                documents = await self._collection.find({"_id": {"$in": batch}}).to_list(None)
+            found.update((document["chunk_id"], to_record(document)) for document in documents)
+        return found
 
     async def linked(
         self,

@@ -5,9 +5,10 @@ one file through a ``BackupArchive``. A restore checks the whole file first, the
 every document through the writer (``IngestionService.write``), under its ledger record and
 lease like any ingest: a document is visible once all its parts are written, a restore cut
 short leaves each document whole or repaired by the next start, and running it again writes
-only what is missing (the others are UNCHANGED). The writer makes keyword entries and graph
-records from the texts; vectors are kept when the stack's model is the backup's, and made
-again when it is not.
+only what is missing (the others are UNCHANGED). The writer makes keyword entries from the
+texts; vectors are kept when the stack's model is the backup's, and made again when it is not;
+graph records are made from the file's extractions when the stack's graph records are of the
+backup's version, and extracted again when they are not.
 """
 
 from __future__ import annotations
@@ -34,9 +35,12 @@ from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.outcomes import Outcome
 
 DOCUMENTS_PER_READ = 256
-"""Documents read from the file between two writes."""
-DOCUMENTS_PER_GROUP = 64
-"""Documents per group write when their vectors are kept (nothing to embed)."""
+"""Documents read from the file between two writes when they are embedded again (the writer
+groups them as an ingest does)."""
+CHUNKS_PER_GROUP = 500
+"""Chunks of one group write when their vectors are kept (nothing to embed): as many whole
+documents as fit, one at least, under one lease and one ledger write of each kind; the
+writer's own bound for vectors brought by the caller (``embedded_per_write``)."""
 
 
 class BackupReport(Frozen):
@@ -103,6 +107,7 @@ class Backups:
             namespace=namespace,
             model=self._writer.model,
             dimension=self._writer.dimension,
+            graph_version=self._graph_version,
             created_at=datetime.now(UTC),
         )
         snapshot = NamespaceSnapshot(self._stores, self._ledger, namespace)
@@ -143,10 +148,18 @@ class Backups:
             self._writer.dimension,
         )
         dimension = header.dimension if same_model else None
+        graph_version = self._graph_version
+        same_graph = graph_version is not None and header.graph_version == graph_version
 
         def prepared(documents: Iterator[BackedUpDocument]) -> Iterator[Prepared]:
             for document in documents:
-                yield prepared_again(document, target, self._writer.model, dimension)
+                yield prepared_again(
+                    document,
+                    target,
+                    self._writer.model,
+                    dimension,
+                    graph_version if same_graph else None,
+                )
 
         expected: dict[str, str] = {}
         for item in prepared(self._archive.documents(path)):
@@ -159,9 +172,9 @@ class Backups:
             raise NamespaceNotEmptyError(target, others)
 
         outcomes = []
-        step = DOCUMENTS_PER_GROUP if same_model else None
         documents = prepared(self._archive.documents(path))
-        while batch := list(islice(documents, DOCUMENTS_PER_READ)):
+        for batch in groups(documents) if same_model else batches(documents):
+            step = len(batch) if same_model else None
             outcomes += await self._writer.write(batch, target, replace=replace, step=step)
         deleted = 0
         if extra := [document_id for document_id in others if document_id not in expected]:
@@ -178,6 +191,11 @@ class Backups:
             deleted=deleted,
         )
 
+    @property
+    def _graph_version(self) -> str | None:
+        """The version of the graph records this stack writes; None when it keeps none."""
+        return None if self._stores.graph is None else self._stores.graph.version
+
     async def _others(self, namespace: str, expected: dict[str, str]) -> list[str]:
         """The documents of ``namespace`` other than the backup's at its version (written, or
         being written by a restore cut short)."""
@@ -187,3 +205,23 @@ class Backups:
             for record in page
             if record.state is not None and expected.get(record.document_id) != record.fingerprint
         ]
+
+
+def groups(documents: Iterator[Prepared]) -> Iterator[list[Prepared]]:
+    """The documents in groups of up to ``CHUNKS_PER_GROUP`` chunks (a longer document
+    alone)."""
+    group: list[Prepared] = []
+    chunks = 0
+    for document in documents:
+        if group and chunks + len(document.chunks) > CHUNKS_PER_GROUP:
+            yield group
+            group, chunks = [], 0
+        group.append(document)
+        chunks += len(document.chunks)
+    if group:
+        yield group
+
+
+def batches(documents: Iterator[Prepared]) -> Iterator[list[Prepared]]:
+    while batch := list(islice(documents, DOCUMENTS_PER_READ)):
+        yield batch

@@ -19,11 +19,17 @@ def source_of(document: BackedUpDocument) -> Source | None:
 
 
 def prepared_again(
-    document: BackedUpDocument, namespace: str, model: str, dimension: int | None
+    document: BackedUpDocument,
+    namespace: str,
+    model: str,
+    dimension: int | None,
+    graph_version: str | None,
 ) -> Prepared:
     """The document cut as it was, its chunk ids made for ``model`` (the same ids when it is
     the backup's model); with its vectors when ``dimension`` is given (the model is the
-    backup's), else to be embedded again."""
+    backup's), else to be embedded again; with its graph records made in ``graph_version``
+    when that is given (the stack's graph records are of the backup's version), else to be
+    extracted again."""
     first = document.chunks[0]
     whole = RagDocument(
         document_id=document.document_id,
@@ -38,4 +44,5 @@ def prepared_again(
         for piece in document.chunks
     ]
     vectors = None if dimension is None else document.matrix(dimension)
-    return Prepared(whole, chunks, vectors)
+    graph = None if graph_version is None else document.graph(chunks, graph_version)
+    return Prepared(whole, chunks, vectors, graph)

@@ -1,5 +1,5 @@
 """A namespace read for a backup, a page of ledger records at a time: each document's
-committed version with its chunk texts and vectors."""
+committed version with its chunk texts, vectors and graph records."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 import numpy as np
 
 from retrieval.domain.backup import BackedUpDocument, committed_version
+from retrieval.domain.graph import GraphRecord
 from retrieval.domain.ledger import DocumentRecord
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.service.ingestion.consistency import ChunkStores
@@ -18,7 +19,8 @@ that replaced it while the backup ran is followed to its new version."""
 
 
 class NamespaceSnapshot:
-    """The committed documents of one namespace, as a backup reads them; after reading,
+    """The committed documents of one namespace, as a backup reads them, each with the
+    extractions of its graph records when all are of the stack's version; after reading,
     ``without_vectors`` names those whose index lacked a vector (the restore embeds them
     again) and ``left_out`` those that lost chunk texts (``reconcile`` reports them)."""
 
@@ -49,6 +51,7 @@ class NamespaceSnapshot:
         ids = [chunk for version in versions for chunk in version.chunk_ids]
         texts = await self._stores.texts.get_many(ids, self._namespace)
         vectors = await self._stores.index.fetch(ids, self._namespace)
+        graph = await self._graph(ids)
         whole: list[BackedUpDocument] = []
         broken: list[str] = []
         for version in versions:
@@ -61,8 +64,18 @@ class NamespaceSnapshot:
                 matrix = np.array([vectors[chunk.chunk_id].values for chunk in chunks])
             else:
                 self.without_vectors.append(version.document_id)
-            whole.append(BackedUpDocument.of(version, chunks, matrix))
+            records = [graph.get(chunk.chunk_id) for chunk in chunks]
+            kept = None if None in records else [r for r in records if r is not None]
+            whole.append(BackedUpDocument.of(version, chunks, matrix, kept))
         return whole, broken
+
+    async def _graph(self, ids: Sequence[str]) -> dict[str, GraphRecord]:
+        """The graph records of these chunks that are of the stack's version."""
+        graph = self._stores.graph
+        if graph is None:
+            return {}
+        records = await graph.store.get_many(ids, self._namespace)
+        return {i: record for i, record in records.items() if record.version == graph.version}
 
     async def _read_again(self, document_ids: Sequence[str]) -> list[DocumentRecord]:
         records = await self._ledger.get_many(self._namespace, document_ids)

@@ -4,11 +4,17 @@ graph store."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from retrieval.batching import slices
-from retrieval.domain.graph import Extraction, graph_record, record_version, without_title
+from retrieval.domain.graph import (
+    Extraction,
+    GraphRecord,
+    graph_record,
+    record_version,
+    without_title,
+)
 from retrieval.domain.models import RagChunk
 from retrieval.ports.entity_extractor import EntityExtractor
 from retrieval.ports.graph_store import GraphStore
@@ -40,18 +46,30 @@ class ChunkGraph:
     def outdated_ids(self, namespace: str, prefix: str | None = None) -> AsyncIterator[list[str]]:
         return self.store.outdated_ids(namespace, self.version, prefix=prefix)
 
-    async def add(self, chunks: Sequence[RagChunk], namespace: str) -> None:
+    async def add(
+        self,
+        chunks: Sequence[RagChunk],
+        namespace: str,
+        made: Mapping[str, GraphRecord] | None = None,
+    ) -> None:
         """The graph records of chunks whose texts are stored (the title heading aside: the
-        chunk is about its title, it does not mention it)."""
+        chunk is about its title, it does not mention it); those in ``made``, by chunk id,
+        are written as they are."""
         if not chunks:
             return
+        made = made or {}
+        to_read = [c for c in chunks if c.chunk_id not in made]
         found: list[Extraction] = []
-        for batch in slices(chunks, EXTRACTED_PER_TURN):
+        for batch in slices(to_read, EXTRACTED_PER_TURN):
             found += await asyncio.gather(
                 *(self.knowledge.extract(without_title(c)) for c in batch)
             )
             await asyncio.sleep(0)
         records = [
-            graph_record(c, stated, self.version) for c, stated in zip(chunks, found, strict=True)
+            *(made[c.chunk_id] for c in chunks if c.chunk_id in made),
+            *(
+                graph_record(c, stated, self.version)
+                for c, stated in zip(to_read, found, strict=True)
+            ),
         ]
         await self.store.upsert(records, namespace)

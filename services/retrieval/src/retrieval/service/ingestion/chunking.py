@@ -8,6 +8,7 @@ from functools import cached_property
 
 from retrieval.domain.chunk_identity import chunk_id
 from retrieval.domain.chunking import chunk_markdown
+from retrieval.domain.graph import GraphRecord
 from retrieval.domain.ledger import fingerprint
 from retrieval.domain.models import RagChunk, RagDocument
 from retrieval.ports.embedder import Matrix
@@ -68,11 +69,13 @@ def chunk(
 
 @dataclass
 class Prepared:
-    """A document cut into chunks, with their vectors when the caller brought them."""
+    """A document cut into chunks, with their vectors and graph records when the caller
+    brought them (a restore)."""
 
     document: RagDocument
     chunks: list[RagChunk]
     vectors: Matrix | None = None
+    graph: list[GraphRecord] | None = None
 
     @property
     def document_id(self) -> str:

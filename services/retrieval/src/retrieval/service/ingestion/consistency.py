@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from retrieval.domain.chunk_identity import document_of, keyword_record, vector_record
+from retrieval.domain.graph import GraphRecord
 from retrieval.domain.ledger import DocumentRecord, DocumentState
 from retrieval.domain.models import RagChunk
 from retrieval.ports import ChunkRepository, KeywordIndex, VectorIndex
@@ -36,22 +37,32 @@ class ChunkStores:
         return await self.texts.delete_chunks(ids, namespace)
 
     async def add_searchable(
-        self, chunks: Sequence[RagChunk], vectors: Sequence[Sequence[float]], namespace: str
+        self,
+        chunks: Sequence[RagChunk],
+        vectors: Sequence[Sequence[float]],
+        namespace: str,
+        graph: Mapping[str, GraphRecord] | None = None,
     ) -> None:
-        """The vectors and keyword entries of chunks whose texts are stored."""
+        """The vectors, keyword entries and graph records of chunks whose texts are stored;
+        ``graph`` holds records already made, by chunk id (the others are extracted)."""
         await self.index.upsert(
             [vector_record(chunk, v) for chunk, v in zip(chunks, vectors, strict=True)], namespace
         )
         await self.add_keywords(chunks, namespace)
-        await self.add_graph(chunks, namespace)
+        await self.add_graph(chunks, namespace, graph)
 
     async def add_keywords(self, chunks: Sequence[RagChunk], namespace: str) -> None:
         if chunks:
             await self.keywords.upsert([keyword_record(chunk) for chunk in chunks], namespace)
 
-    async def add_graph(self, chunks: Sequence[RagChunk], namespace: str) -> None:
+    async def add_graph(
+        self,
+        chunks: Sequence[RagChunk],
+        namespace: str,
+        made: Mapping[str, GraphRecord] | None = None,
+    ) -> None:
         if self.graph is not None:
-            await self.graph.add(chunks, namespace)
+            await self.graph.add(chunks, namespace, made)
 
     async def graph_ids(
         self, namespace: str, prefix: str | None = None

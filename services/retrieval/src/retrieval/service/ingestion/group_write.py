@@ -192,8 +192,9 @@ class GroupWriter:
             chunks = [chunk for write in writes for chunk in write.prepared.chunks]
             with clock.stage("write_texts"):
                 await self._stores.texts.upsert_many(chunks)
+            graph = {r.id: r for w in writes for r in w.prepared.graph or ()}
             with clock.stage("write_search"):
-                await self._stores.add_searchable(chunks, vectors, call.namespace)
+                await self._stores.add_searchable(chunks, vectors, call.namespace, graph)
             with clock.stage("commit"):
                 await self._ledger.save([record.commit() for record in pending], lease)
         except BaseException as error:
