@@ -110,3 +110,11 @@ def test_without_reports_every_section_says_it_was_not_run(tmp_path: Path) -> No
     assert "**missed**" not in page
     assert page.count("not run") >= 12
     assert not any((tmp_path / "docs" / "benchmarks").iterdir())
+
+
+def test_the_concurrency_table_gives_each_level_s_loop_cpu_per_call(tmp_path: Path) -> None:
+    level = {"throughput_per_s": 40.0, "ceiling_per_s": 44.0, "ratio": 0.91, "p50_ms": 24.0,
+             "p95_ms": 30.0, "loop_lag_p95_ms": 1.5, "loop_cpu_ms_per_call": 2.25}  # fmt: skip
+    page = written(tmp_path, {"concurrency.json": {"levels": {"1": level, "10": level}}})
+    assert row(page, "10").endswith("| 1.50 | 2.25 |")
+    assert "| loop CPU ms/call |" in page
