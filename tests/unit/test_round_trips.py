@@ -36,6 +36,24 @@ async def test_a_clock_sharing_the_call_s_round_trips_adds_to_them() -> None:
     assert trips == {"cache": 1, "fetch": 1}
 
 
+def test_a_stage_that_raises_keeps_its_time_and_round_trips_and_the_outer_stage_counts_again() -> (
+    None
+):
+    clock = StageClock()
+    with clock.stage("second_hop"):
+        try:
+            with clock.stage("search"):
+                store_round_trip()
+                raise ValueError("the store failed")
+        except ValueError:
+            pass
+        store_round_trip()
+    store_round_trip()
+    assert clock.round_trips == {"search": 1, "second_hop": 1}
+    assert clock.stages.keys() == {"search", "second_hop"}
+    assert clock.stages["second_hop"] >= clock.stages["search"] >= 0
+
+
 def test_round_trips_cross_the_wire_with_the_timings() -> None:
     result = RetrievalResult(
         matches=(),

@@ -127,3 +127,11 @@ def test_the_replicas_under_faults_are_written_with_every_count(tmp_path: Path) 
     assert "| 7 | **missed** |" in row(
         page, "replicas under faults: stale, non-monotonic, lost, INTERNAL, audit"
     )
+
+
+def test_the_concurrency_table_gives_each_level_s_loop_cpu_per_call(tmp_path: Path) -> None:
+    level = {"throughput_per_s": 40.0, "ceiling_per_s": 44.0, "ratio": 0.91, "p50_ms": 24.0,
+             "p95_ms": 30.0, "loop_lag_p95_ms": 1.5, "loop_cpu_ms_per_call": 2.25}  # fmt: skip
+    page = written(tmp_path, {"concurrency.json": {"levels": {"1": level, "10": level}}})
+    assert row(page, "10").endswith("| 1.50 | 2.25 |")
+    assert "| loop CPU ms/call |" in page

@@ -267,7 +267,8 @@ def concurrency_section(reports: Reports, charts: Path) -> list[str]:
         "[performance.md](performance.md#concurrency-and-threads)):",
         "",
         *table(
-            "| callers | calls/s | embedder ceiling/s | ratio | p50 / p95 ms | loop lag p95 ms |",
+            "| callers | calls/s | embedder ceiling/s | ratio | p50 / p95 ms | loop lag p95 ms "
+            "| loop CPU ms/call |",
             [
                 [
                     c,
@@ -276,6 +277,7 @@ def concurrency_section(reports: Reports, charts: Path) -> list[str]:
                     f"{levels[c]['ratio']:.2f}",
                     f"{levels[c]['p50_ms']:.1f} / {levels[c]['p95_ms']:.1f}",
                     f"{levels[c]['loop_lag_p95_ms']:.2f}",
+                    f"{levels[c]['loop_cpu_ms_per_call']:.2f}",
                 ]
                 for c in callers
             ],

@@ -279,9 +279,11 @@ class MatchStatistics(Frozen):
 
     @classmethod
     def of(cls, scores: Sequence[float]) -> MatchStatistics:
+        """The statistics of ``scores``, built without validation (a count and three of the
+        scores' own figures)."""
         if not scores:
-            return cls()
-        return cls(
+            return cls.model_construct()
+        return cls.model_construct(
             matches=len(scores),
             mean_score=math.fsum(scores) / len(scores),
             max_score=max(scores),

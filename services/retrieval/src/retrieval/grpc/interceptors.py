@@ -157,10 +157,11 @@ class TelemetryInterceptor(CallInterceptor):
 
     def wrap(self, behaviour: Behaviour, details: grpc.HandlerCallDetails) -> Behaviour:
         service, method = service_and_method(details.method)
-        metrics = self._telemetry.metrics
+        telemetry = self._telemetry
+        metrics = telemetry.metrics
 
         async def observed(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            in_flight = metrics.rpc_in_flight.labels(service=service, method=method)
+            in_flight = telemetry.labelled(metrics.rpc_in_flight, service, method)
             in_flight.inc()
             begun = time.perf_counter()
             code = grpc.StatusCode.UNKNOWN
@@ -181,9 +182,9 @@ class TelemetryInterceptor(CallInterceptor):
                     return response
             finally:
                 in_flight.dec()
-                metrics.rpc_duration.labels(service=service, method=method).observe(
+                telemetry.labelled(metrics.rpc_duration, service, method).observe(
                     time.perf_counter() - begun
                 )
-                metrics.rpc_requests.labels(service=service, method=method, code=code.name).inc()
+                telemetry.labelled(metrics.rpc_requests, service, method, code.name).inc()
 
         return observed

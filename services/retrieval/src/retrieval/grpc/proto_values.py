@@ -12,11 +12,12 @@ A ``Struct``'s numbers are all doubles: a whole number of at most 2**53 comes ba
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
-from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.struct_pb2 import Struct, Value
 from pydantic import BaseModel
 
@@ -84,12 +85,22 @@ def plain_fields(message: Any, model: type[BaseModel]) -> dict[str, Any]:
     """The fields of ``message`` that ``model`` has and that hold no message and no enum, as
     the model takes them: repeated ones as tuples, maps as dicts, an optional one the message
     does not carry as None."""
-    described = message.DESCRIPTOR.fields_by_name
-    return {
-        name: plain_value(message, described[name])
+    return {name: read(message, name) for name, read in plain_readers(message.DESCRIPTOR, model)}
+
+
+Reader = Callable[[Any, str], Any]
+
+
+@cache
+def plain_readers(descriptor: Descriptor, model: type[BaseModel]) -> tuple[tuple[str, Reader], ...]:
+    """The plain fields a message type shares with ``model``, each with what reads it: worked
+    out once per pair, as a result's conversion reads every field of every match."""
+    described = descriptor.fields_by_name
+    return tuple(
+        (name, reader_of(described[name]))
         for name in model.model_fields
         if name in described and is_plain(described[name])
-    }
+    )
 
 
 def is_plain(field: FieldDescriptor) -> bool:
@@ -99,12 +110,17 @@ def is_plain(field: FieldDescriptor) -> bool:
     return field.enum_type is None
 
 
-def plain_value(message: Any, field: FieldDescriptor) -> Any:
-    value = getattr(message, field.name)
+def reader_of(field: FieldDescriptor) -> Reader:
     if field.message_type is not None:
-        return dict(value)
+        return map_field
     if field.is_repeated:
-        return tuple(value)
-    if field.has_presence and not message.HasField(field.name):
-        return None
-    return value
+        return repeated_field
+    return optional_field if field.has_presence else getattr
+
+
+def map_field(message: Any, name: str) -> dict[Any, Any]:
+    return dict(getattr(message, name))
+
+
+def repeated_field(message: Any, name: str) -> tuple[Any, ...]:
+    return tuple(getattr(message, name))

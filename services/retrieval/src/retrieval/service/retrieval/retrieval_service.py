@@ -133,18 +133,21 @@ class RetrievalService:
 
     @staticmethod
     def _result(state: PipelineState, clock: StageClock) -> RetrievalResult:
-        return RetrievalResult(
+        """The result, built without validation: every field comes from a validated request,
+        a validated chunk or the ranking's own numbers."""
+        return RetrievalResult.model_construct(
             matches=state.matches,
             query=state.query.query,
             namespace=state.namespace,
             total_matches=len(state.matches),
-            timings=StageTimings(
+            timings=StageTimings.model_construct(
                 stages={**clock.stages, **state.timings},
                 total_ms=clock.elapsed_ms(),
                 round_trips=dict(clock.round_trips),
             ),
             query_truncated=state.truncated,
             degraded=state.degraded,
+            cached=False,
             statistics=MatchStatistics.of([match.score for match in state.matches]),
             rewrites=state.rewrites,
             query_used=next(
