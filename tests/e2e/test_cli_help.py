@@ -4,11 +4,11 @@ no type shown on a flag, and the commands' sentences not broken mid-line."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import typer
@@ -16,8 +16,21 @@ from typer.core import TyperGroup
 
 from retrieval.cli.app import app
 
-CLI = Path(sys.executable).with_name("retrieval")
 COLUMNS = 80
+END_OF_HELP = "\x00"
+SHOW_EVERY_HELP = f"""
+import json, sys
+from retrieval.cli.app import main
+for command in json.loads(sys.argv[1]):
+    sys.argv = ["retrieval", *command, "--help"]
+    try:
+        main()
+    except SystemExit as exit:
+        assert exit.code in (0, None), (command, exit.code)
+    print({END_OF_HELP!r}, flush=True)
+"""
+"""The entry point's ``main`` as the ``retrieval`` script calls it, for every command in one
+process: the helps are printed as each command's own process prints it, at one start."""
 
 
 def commands(group: TyperGroup, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -36,16 +49,20 @@ def commands(group: TyperGroup, path: tuple[str, ...] = ()) -> list[tuple[str, .
 COMMANDS = commands(typer.main.get_group(app))
 
 
-def help_of(*command: str) -> str:
+@pytest.fixture(scope="module")
+def helps() -> dict[tuple[str, ...], str]:
+    """Each command's help as the command line prints it in an 80-column terminal."""
     shown = subprocess.run(
-        [str(CLI), *command, "--help"],
+        [sys.executable, "-c", SHOW_EVERY_HELP, json.dumps(COMMANDS)],
         env=os.environ | {"COLUMNS": str(COLUMNS), "TERM": "xterm-256color"},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     assert shown.returncode == 0, shown.stderr
-    return shown.stdout
+    printed = shown.stdout.split(f"{END_OF_HELP}\n")
+    assert printed[-1] == "", shown.stdout
+    return dict(zip(COMMANDS, printed[:-1], strict=True))
 
 
 def test_every_command_is_checked() -> None:
@@ -53,8 +70,10 @@ def test_every_command_is_checked() -> None:
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda path: " ".join(path) or "retrieval")
-def test_help_fits_80_columns_with_every_option_whole(command: tuple[str, ...]) -> None:
-    shown = help_of(*command)
+def test_help_fits_80_columns_with_every_option_whole(
+    helps: dict[tuple[str, ...], str], command: tuple[str, ...]
+) -> None:
+    shown = helps[command]
     group = typer.main.get_group(app)
     context = typer.Context(group)
     described = group
@@ -74,8 +93,10 @@ def test_help_fits_80_columns_with_every_option_whole(command: tuple[str, ...]) 
             assert re.search(rf"(^|[\s,/]){re.escape(name)}($|[\s,=<\[])", shown, re.M), name
 
 
-def test_top_level_help_gives_each_command_its_first_sentence_wrapped_not_broken() -> None:
-    shown = help_of()
+def test_top_level_help_gives_each_command_its_first_sentence_wrapped_not_broken(
+    helps: dict[tuple[str, ...], str],
+) -> None:
+    shown = helps[()]
     listed = [line.rstrip(" │") for line in shown.split("Commands", 1)[1].splitlines()[1:]]
     for line, following in itertools.pairwise(listed):
         words = following.strip(" │").split()

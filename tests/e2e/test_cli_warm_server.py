@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,22 +97,31 @@ def started_pids(data: Path) -> set[int]:
     return pids
 
 
-@pytest.fixture
-def data(tmp_path: Path) -> Iterator[Path]:
-    """A data directory holding one document in namespace ``tea``, written in process; the
-    servers started on it are killed with their children (their session) at the end."""
-    data = tmp_path / "data"
-    (tmp_path / "withering.md").write_text(WITHERING)
-    (tmp_path / "rolling.md").write_text(ROLLING)
-    ingested = subprocess.run(
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data directory holding one document in namespace ``tea``, written by a command in its
+    own process; the tests read copies of it."""
+    root = tmp_path_factory.mktemp("warm")
+    (root / "withering.md").write_text(WITHERING)
+    done = subprocess.run(
         [str(CLI), "ingest", "withering.md", "-n", "tea"],
-        cwd=tmp_path,
-        env=environment(data, RETRIEVAL_WARM_SERVER="0"),
+        cwd=root,
+        env=environment(root / "data", RETRIEVAL_WARM_SERVER="0"),
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert ingested.returncode == 0, ingested.stderr
+    assert done.returncode == 0, done.stderr
+    return root / "data"
+
+
+@pytest.fixture
+def data(tmp_path: Path, ingested: Path) -> Iterator[Path]:
+    """A copy of ``ingested`` of the test's own; the servers started on it are killed with
+    their children (their session) at the end."""
+    data = tmp_path / "data"
+    shutil.copytree(ingested, data)
+    (tmp_path / "rolling.md").write_text(ROLLING)
     yield data
     for pid in started_pids(data):
         with suppress(ProcessLookupError, PermissionError):
