@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from retrieval.domain.keywords import KeywordRecord
-from retrieval.domain.ledger import DocumentState, Lease, fingerprint
+from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, fingerprint
 from retrieval.domain.models import DEFAULT_DOMAINS, RagDocument
 from retrieval.errors import BackendUnavailableError
 from retrieval.grpc.write_repair import WriteRepair
@@ -384,57 +384,50 @@ async def test_reconcile_removes_keyword_entries_whose_text_is_gone() -> None:
     await stores.check([doc("a")])
 
 
+async def left_pending(
+    host: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Stores, list[DocumentRecord]]:
+    """The stores after the first crash point of a writer on ``host`` (``RETRIEVAL_HOST_ID``,
+    left set) that leaves documents pending, and their records."""
+    documents = [doc("a"), doc("b")]
+    total = await count_calls([], documents)
+    monkeypatch.setenv("RETRIEVAL_HOST_ID", host)
+    for fail_at in range(1, total + 1):
+        stores = Stores()
+        with contextlib.suppress(Crash):
+            await stores.service(fail_at=fail_at, crash=True)[0].ingest(documents, NS)
+        records = (await stores.audit()).records.values()
+        left = [r for r in records if r.state is not DocumentState.COMMITTED]
+        if left:
+            return stores, left
+    pytest.fail("no crash point left a document pending")
+
+
 async def test_a_replica_that_never_returns_has_its_writes_repaired_by_a_survivor(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    documents = [doc("a"), doc("b")]
-    total = await count_calls([], documents)
-    for fail_at in range(1, total + 1):
-        stores = Stores()
-        monkeypatch.setenv("RETRIEVAL_HOST_ID", "replica-on-another-machine")
-        with contextlib.suppress(Crash):
-            await stores.service(fail_at=fail_at, crash=True)[0].ingest(documents, NS)
-        monkeypatch.delenv("RETRIEVAL_HOST_ID")
-        left = [
-            r
-            for r in (await stores.audit()).records.values()
-            if r.state is not DocumentState.COMMITTED
-        ]
-        if not left:
-            continue
-        survivor = WriteRepair(stores.repair(), NS)
+    stores, left = await left_pending("replica-on-another-machine", monkeypatch)
+    monkeypatch.delenv("RETRIEVAL_HOST_ID")
+    survivor = WriteRepair(stores.repair(), NS)
 
-        await survivor.repair()
-        held = (await stores.audit()).records
-        assert [held[r.document_id].state for r in left] == [r.state for r in left]
+    await survivor.repair()
+    held = (await stores.audit()).records
+    assert [held[r.document_id].state for r in left] == [r.state for r in left]
 
-        stores.now += 61.0
-        await survivor.repair()
-        found = await stores.audit()
-        assert found.is_consistent
-        assert all(record.state is DocumentState.COMMITTED for record in found.records.values())
-        return
-    pytest.fail("no crash point left a document pending")
+    stores.now += 61.0
+    await survivor.repair()
+    found = await stores.audit()
+    assert found.is_consistent
+    assert all(record.state is DocumentState.COMMITTED for record in found.records.values())
 
 
 async def test_a_restarted_replica_recovers_its_writes_at_once_though_another_waits_for_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    documents = [doc("a"), doc("b")]
-    total = await count_calls([], documents)
-    for fail_at in range(1, total + 1):
-        stores = Stores()
-        monkeypatch.setenv("RETRIEVAL_HOST_ID", "replica-1")
-        with contextlib.suppress(Crash):
-            await stores.service(fail_at=fail_at, crash=True)[0].ingest(documents, NS)
-        records = (await stores.audit()).records.values()
-        left = [r.document_id for r in records if r.state is not DocumentState.COMMITTED]
-        if not left:
-            continue
-        waiter = Lease(owner="writer-of-replica-0", host="replica-0", pid=1)
-        assert (await stores.ledger.claim(NS, left, waiter)).records == {}
+    stores, records = await left_pending("replica-1", monkeypatch)
+    left = [record.document_id for record in records]
+    waiter = Lease(owner="writer-of-replica-0", host="replica-0", pid=1)
+    assert (await stores.ledger.claim(NS, left, waiter)).records == {}
 
-        assert await stores.repair().recover() == len(left)
-        assert set((await stores.ledger.claim(NS, left, waiter)).records) == set(left)
-        return
-    pytest.fail("no crash point left a document pending")
+    assert await stores.repair().recover() == len(left)
+    assert set((await stores.ledger.claim(NS, left, waiter)).records) == set(left)
