@@ -65,11 +65,19 @@ def test_the_query_table_shows_every_column_at_80_columns() -> None:
     assert all(len(line) <= 80 for line in lines)
     header = next(line for line in lines if line.startswith("┃"))
     assert [cell.strip() for cell in header.split("┃")[1:-1]] == [
-        "#", "score", "cosine", "document", "snippet",
+        "#", "score", "cosine", "match",
     ]  # fmt: skip
     shown = " ".join(lines)
     assert "scorches" in shown
-    assert "frost-protection" in shown
+    assert "Covers and shade" in shown
+
+
+def test_a_long_document_id_is_shown_whole_on_a_line_at_80_columns() -> None:
+    long_id = "weather-risks-monsoon-drought-frost-and-hail-on-slopes"
+    match = FROST.model_copy(update={"document_id": long_id})
+    lines = rendered(result_table(RESULT.model_copy(update={"matches": (match,)}), "“frost”"))
+
+    assert any(long_id in line for line in lines)
 
 
 def test_a_query_ends_with_one_line_of_the_total_and_the_slowest_stages() -> None:

@@ -1,5 +1,6 @@
 """A retrieval result as a person reads it: a table that fits the terminal, 80 columns
-included, and one line of timings."""
+included, each match in one column of its own lines so that its document id is never cut,
+and one line of timings."""
 
 from __future__ import annotations
 
@@ -21,11 +22,15 @@ def snippet(text: str) -> str:
     return body if len(body) <= SNIPPET_CHARS else body[: SNIPPET_CHARS - 1] + "…"
 
 
-def provenance(match: RetrievalMatch) -> Text:
-    """The match's title, then its document and where it is: source, section, pages."""
+def described(match: RetrievalMatch) -> Text:
+    """The match as a person reads it, a line each: its title, its document id (whole, to be
+    copied into ``delete``), where it is (source, section, pages), and a snippet of its text."""
     cell = Text(match.title, style="bold")
+    cell.append("\n" + match.document_id, style="dim")
     where = location(readable_source(match.source), match.section, match.pages)
-    cell.append("\n" + " · ".join([match.document_id, *where]), style="dim")
+    if where:
+        cell.append("\n" + " · ".join(where), style="dim")
+    cell.append("\n" + snippet(match.content))
     return cell
 
 
@@ -44,16 +49,14 @@ def result_table(result: RetrievalResult, title: str, *, every_stage: bool = Fal
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
     table.add_column("cosine", justify="right", no_wrap=True)
-    table.add_column("document", overflow="fold")
-    table.add_column("snippet", overflow="fold")
+    table.add_column("match", overflow="fold")
     for rank, match in enumerate(result.matches, start=1):
         cosine = match.scores.get(DENSE)
         table.add_row(
             str(rank),
             f"{match.score:.3f}",
             "" if cosine is None else f"{cosine:.3f}",
-            provenance(match),
-            snippet(match.content),
+            described(match),
         )
     notes = [timing(result.timings, every_stage)]
     if result.query_truncated:
