@@ -13,6 +13,7 @@ from pathlib import Path
 
 from retrieval.errors import InvalidRequestError
 from retrieval.grpc.interceptors import Undecodable
+from retrieval.grpc.proto_values import plain_fields
 from retrieval.service.backup.backups import BackupReport, RestoreReport
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
@@ -50,57 +51,21 @@ async def received_file(
 
 
 def backup_summary(report: BackupReport) -> pb.BackupSummary:
-    return pb.BackupSummary(
-        namespace=report.namespace,
-        model=report.model,
-        dimension=report.dimension,
-        documents=report.documents,
-        chunks=report.chunks,
-        without_vectors=report.without_vectors,
-        left_out=report.left_out,
-    )
+    return pb.BackupSummary(**report.model_dump(exclude={"file"}))
 
 
 def backup_report(summary: pb.BackupSummary, file: Path) -> BackupReport:
     """The report of a backup received into ``file``."""
-    return BackupReport(
-        namespace=summary.namespace,
-        file=str(file),
-        model=summary.model,
-        dimension=summary.dimension,
-        documents=summary.documents,
-        chunks=summary.chunks,
-        without_vectors=tuple(summary.without_vectors),
-        left_out=tuple(summary.left_out),
-    )
+    return BackupReport(file=str(file), **plain_fields(summary, BackupReport))
 
 
 def restore_response(report: RestoreReport) -> pb.RestoreNamespaceResponse:
-    return pb.RestoreNamespaceResponse(
-        namespace=report.namespace,
-        documents=report.documents,
-        chunks=report.chunks,
-        embedded_again=report.embedded_again,
-        restored=report.restored,
-        unchanged=report.unchanged,
-        failed=report.failed,
-        deleted=report.deleted,
-    )
+    return pb.RestoreNamespaceResponse(**report.model_dump(exclude={"file"}))
 
 
 def restore_report(response: pb.RestoreNamespaceResponse, file: Path) -> RestoreReport:
     """The report of a restore of ``file`` sent to a server."""
-    return RestoreReport(
-        namespace=response.namespace,
-        file=str(file),
-        documents=response.documents,
-        chunks=response.chunks,
-        embedded_again=response.embedded_again,
-        restored=response.restored,
-        unchanged=response.unchanged,
-        failed=dict(response.failed),
-        deleted=response.deleted,
-    )
+    return RestoreReport(file=str(file), **plain_fields(response, RestoreReport))
 
 
 async def restore_requests(
