@@ -296,16 +296,15 @@ def retrieval_query(
 ) -> RetrievalQuery:
     """The checked request of a retrieval, and of the context ``ask`` answers from."""
     from retrieval.adapters.files.local_sources import source_or_none
-    from retrieval.domain.models import RetrievalOptions, RetrievalQuery, validated
+    from retrieval.domain.models import RetrievalQuery
 
-    return validated(
-        RetrievalQuery,
-        query=query,
-        domains=tuple(domains),
-        top_k=top_k,
-        confidence_threshold=threshold,
-        namespace=namespace or None,
+    return RetrievalQuery.checked(
+        query,
+        domains,
+        top_k,
+        threshold,
+        namespace,
+        options,
         source_prefix=source_or_none(source_prefix),
         section=section,
-        options=options or RetrievalOptions(),
     )

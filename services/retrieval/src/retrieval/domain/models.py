@@ -221,6 +221,33 @@ class RetrievalQuery(Frozen):
         default_factory=RetrievalOptions, description="Switches; unset ones take the settings."
     )
 
+    @classmethod
+    def checked(
+        cls,
+        query: str,
+        domains: Sequence[str] = (),
+        top_k: int = 5,
+        confidence_threshold: float = 0.0,
+        namespace: str | None = None,
+        options: RetrievalOptions | None = None,
+        *,
+        source_prefix: str | None = None,
+        section: str | None = None,
+    ) -> RetrievalQuery:
+        """The request of a caller's arguments (an empty namespace: the default);
+        ``InvalidRequestError`` naming the first field that fails."""
+        return validated(
+            cls,
+            query=query,
+            domains=tuple(domains),
+            top_k=top_k,
+            confidence_threshold=confidence_threshold,
+            namespace=namespace or None,
+            source_prefix=source_prefix,
+            section=section,
+            options=options or RetrievalOptions(),
+        )
+
 
 class RetrievalMatch(Frozen):
     """One chunk that answers a query."""

@@ -11,7 +11,6 @@ from retrieval.domain.models import (
     RetrievalQuery,
     RetrievalResult,
     StageTimings,
-    validated,
 )
 from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendNotConfiguredError
@@ -61,16 +60,15 @@ class RetrievalService:
         section: str | None = None,
     ) -> RetrievalResult:
         """``retrieve_query`` with the query's fields as arguments."""
-        request = validated(
-            RetrievalQuery,
-            query=query,
-            domains=tuple(domains),
-            top_k=top_k,
-            confidence_threshold=confidence_threshold,
-            namespace=namespace or None,
+        request = RetrievalQuery.checked(
+            query,
+            domains,
+            top_k,
+            confidence_threshold,
+            namespace,
+            options,
             source_prefix=source_prefix,
             section=section,
-            options=options or RetrievalOptions(),
         )
         return await self.retrieve_query(request)
 
