@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from retrieval.deadlines import answered_within
+from retrieval.deadlines import answered_within, undo_ends_at
 from retrieval.errors import BackendTimeoutError
 
 
@@ -33,6 +33,17 @@ async def test_a_timeout_raised_inside_is_not_taken_for_its_own() -> None:
     assert not isinstance(raised.value, BackendTimeoutError)
 
 
-async def test_no_time_given_bounds_nothing() -> None:
+async def test_no_time_given_bounds_nothing_nor_the_undo_of_a_write() -> None:
     async with answered_within(None, "retrieve"):
+        assert undo_ends_at.get() is None
+        assert asyncio.current_task().cancelling() == 0
         await asyncio.sleep(0.01)
+
+
+async def test_a_time_given_leaves_a_stopped_write_its_undo_window() -> None:
+    loop = asyncio.get_running_loop()
+    async with answered_within(1.0, "ingest"):
+        ends_at = undo_ends_at.get()
+        assert ends_at is not None
+        assert 0.9 < ends_at - loop.time() <= 1.0
+    assert undo_ends_at.get() is None
