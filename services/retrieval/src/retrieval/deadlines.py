@@ -35,15 +35,24 @@ async def answered_within(seconds: float | None, what: str) -> AsyncIterator[Non
     ``BackendTimeoutError`` is raised, as the gRPC client raises it."""
     undo_s = 0.0 if seconds is None else min(MAX_UNDO_S, seconds * UNDO_SHARE)
     work_s = None if seconds is None else seconds - undo_s
-    scope = asyncio.timeout(work_s)
     try:
-        with undo_window(work_s, undo_s):
-            async with scope:
-                yield
+        async with working_for(work_s, undo_s) as scope:
+            yield
     except TimeoutError as error:
         if not scope.expired():
             raise
         raise BackendTimeoutError(f"{what}: no answer within {seconds:g} s") from error
+
+
+@asynccontextmanager
+async def working_for(work_s: float | None, undo_s: float) -> AsyncIterator[asyncio.Timeout]:
+    """Cancel the block's work after ``work_s`` seconds (None: never), a write stopped so
+    having ``undo_s`` more for the steps under ``undo_bound``; yields the scope, whose
+    ``expired()`` tells that stop from anything the block raised itself."""
+    scope = asyncio.timeout(work_s)
+    with undo_window(work_s, undo_s):
+        async with scope:
+            yield scope
 
 
 UNDO_STOPPED = "the call's deadline passed before this step could finish"

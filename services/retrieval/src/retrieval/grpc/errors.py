@@ -49,7 +49,6 @@ with ``x-retry-after-s``, a server already answering ``RETRIEVAL_GRPC_MAX_IN_FLI
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -57,7 +56,7 @@ from typing import TypeVar
 import grpc
 import structlog
 
-from retrieval.deadlines import undo_window
+from retrieval.deadlines import working_for
 from retrieval.errors import (
     BackendError,
     BackendNotConfiguredError,
@@ -168,12 +167,9 @@ def translate_errors(
         servicer: Servicer, request: Request, context: grpc.aio.ServicerContext
     ) -> Response:
         remaining = context.time_remaining()
-        work_s = answer_by(remaining)
-        scope = asyncio.timeout(work_s)
         try:
-            with undo_window(work_s, undo_time(remaining)):
-                async with scope:
-                    return await handler(servicer, request, context)
+            async with working_for(answer_by(remaining), undo_time(remaining)) as scope:
+                return await handler(servicer, request, context)
         except Exception as raised:
             error = DEADLINE_PASSED if scope.expired() else raised
             code, message, extra = status_of(error)
