@@ -21,6 +21,8 @@ from retrieval_testkit.embedded_mongo import kill_server, restarted
 
 EXIT_DEADLINE_S = 60.0
 STAYS_DOWN_S = 3.0
+FORKS_RUNNING_PYTHON: list[int] = []
+os.register_at_fork(before=lambda: FORKS_RUNNING_PYTHON.append(os.getpid()))
 
 PARENT = """
 import sys
@@ -84,6 +86,15 @@ def test_the_server_is_out_of_reach_of_the_terminals_ctrl_c(tmp_path: Path) -> N
         assert server.pid is not None
         assert os.getsid(server.pid) != os.getsid(0)
         assert os.getpgid(server.pid) != os.getpgid(0)
+
+
+def test_starting_the_server_runs_no_python_between_fork_and_exec(tmp_path: Path) -> None:
+    """Python code run in a fork beside gRPC's threads crashed a whole test run (SIGSEGV): the
+    server is started by ``exec`` alone, which runs none of Python's fork hooks."""
+    forks_before = len(FORKS_RUNNING_PYTHON)
+    with EmbeddedMongoSupervisor(tmp_path / "mongo") as server, MongoClient(server.uri) as client:
+        assert client.admin.command("ping")["ok"] == 1
+    assert len(FORKS_RUNNING_PYTHON) == forks_before
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")

@@ -7,21 +7,19 @@ survive restarts like vectors do.
 One process at a time owns that directory: the parent locks it (``DirectoryLock``) before
 starting the server and shares the lock with it, so the lock lasts until both have exited.
 On Linux the server is also told to stop when the thread that started it ends, so a killed
-command (even by SIGKILL) never leaves a server holding the WiredTiger files.
+command (even by SIGKILL) never leaves a server holding the WiredTiger files: it is started
+through ``parent_death.py``, so no Python code runs between ``fork`` and ``exec``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias
 
@@ -33,7 +31,7 @@ from retrieval.errors import BackendNotConfiguredError, BackendUnavailableError
 SERVER_COMMAND = "secantusd-py"
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
-PR_SET_PDEATHSIG = 1
+PARENT_DEATH_SCRIPT = Path(__file__).with_name("parent_death.py")
 LOG_FILE = "mongo.log"
 READ_BATCH = 32
 """Most ids to ask this server for in one ``$in``. It checks each document it finds against
@@ -61,26 +59,14 @@ def server_executable() -> str:
     return found
 
 
-def stop_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` asking Linux to SIGTERM the child when the calling thread ends.
-
-    ``prctl`` is looked up before the fork, so the child only makes two system calls before
-    ``exec``. The signal follows the thread that started the child: start it from one that
-    outlives it (``EmbeddedMongoSupervisor``'s thread does). Elsewhere than Linux there is
-    nothing to ask.
-    """
+def stopping_with_parent(command: list[str]) -> list[str]:
+    """``command`` run so that Linux SIGTERMs it when the calling thread ends. The signal
+    follows the thread that started the child: start it from one that outlives it
+    (``EmbeddedMongoSupervisor``'s thread does). Elsewhere than Linux there is nothing to ask."""
     if sys.platform != "linux":
-        return None
-    prctl = ctypes.CDLL(None).prctl
-    prctl.argtypes = (ctypes.c_int, ctypes.c_ulong)
-    parent = os.getpid()
-
-    def arm() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:
-            os._exit(1)  # the parent died before the request took effect
-
-    return arm
+        return command
+    guard = [sys.executable, "-I", "-S", str(PARENT_DEATH_SCRIPT), str(os.getpid())]
+    return [*guard, *command]
 
 
 def start_server(executable: str, storage: Path, port: int, lock: DirectoryLock) -> ServerProcess:
@@ -88,17 +74,16 @@ def start_server(executable: str, storage: Path, port: int, lock: DirectoryLock)
     ``server_log(storage)``; it shares ``lock`` and stops when the calling thread ends."""
     with server_log(storage).open("ab") as log_file:
         return subprocess.Popen(
-            [
+            stopping_with_parent([
                 executable,
                 "--host", "127.0.0.1",
                 "--port", str(port),
                 "--storage-path", str(storage),
                 "--log-level", "WARNING",
-            ],
+            ]),
             stdout=log_file,
             stderr=subprocess.STDOUT,
             pass_fds=(lock.fileno(),),
-            preexec_fn=stop_with_parent(),
             # Out of the terminal's process group: a Ctrl-C interrupts the command, which
             # still needs its database to finish or roll back the write under way.
             start_new_session=True,
