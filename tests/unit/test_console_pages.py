@@ -82,13 +82,24 @@ async def asking(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
         yield opened
 
 
+@pytest.mark.parametrize("query", ["frost", "", "  "])
 async def test_a_namespace_that_does_not_exist_keeps_the_form(
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient, query: str
 ) -> None:
-    response = await client.get("/query", params={"query": "frost", "namespace": "never"})
+    response = await client.get("/query", params={"query": query, "namespace": "never"})
     assert response.status_code == 404
     assert 'name="namespace" value="never"' in response.text
     assert "namespace &#39;never&#39; does not exist" in response.text
+
+
+@pytest.mark.parametrize("params", [{}, {"query": ""}, {"query": "", "namespace": NAMESPACE}])
+async def test_a_blank_query_shows_the_form_alone(
+    client: httpx.AsyncClient, params: dict[str, str]
+) -> None:
+    response = await client.get("/query", params=params)
+    assert response.status_code == 200
+    assert 'class="problem"' not in response.text
+    assert 'class="results"' not in response.text
 
 
 async def test_a_query_exports_its_matches_as_json(client: httpx.AsyncClient) -> None:

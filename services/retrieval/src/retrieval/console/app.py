@@ -35,7 +35,7 @@ def console_app(application: Application, tenants: Tenants | None, reports: Path
     gate = Gate(tenants)
     namespaces = NamespacePages(application.stats, application.library, render)
     document = DocumentPage(application.library, render)
-    query = QueryPage(application.retrieval, application.settings, render)
+    query = QueryPage(application.retrieval, application.stats, application.settings, render)
     ask = AskPage(application.answers, application.settings, render)
     report_pages = ReportPages(reports, render)
     sign_in = SignInPage(gate, render)

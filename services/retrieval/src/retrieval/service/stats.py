@@ -25,7 +25,7 @@ from retrieval.domain.collection_health import (
 )
 from retrieval.domain.models import Frozen
 from retrieval.domain.vectors import IndexStats
-from retrieval.errors import BackendError
+from retrieval.errors import BackendError, NamespaceNotFoundError
 from retrieval.ports import ChunkRepository, Embedder, KeywordIndex, VectorIndex
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.store_footprint import StoreFootprint
@@ -139,6 +139,14 @@ class StatsService:
             vector_count=0 if held is None else held.vector_count,
             chunk_count=await self._stores.texts.count(namespace),
         )
+
+    async def existing(self, namespace: str) -> NamespaceSummary:
+        """``namespace``'s counts; raises ``NamespaceNotFoundError`` when it holds neither
+        vectors nor chunk texts."""
+        held = await self.namespace(namespace)
+        if not held.vector_count and not held.chunk_count:
+            raise NamespaceNotFoundError(namespace)
+        return held
 
     async def collect(self, visible: Callable[[str], bool] | None = None) -> CollectionStats:
         """Sizes, footprints and the audit of every namespace the vector index or the ledger

@@ -16,7 +16,7 @@ from retrieval.domain.validation_report import (
     ValidationReport,
     summarise,
 )
-from retrieval.errors import InvalidRequestError, NamespaceNotFoundError, RetrievalError
+from retrieval.errors import InvalidRequestError, RetrievalError
 from retrieval.ports import ChunkRepository
 from retrieval.service.retrieval.pipeline import SearchPlan
 from retrieval.service.retrieval.retrieval_service import RetrievalService
@@ -58,9 +58,7 @@ class ValidationService:
         """
         self._check_domains(request.cases)
         namespace = request.namespace
-        held = await self._stats.namespace(namespace)
-        if not held.vector_count and not held.chunk_count:
-            raise NamespaceNotFoundError(namespace)
+        held = await self._stats.existing(namespace)
         survey = await self._survey(namespace)
         cases = request.cases or smoke_cases(survey.titles)
         outcomes = [

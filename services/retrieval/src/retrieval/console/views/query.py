@@ -26,6 +26,7 @@ from retrieval.domain.models import (
 from retrieval.domain.search_plan import SearchOptions
 from retrieval.errors import InvalidRequestError, NotFoundError, PermissionDeniedError
 from retrieval.service.retrieval.retrieval_service import RetrievalService
+from retrieval.service.stats import StatsService
 from retrieval.settings import Settings
 
 SWITCH = (("true", "on"), ("false", "off"))
@@ -88,8 +89,15 @@ def stage_bars(timings: StageTimings) -> list[tuple[str, float, float]]:
 
 
 class QueryPage:
-    def __init__(self, retrieval: RetrievalService, settings: Settings, render: Renderer) -> None:
+    def __init__(
+        self,
+        retrieval: RetrievalService,
+        stats: StatsService,
+        settings: Settings,
+        render: Renderer,
+    ) -> None:
         self._retrieval = retrieval
+        self._stats = stats
         self._render = render
         self._default_namespace = settings.default_namespace
         self._domains = settings.allowed_domains
@@ -98,13 +106,10 @@ class QueryPage:
     async def query(self, request: Request) -> Response:
         params = request.query_params
         result, problem, status = None, None, 200
-        if params.get("query", "").strip():
-            try:
-                query = retrieval_query(params)
-                check_read(query.namespace or self._default_namespace)
-                result = await self._retrieval.retrieve_query(query)
-            except (InvalidRequestError, NotFoundError, PermissionDeniedError) as error:
-                status, problem = status_of(error)
+        try:
+            result = await self._searched(params)
+        except (InvalidRequestError, NotFoundError, PermissionDeniedError) as error:
+            status, problem = status_of(error)
         if "format" in params:
             return self._export(params["format"], result, problem, status)
         return self._render.page(
@@ -124,6 +129,19 @@ class QueryPage:
             },
             status,
         )
+
+    async def _searched(self, params: QueryParams) -> RetrievalResult | None:
+        """The matches of the question asked; with none, None, after checking that a namespace
+        the form names exists."""
+        if params.get("query", "").strip():
+            query = retrieval_query(params)
+            check_read(query.namespace or self._default_namespace)
+            return await self._retrieval.retrieve_query(query)
+        namespace = params.get("namespace", "").strip()
+        if namespace:
+            check_read(namespace)
+            await self._stats.existing(namespace)
+        return None
 
     @staticmethod
     def _export(
