@@ -93,7 +93,12 @@ NOTES = RagDocument(
     content=THERMOMETER_LOG,
     source="/kb/notes/thermometer-log.md",
 )
-ANSWER = "Growers cover young bushes with grass thatch and keep shade trees [1]."
+ANSWER = (
+    "Growers cover young bushes with **grass thatch** and keep shade trees [1].\n\n"
+    "```python\nif reading < 2.0:\n"
+    "    cover(bushes, with_thatch=True, until_the_sun_is_up=True)\n```\n\n"
+    "A note once read <script>alert('frost')</script>."
+)
 GOLDEN_MD = """# Golden retrieval run: rag
 
 | metric | value |
@@ -365,10 +370,19 @@ def test_the_ask_page_streams_the_answer_then_its_citations(
             "() => document.querySelector('.answer-text')?.innerText.startsWith('Growers cover')"
         )
         assert page.locator(".citations").count() == 0
+        assert page.locator(".answer-rendered").count() == 0
     finally:
         chat_model.release()
     page.locator(".citations li").first.wait_for()
-    assert page.locator(".answer-text").inner_text() == ANSWER
+    assert page.locator(".answer-text").is_hidden()
+    assert page.locator(".answer-text").text_content() == ANSWER
+    rendered = page.locator(".answer-rendered")
+    assert rendered.locator("strong").inner_text() == "grass thatch"
+    code = rendered.locator("pre code.language-python")
+    assert "cover(bushes" in code.inner_text()
+    assert "monospace" in code.evaluate("code => getComputedStyle(code).fontFamily")
+    assert "<script>alert('frost')</script>" in rendered.inner_text()
+    assert page.locator(".answer script").count() == 0
     cited = page.locator(".citations li").first
     assert cited.get_attribute("value") == "1"
     assert cited.locator("a").get_attribute("href") == (
@@ -448,5 +462,8 @@ def test_every_page_fits_a_narrow_window(console_url: str, browser: Browser, pat
         assert width <= NARROW["width"], path
         if path.startswith("/query"):
             screenshot(narrow, "query-narrow.png")
+        if path.startswith("/ask?"):
+            narrow.locator(".citations li").first.wait_for()
+            screenshot(narrow, "ask-narrow.png")
     finally:
         narrow.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from markupsafe import escape
 
 from retrieval.console.app import console_app
 from retrieval.console.listing import document_listing
@@ -45,7 +46,11 @@ DOCUMENTS = [
         source="/kb/factory/withering.md",
     ),
 ]
-ANSWER = "Growers cover young bushes with grass thatch [1]."
+ANSWER = (
+    "Growers cover young bushes with **grass thatch** [1].\n\n"
+    "```python\nif reading < 2.0:\n    cover(bushes)\n```\n\n"
+    "A note read <script>alert(1)</script>."
+)
 
 
 async def console_client(
@@ -195,9 +200,22 @@ async def test_the_ask_page_streams_the_answer_and_its_citations(
         assert response.headers["content-type"] == "text/html; charset=utf-8"
         text = "".join([piece async for piece in response.aiter_text()])
     assert "RETRIEVAL_LLM" not in text
-    assert f'<p class="answer-text">{ANSWER}</p>' in text
+    assert f'<p class="answer-text">{escape(ANSWER)}</p>' in text
     assert 'href="/namespaces/tea/documents/frost-protection"' in text
     assert text.rstrip().endswith("</html>")
+
+
+async def test_the_whole_answer_is_rendered_as_markdown_before_its_citations(
+    asking: httpx.AsyncClient,
+) -> None:
+    params = {"query": "How do growers protect bushes from frost?", "namespace": NAMESPACE}
+    text = (await asking.get("/ask", params=params)).text
+    rendered = text.split('<div class="answer-rendered content">')[1].split("</div>")[0]
+    assert "<strong>grass thatch</strong> [1]" in rendered
+    assert '<pre><code class="language-python">if reading &lt; 2.0:' in rendered
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered
+    assert "<script>" not in text
+    assert text.index("answer-rendered") < text.index('class="citations"')
 
 
 async def test_asking_a_namespace_that_does_not_exist_keeps_the_form(

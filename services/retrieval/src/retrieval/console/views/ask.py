@@ -1,6 +1,6 @@
 """The ask page: the configured chat model's answer from what retrieval finds, streamed as the
-model writes it, then the passages it cites (``retrieval ask``); without a chat model, the
-settings it needs."""
+model writes it, then as Markdown with the passages it cites (``retrieval ask``); without a
+chat model, the settings it needs."""
 
 from __future__ import annotations
 
@@ -63,8 +63,9 @@ class AskPage:
     async def _written(
         self, first: AnswerEvent, events: AsyncGenerator[AnswerEvent, None]
     ) -> AsyncIterator[str]:
-        """The answer's HTML: its text piece by piece as the model writes it, then what it
-        cites; a model that fails midway is told where the answer stops."""
+        """The answer's HTML: its text piece by piece as the model writes it, then the whole
+        answer as Markdown (the style sheet hides the plain one) and what it cites; a model
+        that fails midway is told where the answer stops, after the plain text it wrote."""
         yield '<p class="answer-text">'
         ending: dict[str, object] = {"answer": None, "problem": None}
         try:
