@@ -86,7 +86,8 @@ bench-scaling: setup
 bench-concurrency: setup
 	$(RUN) retrieval bench concurrency
 
-# How long the command line takes to answer: help, a refused request, a first query.
+# How long the command line takes to answer: help and a refused request on a quiet machine and
+# with every core but one busy, then queries in their own process and through the warm server.
 bench-cli: setup
 	$(RUN) retrieval bench cli
 
