@@ -19,6 +19,8 @@ from typing import Any
 CLI = Path(sys.executable).with_name("retrieval")
 START_S = 120.0
 """Loading the model and starting the embedded MongoDB take a while on a loaded machine."""
+LAST_SHOWN = 5
+"""Log entries a failed wait shows, the server's last ones."""
 
 
 class ServerLog:
@@ -37,7 +39,8 @@ class ServerLog:
             await self._grew.wait_for(lambda: self._find(name) is not None or self.ended)
         found = self._find(name)
         if found is None:
-            raise AssertionError(f"the server exited before logging {name}")
+            last = "\n".join(json.dumps(entry) for entry in self.entries[-LAST_SHOWN:])
+            raise AssertionError(f"the server exited before logging {name}; last logged:\n{last}")
         return found
 
     async def closed(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sized
 from contextlib import aclosing
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
@@ -52,37 +53,25 @@ from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
 
 
+@dataclass(frozen=True, eq=False)
 class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
-    def __init__(
-        self,
-        retrieval: RetrievalService,
-        ingestion: IngestionService,
-        library: Library,
-        sync: LibrarySync,
-        stats: StatsService,
-        answers: AnswerService,
-        validation: ValidationService,
-        backups: Backups,
-        scratch: Path,
-        max_documents_per_call: int,
-    ) -> None:
-        """``scratch``: where backup files sent or received are kept for their call."""
-        self._retrieval = retrieval
-        self._backups = backups
-        self._scratch = scratch
-        self._max_documents_per_call = max_documents_per_call
-        self._ingestion = ingestion
-        self._library = library
-        self._sync = sync
-        self._stats = stats
-        self._answers = answers
-        self._validation = validation
+    retrieval: RetrievalService
+    ingestion: IngestionService
+    library: Library
+    sync: LibrarySync
+    stats: StatsService
+    answers: AnswerService
+    validation: ValidationService
+    backups: Backups
+    scratch: Path
+    """Where backup files sent or received are kept for their call."""
+    max_documents_per_call: int
 
     def _check_count(self, items: Sized, field: str, remedy: str) -> None:
         """Bound the documents of one call, which runs as a whole under one deadline."""
-        if len(items) > self._max_documents_per_call:
+        if len(items) > self.max_documents_per_call:
             raise InvalidRequestError(
-                f"{len(items)} documents in one call; at most {self._max_documents_per_call} "
+                f"{len(items)} documents in one call; at most {self.max_documents_per_call} "
                 f"(RETRIEVAL_GRPC_MAX_DOCUMENTS_PER_CALL): {remedy}",
                 field=field,
             )
@@ -91,7 +80,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def Retrieve(
         self, request: pb.RetrieveRequest, context: grpc.aio.ServicerContext
     ) -> pb.RetrieveResponse:
-        return result_to_proto(await self._retrieval.retrieve_query(query_from_proto(request)))
+        return result_to_proto(await self.retrieval.retrieve_query(query_from_proto(request)))
 
     @translate_errors
     async def IngestDocuments(
@@ -100,7 +89,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         namespace = optional_namespace(request.namespace)
         self._check_count(request.documents, "documents", "send them in several calls")
         documents = documents_from_proto(request.documents)
-        outcomes = await self._ingestion.ingest(
+        outcomes = await self.ingestion.ingest(
             documents,
             namespace,
             replace=request.replace,
@@ -112,7 +101,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def DeleteDocument(
         self, request: pb.DeleteDocumentRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteDocumentResponse:
-        deleted = await self._library.delete_document(
+        deleted = await self.library.delete_document(
             request.document_id, optional_namespace(request.namespace)
         )
         return pb.DeleteDocumentResponse(deleted_chunks=deleted)
@@ -121,27 +110,27 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def DeleteNamespace(
         self, request: pb.DeleteNamespaceRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteNamespaceResponse:
-        deleted = await self._library.delete_namespace(request.namespace)
+        deleted = await self.library.delete_namespace(request.namespace)
         return pb.DeleteNamespaceResponse(deleted_chunks=deleted)
 
     @translate_errors
     async def GetStats(
         self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStatsResponse:
-        return stats_to_proto(await self._stats.collect(visible_namespaces()))
+        return stats_to_proto(await self.stats.collect(visible_namespaces()))
 
     @translate_errors
     async def BuildContext(
         self, request: pb.BuildContextRequest, context: grpc.aio.ServicerContext
     ) -> pb.BuildContextResponse:
-        built = await self._answers.build_context(query_from_proto(request.retrieval))
+        built = await self.answers.build_context(query_from_proto(request.retrieval))
         return context_result_to_proto(built)
 
     @translate_errors
     async def Answer(
         self, request: pb.AnswerRequest, context: grpc.aio.ServicerContext
     ) -> pb.AnswerResponse:
-        return answer_to_proto(await self._answers.answer(query_from_proto(request.retrieval)))
+        return answer_to_proto(await self.answers.answer(query_from_proto(request.retrieval)))
 
     @translate_errors
     async def AnswerStream(
@@ -150,7 +139,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         """Writes each event as it comes (a writer, not a generator: see
         ``retrieval.grpc.interceptors.CallInterceptor``). The caller cancelling the call
         cancels this task, which closes the answer's stream and with it the model's call."""
-        events = self._answers.stream(query_from_proto(request.retrieval))
+        events = self.answers.stream(query_from_proto(request.retrieval))
         async with aclosing(events):
             async for event in events:
                 await context.write(answer_event_to_proto(event))
@@ -159,7 +148,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def Validate(
         self, request: pb.ValidateRequest, context: grpc.aio.ServicerContext
     ) -> pb.ValidateResponse:
-        report = await self._validation.validate(validation_request_from_proto(request))
+        report = await self.validation.validate(validation_request_from_proto(request))
         return validation_report_to_proto(report)
 
     @translate_errors
@@ -167,7 +156,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.SyncDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.SyncDocumentsResponse:
         self._check_count(request.documents, "documents", "sync each folder in a call of its own")
-        report = await self._sync.sync(
+        report = await self.sync.sync(
             documents_from_proto(request.documents),
             list(request.roots),
             optional_namespace(request.namespace),
@@ -184,7 +173,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.DeleteDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteDocumentsResponse:
         self._check_count(request.document_ids, "document_ids", "send them in several calls")
-        report = await self._library.delete(
+        report = await self.library.delete(
             optional_namespace(request.namespace),
             list(request.document_ids),
             source_prefix=optional_field(request, "source_prefix"),
@@ -197,7 +186,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.ListDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListDocumentsResponse:
         size = page_size(request)
-        documents = await self._library.documents(
+        documents = await self.library.documents(
             optional_namespace(request.namespace),
             source_prefix=optional_field(request, "source_prefix"),
         )
@@ -208,8 +197,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.BackupNamespaceRequest, context: grpc.aio.ServicerContext
     ) -> None:
         """Writes the file's parts, then its summary (a writer: see ``AnswerStream``)."""
-        with scratch_file(self._scratch, "backup.jsonl.gz") as path:
-            report = await self._backups.backup(request.namespace, path)
+        with scratch_file(self.scratch, "backup.jsonl.gz") as path:
+            report = await self.backups.backup(request.namespace, path)
             async for part in file_parts(path):
                 await context.write(pb.BackupNamespaceResponse(data=part))
         await context.write(pb.BackupNamespaceResponse(summary=backup_summary(report)))
@@ -220,7 +209,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         requests: AsyncIterator[pb.RestoreNamespaceRequest],
         context: grpc.aio.ServicerContext,
     ) -> pb.RestoreNamespaceResponse:
-        with scratch_file(self._scratch, "restore.jsonl.gz") as path:
+        with scratch_file(self.scratch, "restore.jsonl.gz") as path:
             namespace, replace = restore_target(await received_file(requests, path))
-            report = await self._backups.restore(path, namespace, replace=replace)
+            report = await self.backups.restore(path, namespace, replace=replace)
         return restore_response(report)

@@ -14,6 +14,7 @@ backup's version, and extracted again when they are not.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -82,22 +83,15 @@ class RestoreReport(Frozen):
     )
 
 
+@dataclass(frozen=True, eq=False)
 class Backups:
     """Backs namespaces up to files and restores them, on whatever stores are wired."""
 
-    def __init__(
-        self,
-        writer: IngestionService,
-        stores: ChunkStores,
-        ledger: DocumentLedger,
-        library: Library,
-        archive: BackupArchive,
-    ) -> None:
-        self._writer = writer
-        self._stores = stores
-        self._ledger = ledger
-        self._library = library
-        self._archive = archive
+    writer: IngestionService
+    stores: ChunkStores
+    ledger: DocumentLedger
+    library: Library
+    archive: BackupArchive
 
     async def backup(self, namespace: str, path: Path) -> BackupReport:
         """Write the namespace's committed documents to ``path``; ``NotFoundError`` (and no
@@ -105,14 +99,14 @@ class Backups:
         namespace = check_slug(namespace, "namespace")
         header = BackupHeader(
             namespace=namespace,
-            model=self._writer.model,
-            dimension=self._writer.dimension,
+            model=self.writer.model,
+            dimension=self.writer.dimension,
             graph_version=self._graph_version,
             created_at=datetime.now(UTC),
         )
-        snapshot = NamespaceSnapshot(self._stores, self._ledger, namespace)
+        snapshot = NamespaceSnapshot(self.stores, self.ledger, namespace)
         documents = chunks = 0
-        with self._archive.create(path, header) as file:
+        with self.archive.create(path, header) as file:
             async for document in snapshot.documents():
                 file.add(document)
                 documents += 1
@@ -140,12 +134,12 @@ class Backups:
         backup lacks, or other versions of its documents, is refused
         (``NamespaceNotEmptyError``) unless ``replace``, which makes it hold exactly the
         backup's documents. Only then is anything written."""
-        contents = self._archive.verify(path)
+        contents = self.archive.verify(path)
         header = contents.header
         target = check_slug(namespace or header.namespace, "namespace")
         same_model = (header.model, header.dimension) == (
-            self._writer.model,
-            self._writer.dimension,
+            self.writer.model,
+            self.writer.dimension,
         )
         dimension = header.dimension if same_model else None
         graph_version = self._graph_version
@@ -156,14 +150,14 @@ class Backups:
                 yield prepared_again(
                     document,
                     target,
-                    self._writer.model,
+                    self.writer.model,
                     dimension,
                     graph_version if same_graph else None,
                 )
 
         expected: dict[str, str] = {}
-        for item in prepared(self._archive.documents(path)):
-            refused = self._writer.refusal(item)
+        for item in prepared(self.archive.documents(path)):
+            refused = self.writer.refusal(item)
             if refused is not None:
                 raise refused
             expected[item.document_id] = item.fingerprint
@@ -172,13 +166,13 @@ class Backups:
             raise NamespaceNotEmptyError(target, others)
 
         outcomes = []
-        documents = prepared(self._archive.documents(path))
+        documents = prepared(self.archive.documents(path))
         for batch in groups(documents) if same_model else batches(documents):
             step = len(batch) if same_model else None
-            outcomes += await self._writer.write(batch, target, replace=replace, step=step)
+            outcomes += await self.writer.write(batch, target, replace=replace, step=step)
         deleted = 0
         if extra := [document_id for document_id in others if document_id not in expected]:
-            deleted = len((await self._library.delete(target, extra)).deleted)
+            deleted = len((await self.library.delete(target, extra)).deleted)
         return RestoreReport(
             namespace=target,
             file=str(path),
@@ -194,14 +188,14 @@ class Backups:
     @property
     def _graph_version(self) -> str | None:
         """The version of the graph records this stack writes; None when it keeps none."""
-        return None if self._stores.graph is None else self._stores.graph.version
+        return None if self.stores.graph is None else self.stores.graph.version
 
     async def _others(self, namespace: str, expected: dict[str, str]) -> list[str]:
         """The documents of ``namespace`` other than the backup's at its version (written, or
         being written by a restore cut short)."""
         return [
             record.document_id
-            async for page in self._ledger.list_records(namespace)
+            async for page in self.ledger.list_records(namespace)
             for record in page
             if record.state is not None and expected.get(record.document_id) != record.fingerprint
         ]

@@ -73,31 +73,23 @@ def done(item: Prepared, outcome: Outcome) -> DocumentOutcome:
     )
 
 
+@dataclass(frozen=True, eq=False)
 class GroupWriter:
     """Writes groups of checked documents; the only writer of chunk texts, vectors, keyword
     entries and ledger records of a write."""
 
-    def __init__(
-        self,
-        embedder: Embedder,
-        stores: ChunkStores,
-        ledger: DocumentLedger,
-        generations: NamespaceGenerations,
-        lease_wait_s: float,
-        lease_renew_s: float,
-    ) -> None:
-        self._embedder = embedder
-        self._stores = stores
-        self._ledger = ledger
-        self._generations = generations
-        self._lease_wait_s = lease_wait_s
-        self._lease_renew_s = lease_renew_s
+    embedder: Embedder
+    stores: ChunkStores
+    ledger: DocumentLedger
+    generations: NamespaceGenerations
+    lease_wait_s: float
+    lease_renew_s: float
 
     async def write(self, group: Sequence[Prepared], call: GroupCall) -> list[DocumentOutcome]:
         """One outcome per document of ``group``, in order; unchanged ones cost one lookup."""
         ids = [item.document_id for item in group]
         with call.clock.stage("lookup"):
-            known = await self._ledger.get_many(call.namespace, ids)
+            known = await self.ledger.get_many(call.namespace, ids)
         outcomes = {
             item.document_id: done(item, Outcome.UNCHANGED)
             for item in group
@@ -125,7 +117,7 @@ class GroupWriter:
         namespace = call.namespace
         with call.clock.stage("claim"):
             ids = [item.document_id for item in group]
-            claim = await claim_documents(self._ledger, namespace, ids, lease, self._lease_wait_s)
+            claim = await claim_documents(self.ledger, namespace, ids, lease, self.lease_wait_s)
         outcomes = {
             document_id: failed(document_id, DocumentBusyError.of(namespace, document_id))
             for document_id in claim.held
@@ -159,15 +151,15 @@ class GroupWriter:
             with call.clock.stage("remove_stale"):
                 await self._remove_stale([r for r in settled if r.stale], lease)
         finally:
-            await advance_generation(self._generations, namespace)
-            await release_documents(self._ledger, namespace, list(claim.records), lease)
+            await advance_generation(self.generations, namespace)
+            await release_documents(self.ledger, namespace, list(claim.records), lease)
         return outcomes
 
     async def _begin(self, record: DocumentRecord, item: Prepared) -> DocumentRecord:
         """The pending record; a document stored without a record (or whose record was lost)
         has its existing chunks counted as stale, so nothing of it is left behind."""
         found = (
-            await self._stores.texts.chunk_ids(item.document_id, record.namespace)
+            await self.stores.texts.chunk_ids(item.document_id, record.namespace)
             if record.state is None
             else ()
         )
@@ -185,18 +177,18 @@ class GroupWriter:
         clock = call.clock
         try:
             with clock.stage("begin"):
-                await self._ledger.save(pending, lease)
-            renewal = LeaseRenewal(self._ledger, pending, lease, self._lease_renew_s)
+                await self.ledger.save(pending, lease)
+            renewal = LeaseRenewal(self.ledger, pending, lease, self.lease_renew_s)
             with clock.stage("embed"):
                 vectors = await self._vectors([w.prepared for w in writes], call.tally, renewal)
             chunks = [chunk for write in writes for chunk in write.prepared.chunks]
             with clock.stage("write_texts"):
-                await self._stores.texts.upsert_many(chunks)
+                await self.stores.texts.upsert_many(chunks)
             graph = {r.id: r for w in writes for r in w.prepared.graph or ()}
             with clock.stage("write_search"):
-                await self._stores.add_searchable(chunks, vectors, call.namespace, graph)
+                await self.stores.add_searchable(chunks, vectors, call.namespace, graph)
             with clock.stage("commit"):
-                await self._ledger.save([record.commit() for record in pending], lease)
+                await self.ledger.save([record.commit() for record in pending], lease)
         except BaseException as error:
             await self._abandon(pending, call.namespace, lease)
             if not isinstance(error, RetrievalError):
@@ -233,7 +225,7 @@ class GroupWriter:
         group's tally and followed by a renewal of the write's lease when one is due."""
         batches: list[Matrix] = []
         for batch in slices(texts, EMBEDDING_BATCH):
-            batches.append(await self._embedder.embed_passages(batch))
+            batches.append(await self.embedder.embed_passages(batch))
             tally.add(len(batch))
             await renewal()
         return np.concatenate(batches)
@@ -247,9 +239,9 @@ class GroupWriter:
         fresh = sorted({chunk for record in pending for chunk in record.fresh})
         try:
             async with undo_bound():
-                await self._ledger.save(pending, lease)
-                await self._stores.remove(fresh, namespace)
-                await self._ledger.save([record.abandon() for record in pending], lease)
+                await self.ledger.save(pending, lease)
+                await self.stores.remove(fresh, namespace)
+                await self.ledger.save([record.abandon() for record in pending], lease)
         except RetrievalError as error:
             log.error(
                 "ingest.rollback_failed",
@@ -266,8 +258,8 @@ class GroupWriter:
         namespace = records[0].namespace
         stale = sorted({chunk for record in records for chunk in record.stale})
         try:
-            await self._stores.remove(stale, namespace)
-            await self._ledger.save([record.cleaned() for record in records], lease)
+            await self.stores.remove(stale, namespace)
+            await self.ledger.save([record.cleaned() for record in records], lease)
         except RetrievalError as error:
             log.warning(
                 "ingest.stale_left", namespace=namespace, chunks=len(stale), error=str(error)

@@ -106,26 +106,20 @@ class Repairs:
     incomplete: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, eq=False)
 class Reconciliation:
-    def __init__(
-        self,
-        embedder: Embedder,
-        stores: ChunkStores,
-        ledger: DocumentLedger,
-        lease_wait_s: float,
-    ) -> None:
-        self._embedder = embedder
-        self._stores = stores
-        self._ledger = ledger
-        self._lease_wait_s = lease_wait_s
+    embedder: Embedder
+    stores: ChunkStores
+    ledger: DocumentLedger
+    lease_wait_s: float
 
     async def run(self, namespace: str, *, dry_run: bool) -> ReconcileReport:
-        result = await audit(self._stores, self._ledger, namespace)
+        result = await audit(self.stores, self.ledger, namespace)
         report = found_in(namespace, result, dry_run)
         if dry_run or result.is_consistent:
             return report
         repairs = await self._repair_all(
-            namespace, sorted(result.documents_to_repair), self._lease_wait_s
+            namespace, sorted(result.documents_to_repair), self.lease_wait_s
         )
         log.info(
             "reconcile.done",
@@ -148,7 +142,7 @@ class Reconciliation:
         leased to writers of this host that no longer run. Returns how many documents per
         namespace; the service runs this as it starts, and a server after every health probe."""
         left: dict[str, list[str]] = defaultdict(list)
-        for record, lease in await self._ledger.unsettled(this_host()):
+        for record, lease in await self.ledger.unsettled(this_host()):
             if lease is None or holder_is_dead(lease):
                 left[record.namespace].append(record.document_id)
         repaired: dict[str, int] = {}
@@ -165,7 +159,7 @@ class Reconciliation:
         for start in range(0, len(document_ids), DOCUMENTS_PER_CLAIM):
             group = document_ids[start : start + DOCUMENTS_PER_CLAIM]
             with writer_lease() as lease:
-                claim = await claim_documents(self._ledger, namespace, group, lease, wait_s)
+                claim = await claim_documents(self.ledger, namespace, group, lease, wait_s)
                 repairs.busy.extend(claim.held)
                 try:
                     for record in claim.records.values():
@@ -173,13 +167,13 @@ class Reconciliation:
                             repairs.incomplete.append(record.document_id)
                         repairs.repaired += 1
                 finally:
-                    await self._ledger.release(namespace, list(claim.records), lease)
+                    await self.ledger.release(namespace, list(claim.records), lease)
         return repairs
 
     async def _repair(self, record: DocumentRecord, lease: Lease) -> bool:
         """Make one document consistent; False when it lost texts and must be ingested again."""
         namespace, document_id = record.namespace, record.document_id
-        stores = self._stores
+        stores = self.stores
         texts = await stores.texts.chunk_ids(document_id, namespace)
         prefix = f"{document_id}#"
         vectors = {
@@ -219,7 +213,7 @@ class Reconciliation:
             )
             keep -= lost
         await stores.remove(sorted((texts | vectors | keywords | listed) - keep), namespace)
-        await self._ledger.save([record.cleaned()], lease)
+        await self.ledger.save([record.cleaned()], lease)
         return not lost
 
     async def _index_again(
@@ -235,17 +229,17 @@ class Reconciliation:
         missing = sorted(whole - (vectors & keywords & graph))
         if not missing:
             return
-        stored = await self._stores.texts.get_many(missing, namespace)
+        stored = await self.stores.texts.get_many(missing, namespace)
         unembedded = [stored[c] for c in missing if c in stored and c not in vectors]
         if unembedded:
-            embedded = await self._embedder.embed_passages([c.content for c in unembedded])
-            await self._stores.index.upsert(
+            embedded = await self.embedder.embed_passages([c.content for c in unembedded])
+            await self.stores.index.upsert(
                 [vector_record(c, v) for c, v in zip(unembedded, embedded, strict=True)],
                 namespace,
             )
-        await self._stores.add_keywords(
+        await self.stores.add_keywords(
             [stored[c] for c in missing if c in stored and c not in keywords], namespace
         )
-        await self._stores.add_graph(
+        await self.stores.add_graph(
             [stored[c] for c in missing if c in stored and c not in graph], namespace
         )

@@ -11,6 +11,7 @@ empty a knowledge base.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 
 from retrieval.domain.ledger import DocumentRecord
 from retrieval.domain.models import RagDocument
@@ -62,20 +63,14 @@ def planned(item: Prepared, record: DocumentRecord | None, replace: bool) -> Doc
     return done(item, Outcome.UNCHANGED if record.is_current(item.fingerprint) else Outcome.UPDATED)
 
 
+@dataclass(frozen=True, eq=False)
 class LibrarySync:
     """Plans and applies syncs: the writer ingests, the library deletes."""
 
-    def __init__(
-        self,
-        writer: IngestionService,
-        library: Library,
-        ledger: DocumentLedger,
-        max_delete_share: float,
-    ) -> None:
-        self._writer = writer
-        self._library = library
-        self._ledger = ledger
-        self._max_delete_share = max_delete_share
+    writer: IngestionService
+    library: Library
+    ledger: DocumentLedger
+    max_delete_share: float
 
     async def sync(
         self,
@@ -97,10 +92,10 @@ class LibrarySync:
         ``IngestionService.ingest`` checks them; with ``refused_as_outcomes`` the sources of
         refused documents are kept as unreadable ones are.
         """
-        target = self._writer.namespace(namespace)
-        documents = await self._writer.identify(documents, target, replace=replace)
-        prepared = self._writer.prepare(documents, target)
-        screened = self._writer.screen(prepared, refused_as_outcomes)
+        target = self.writer.namespace(namespace)
+        documents = await self.writer.identify(documents, target, replace=replace)
+        prepared = self.writer.prepare(documents, target)
+        screened = self.writer.screen(prepared, refused_as_outcomes)
         checked = [checked_source(root, "roots") for root in roots]
         inside = under_any(checked)
         if not checked:
@@ -111,20 +106,20 @@ class LibrarySync:
                     f"document {item.document_id!r} has source {item.source!r}, under no root",
                     field="documents.source",
                 )
-        records = await stored_records(self._ledger, target)
+        records = await stored_records(self.ledger, target)
         kept = {*unreadable, *screened.refused_sources}
         doomed = doomed_by_sync(records, inside, {i.document_id for i in prepared}, kept)
         total = len(records)
-        if doomed and not allow_mass_delete and len(doomed) > self._max_delete_share * total:
-            raise MassDeleteError(target, len(doomed), total, self._max_delete_share)
+        if doomed and not allow_mass_delete and len(doomed) > self.max_delete_share * total:
+            raise MassDeleteError(target, len(doomed), total, self.max_delete_share)
         accepted = screened.accepted
         if dry_run:
             written = await self._plan(accepted, target, replace=replace)
             removal = Removal(deleted=tuple(DocumentSummary.of(r) for r in doomed))
         else:
-            written = await self._writer.write(accepted, target, on_progress, replace=replace)
+            written = await self.writer.write(accepted, target, on_progress, replace=replace)
             doomed_ids = [r.document_id for r in doomed]
-            removal = await self._library.remove(target, doomed_ids, inside)
+            removal = await self.library.remove(target, doomed_ids, inside)
         return SyncReport(
             namespace=target,
             dry_run=dry_run,
@@ -138,5 +133,5 @@ class LibrarySync:
     async def _plan(
         self, prepared: Sequence[Prepared], namespace: str, *, replace: bool
     ) -> list[DocumentOutcome]:
-        known = await self._ledger.get_many(namespace, [item.document_id for item in prepared])
+        known = await self.ledger.get_many(namespace, [item.document_id for item in prepared])
         return [planned(item, known.get(item.document_id), replace) for item in prepared]
