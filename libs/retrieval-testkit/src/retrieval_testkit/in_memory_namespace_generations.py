@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from retrieval.ports.index_lsns import highest
 from retrieval.ports.namespace_generations import NO_LSNS, Generation
 
 
@@ -18,8 +19,7 @@ class InMemoryNamespaceGenerations:
 
     async def advance(self, namespace: str, index_lsns: Mapping[str, int] = NO_LSNS) -> int:
         known = self._generations.get(namespace, Generation(0))
-        highest = dict(known.index_lsns)
-        for index, lsn in index_lsns.items():
-            highest[index] = max(lsn, highest.get(index, lsn))
-        self._generations[namespace] = Generation(known.number + 1, highest)
+        self._generations[namespace] = Generation(
+            known.number + 1, highest(known.index_lsns, index_lsns)
+        )
         return known.number + 1

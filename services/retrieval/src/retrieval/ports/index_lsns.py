@@ -5,6 +5,17 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 
+def highest(*lsns: Mapping[str, int | None]) -> dict[str, int]:
+    """Per index named in any of ``lsns``, the highest of its known LSNs (``None``: unknown);
+    an index with none known is left out."""
+    merged: dict[str, int] = {}
+    for each in lsns:
+        for index, lsn in each.items():
+            if lsn is not None:
+                merged[index] = max(lsn, merged.get(index, lsn))
+    return merged
+
+
 class AnsweredLsns:
     """The lowest log sequence number (LSN) at which each index answered the queries of one
     retrieval, per namespace; ``None`` where an answer of that index carried none."""

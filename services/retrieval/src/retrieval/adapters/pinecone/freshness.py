@@ -41,7 +41,7 @@ from typing import Any
 
 from pinecone import AsyncIndex, QueryResponse
 
-from retrieval.ports.index_lsns import AnsweredLsns
+from retrieval.ports.index_lsns import AnsweredLsns, highest
 from retrieval.retries import RetryPolicy
 
 DENSE = "dense"
@@ -127,8 +127,7 @@ class PineconeIndexLsns:
         self._indexes = indexes
 
     def written(self, namespace: str) -> Mapping[str, int]:
-        known = {lsns.index: lsns.written(namespace) for lsns in self._indexes}
-        return {index: lsn for index, lsn in known.items() if lsn is not None}
+        return highest({lsns.index: lsns.written(namespace) for lsns in self._indexes})
 
     @contextmanager
     def answering(self) -> Iterator[AnsweredLsns]:

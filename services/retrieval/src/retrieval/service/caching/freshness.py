@@ -38,7 +38,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
-from retrieval.ports.index_lsns import AnsweredLsns, IndexLsns
+from retrieval.ports.index_lsns import AnsweredLsns, IndexLsns, highest
 from retrieval.ports.namespace_generations import NO_LSNS, Generation, NamespaceGenerations
 
 REMEMBERED_NAMESPACES = 10_000
@@ -69,10 +69,9 @@ class IndexedGenerations:
         return await self._generations.current(namespace)
 
     async def advance(self, namespace: str, index_lsns: Mapping[str, int] = NO_LSNS) -> int:
-        highest = dict(self._lsns.written(namespace))
-        for index, lsn in index_lsns.items():
-            highest[index] = max(lsn, highest.get(index, lsn))
-        return await self._generations.advance(namespace, highest)
+        return await self._generations.advance(
+            namespace, highest(self._lsns.written(namespace), index_lsns)
+        )
 
 
 @dataclass(frozen=True)
@@ -122,10 +121,7 @@ class NamespaceFreshness:
             result = await compute()
             settled = self.settled(namespace)
             answered = self._answered(namespace)
-        returned = dict(self._returned.get(namespace, {}))
-        for index, lsn in answered.items():
-            if lsn is not None:
-                returned[index] = max(lsn, returned.get(index, lsn))
+        returned = highest(self._returned.get(namespace, {}), answered)
         if returned:
             self._remember(self._returned, namespace, returned)
         return result, settled
