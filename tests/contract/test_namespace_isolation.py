@@ -22,7 +22,7 @@ from retrieval.adapters.embedded_index.vector_index import EmbeddedVectorIndex
 from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
 from retrieval.adapters.mongo.document_ledger import MongoDocumentLedger
 from retrieval.adapters.mongo.namespace_generations import MongoNamespaceGenerations
-from retrieval.adapters.pinecone.freshness import PineconeLsns
+from retrieval.adapters.pinecone.freshness import SPARSE, PineconeLsns
 from retrieval.adapters.pinecone.sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval.adapters.pinecone.vector_index import PineconeVectorIndex
 from retrieval.domain.keywords import KeywordRecord
@@ -343,7 +343,9 @@ async def keyword_index(
         Bm25KeywordIndex(tmp_path / "keywords")
         if request.param == "bm25-on-disk"
         else PineconeSparseKeywordIndex(
-            request.getfixturevalue("pinecone_sparse").connection(), embed_batch_size=8
+            request.getfixturevalue("pinecone_sparse").connection(),
+            PineconeLsns(SPARSE),
+            embed_batch_size=8,
         )
     )
     yield index

@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from retrieval.adapters.pinecone.clients import PineconeConnection
+from retrieval.adapters.pinecone.freshness import SPARSE, PineconeLsns
 from retrieval.adapters.pinecone.sparse_keyword_index import PineconeSparseKeywordIndex
 from retrieval_testkit.contracts import KeywordIndexContract
 from retrieval_testkit.pinecone_standin import PineconeStandIn
@@ -26,6 +27,6 @@ class TestPineconeSparseKeywordIndex(KeywordIndexContract):
             request_timeout=2.0,
             call_timeout=10.0,
         )
-        index = PineconeSparseKeywordIndex(connection, embed_batch_size=2)
+        index = PineconeSparseKeywordIndex(connection, PineconeLsns(SPARSE), embed_batch_size=2)
         yield index
         await index.close()

@@ -47,10 +47,10 @@ async def test_one_document_per_namespace_keyed_by_name(collection) -> None:
     generations = MongoNamespaceGenerations(collection)
     await generations.advance("tea")
     await generations.advance("tea")
-    await generations.advance("coffee", 4)
+    await generations.advance("coffee", {"dense": 4, "sparse": 2})
     stored = await collection.find({}).sort("_id", 1).to_list(None)
     assert stored == [
-        {"_id": "coffee", "generation": 1, "index_lsn": 4},
+        {"_id": "coffee", "generation": 1, "index_lsns": {"dense": 4, "sparse": 2}},
         {"_id": "tea", "generation": 2},
     ]
 

@@ -16,6 +16,7 @@ from pinecone.errors import ApiError
 
 from retrieval.adapters.pinecone.clients import PineconeConnection
 from retrieval.adapters.pinecone.errors import RETRIES
+from retrieval.adapters.pinecone.freshness import SPARSE, PineconeLsns
 from retrieval.adapters.pinecone.limits import MAX_REQUEST_BYTES
 from retrieval.adapters.pinecone.sparse_keyword_index import TERMLESS, PineconeSparseKeywordIndex
 from retrieval.domain.keywords import KeywordRecord
@@ -58,7 +59,7 @@ def connect(standin: PineconeStandIn, api_key: str | None = None) -> PineconeCon
 
 @pytest.fixture
 async def index(standin: PineconeStandIn) -> AsyncIterator[PineconeSparseKeywordIndex]:
-    index = PineconeSparseKeywordIndex(connect(standin), concurrency=3)
+    index = PineconeSparseKeywordIndex(connect(standin), PineconeLsns(SPARSE), concurrency=3)
     yield index
     await index.close()
 
@@ -336,7 +337,7 @@ async def test_listing_asks_for_pages_of_100_and_follows_the_token(
 
 
 async def test_a_wrong_api_key_is_not_authorised(standin: PineconeStandIn) -> None:
-    index = PineconeSparseKeywordIndex(connect(standin, api_key="wrong"))
+    index = PineconeSparseKeywordIndex(connect(standin, api_key="wrong"), PineconeLsns(SPARSE))
     try:
         with pytest.raises(NotAuthorisedError):
             await index.query("blight", top_k=1, namespace=NS)
@@ -386,7 +387,7 @@ async def test_5xx_is_unavailable_after_the_sdk_retries(
 
 def test_an_embed_batch_above_96_is_refused(standin: PineconeStandIn) -> None:
     with pytest.raises(ValueError, match="96"):
-        PineconeSparseKeywordIndex(connect(standin), embed_batch_size=97)
+        PineconeSparseKeywordIndex(connect(standin), PineconeLsns(SPARSE), embed_batch_size=97)
 
 
 async def test_the_standin_embeds_sparse_as_the_sdk_reads_it(standin: PineconeStandIn) -> None:

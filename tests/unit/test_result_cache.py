@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 
 import pytest
@@ -25,7 +25,7 @@ from retrieval.domain.models import (
 )
 from retrieval.domain.stage_names import StageName
 from retrieval.errors import BackendUnavailableError
-from retrieval.ports.namespace_generations import Generation
+from retrieval.ports.namespace_generations import NO_LSNS, Generation
 from retrieval.service.caching.freshness import NamespaceFreshness, NoIndexLsns
 from retrieval.service.caching.result_cache import InProcessResultCache
 from retrieval_testkit import InMemoryNamespaceGenerations
@@ -295,9 +295,9 @@ class InterleavedGenerations(InMemoryNamespaceGenerations):
         await self._interleaving.switch()
         return await super().current(namespace)
 
-    async def advance(self, namespace: str, index_lsn: int | None = None) -> int:
+    async def advance(self, namespace: str, index_lsns: Mapping[str, int] = NO_LSNS) -> int:
         await self._interleaving.switch()
-        return await super().advance(namespace, index_lsn)
+        return await super().advance(namespace, index_lsns)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from retrieval.ports.namespace_generations import Generation
+from collections.abc import Mapping
+
+from retrieval.ports.index_lsns import highest
+from retrieval.ports.namespace_generations import NO_LSNS, Generation
 
 
 class InMemoryNamespaceGenerations:
@@ -12,10 +15,11 @@ class InMemoryNamespaceGenerations:
 
     async def current(self, namespace: str) -> Generation:
         self.current_calls += 1
-        return self._generations.get(namespace, Generation(0, None))
+        return self._generations.get(namespace, Generation(0))
 
-    async def advance(self, namespace: str, index_lsn: int | None = None) -> int:
-        known = self._generations.get(namespace, Generation(0, None))
-        lsns = [lsn for lsn in (known.index_lsn, index_lsn) if lsn is not None]
-        self._generations[namespace] = Generation(known.number + 1, max(lsns, default=None))
+    async def advance(self, namespace: str, index_lsns: Mapping[str, int] = NO_LSNS) -> int:
+        known = self._generations.get(namespace, Generation(0))
+        self._generations[namespace] = Generation(
+            known.number + 1, highest(known.index_lsns, index_lsns)
+        )
         return known.number + 1

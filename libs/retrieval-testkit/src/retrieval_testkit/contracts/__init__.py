@@ -3,6 +3,7 @@
 from retrieval_testkit.contracts.chunk_repository import ChunkRepositoryContract
 from retrieval_testkit.contracts.embedder import EmbedderContract
 from retrieval_testkit.contracts.entity_extractor import EntityExtractorContract
+from retrieval_testkit.contracts.index_lsns import IndexLsnsContract
 from retrieval_testkit.contracts.keyword_index import KeywordIndexContract
 from retrieval_testkit.contracts.llm import LlmContract
 from retrieval_testkit.contracts.namespace_generations import NamespaceGenerationsContract
@@ -13,6 +14,7 @@ __all__ = [
     "ChunkRepositoryContract",
     "EmbedderContract",
     "EntityExtractorContract",
+    "IndexLsnsContract",
     "KeywordIndexContract",
     "LlmContract",
     "NamespaceGenerationsContract",

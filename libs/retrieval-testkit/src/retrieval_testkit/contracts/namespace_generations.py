@@ -14,7 +14,7 @@ class NamespaceGenerationsContract:
     async def test_a_namespace_never_advanced_is_at_zero(
         self, generations: NamespaceGenerations
     ) -> None:
-        assert await generations.current("never-written") == Generation(0, None)
+        assert await generations.current("never-written") == Generation(0, {})
 
     async def test_advance_adds_one_and_returns_the_new_value(
         self, generations: NamespaceGenerations
@@ -49,20 +49,28 @@ class NamespaceGenerationsContract:
         assert returned[CONCURRENT] == 1
         assert (await generations.current("tea")).number == CONCURRENT + 1
 
-    async def test_an_advance_keeps_the_highest_index_lsn_reported(
+    async def test_an_advance_keeps_the_highest_lsn_reported_of_each_index(
         self, generations: NamespaceGenerations
     ) -> None:
         await generations.advance("tea")
-        assert await generations.current("tea") == Generation(1, None)
-        await generations.advance("tea", 7)
-        await generations.advance("tea", 5)
-        assert await generations.current("tea") == Generation(3, 7)
+        assert await generations.current("tea") == Generation(1, {})
+        await generations.advance("tea", {"dense": 7})
+        await generations.advance("tea", {"dense": 5, "sparse": 3})
+        assert await generations.current("tea") == Generation(3, {"dense": 7, "sparse": 3})
+        await generations.advance("tea", {"sparse": 9})
         await generations.advance("tea")
-        assert await generations.current("tea") == Generation(4, 7)
-        assert await generations.current("other") == Generation(0, None)
+        assert await generations.current("tea") == Generation(5, {"dense": 7, "sparse": 9})
+        assert await generations.current("other") == Generation(0, {})
 
-    async def test_concurrent_advances_keep_the_highest_lsn(
+    async def test_concurrent_advances_keep_the_highest_lsn_of_each_index(
         self, generations: NamespaceGenerations
     ) -> None:
-        await asyncio.gather(*(generations.advance("tea", lsn) for lsn in range(CONCURRENT)))
-        assert await generations.current("tea") == Generation(CONCURRENT, CONCURRENT - 1)
+        await asyncio.gather(
+            *(
+                generations.advance("tea", {"dense": lsn, "sparse": CONCURRENT - lsn})
+                for lsn in range(CONCURRENT)
+            )
+        )
+        assert await generations.current("tea") == Generation(
+            CONCURRENT, {"dense": CONCURRENT - 1, "sparse": CONCURRENT}
+        )

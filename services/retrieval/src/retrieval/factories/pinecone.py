@@ -9,7 +9,7 @@ from retrieval.settings import Settings
 
 if TYPE_CHECKING:
     from retrieval.adapters.pinecone.clients import PineconeConnection
-    from retrieval.adapters.pinecone.freshness import PineconeLsns
+    from retrieval.adapters.pinecone.freshness import PineconeIndexLsns, PineconeLsns
     from retrieval.adapters.pinecone.inference_embedder import PineconeInferenceEmbedder
     from retrieval.adapters.pinecone.reranker import PineconeReranker
     from retrieval.adapters.pinecone.sparse_keyword_index import PineconeSparseKeywordIndex
@@ -48,10 +48,17 @@ def pinecone_embedder(
     )
 
 
-def pinecone_lsns() -> PineconeLsns:
-    from retrieval.adapters.pinecone.freshness import PineconeLsns
+def pinecone_lsns(*, sparse: bool = False) -> PineconeLsns:
+    """The LSNs of the dense index, or (``sparse``) of the sparse index of keyword search."""
+    from retrieval.adapters.pinecone.freshness import DENSE, SPARSE, PineconeLsns
 
-    return PineconeLsns()
+    return PineconeLsns(SPARSE if sparse else DENSE)
+
+
+def pinecone_index_lsns(dense: PineconeLsns, sparse: PineconeLsns) -> PineconeIndexLsns:
+    from retrieval.adapters.pinecone.freshness import PineconeIndexLsns
+
+    return PineconeIndexLsns(dense, sparse)
 
 
 def pinecone_vector_index(
@@ -63,13 +70,14 @@ def pinecone_vector_index(
 
 
 def pinecone_keyword_index(
-    connection: PineconeConnection, settings: Settings
+    connection: PineconeConnection, lsns: PineconeLsns, settings: Settings
 ) -> PineconeSparseKeywordIndex:
     """Keyword search by the sparse model's vectors, in the sparse index (``connection``)."""
     from retrieval.adapters.pinecone.sparse_keyword_index import PineconeSparseKeywordIndex
 
     return PineconeSparseKeywordIndex(
         connection,
+        lsns,
         model=settings.pinecone_sparse_model,
         embed_batch_size=settings.pinecone_embed_batch_size,
         concurrency=settings.pinecone_upsert_concurrency,

@@ -1,9 +1,12 @@
 """Namespace generations in MongoDB: one document per namespace,
-``{_id: namespace, generation, index_lsn}`` (``index_lsn`` only once an advance reported one).
+``{_id: namespace, generation, index_lsns: {index: lsn}}`` (an index only once an advance
+reported an LSN of it). A document written when one LSN was kept for the namespace
+(``index_lsn``) reads as one with none, so time decides until its next advance.
 
 Lookups are by ``_id`` alone, which every server answers from its index. ``advance`` makes
 sure the document exists, then runs one ``findAndModify`` with ``$inc`` and, given an LSN,
-``$max`` (no upsert), so concurrent advances each count once and the LSN never goes back: an
+``$max`` on each index's LSN (no upsert), so concurrent advances each count once and no LSN
+goes back: an
 upserting increment that lost an insert race was, on SecantusDB, applied yet answered with no
 document.
 
@@ -20,6 +23,7 @@ Every round trip runs under its own deadline (``timeout_ms``), errors translated
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Any
 
 from pymongo import ReturnDocument
@@ -30,9 +34,9 @@ from pymongo.write_concern import WriteConcern
 
 from retrieval.adapters.mongo.chunk_repository import round_trip
 from retrieval.errors import BackendError
-from retrieval.ports.namespace_generations import Generation
+from retrieval.ports.namespace_generations import NO_LSNS, Generation
 
-GENERATION = {"_id": False, "generation": True, "index_lsn": True}
+GENERATION = {"_id": False, "generation": True, "index_lsns": True}
 
 
 class MongoNamespaceGenerations:
@@ -48,10 +52,10 @@ class MongoNamespaceGenerations:
         with round_trip("find", self._timeout):
             document = await self._collection.find_one({"_id": namespace}, GENERATION)
         if document is None:
-            return Generation(0, None)
-        return Generation(document["generation"], document.get("index_lsn"))
+            return Generation(0)
+        return Generation(document["generation"], document.get("index_lsns", NO_LSNS))
 
-    async def advance(self, namespace: str, index_lsn: int | None = None) -> int:
+    async def advance(self, namespace: str, index_lsns: Mapping[str, int] = NO_LSNS) -> int:
         """Creates the namespace's document if it is missing (``$setOnInsert``, so racing
         creators leave one document at 0), then increments it: an increment never races
         an insert, so each advance counts exactly once and returns its own value."""
@@ -59,11 +63,11 @@ class MongoNamespaceGenerations:
             await self._collection.update_one(
                 {"_id": namespace}, {"$setOnInsert": {"generation": 0}}, upsert=True
             )
+        highest = {f"index_lsns.{index}": lsn for index, lsn in index_lsns.items()}
         with round_trip("find_and_modify", self._timeout):
             document = await self._collection.find_one_and_update(
                 {"_id": namespace},
-                {"$inc": {"generation": 1}}
-                | ({} if index_lsn is None else {"$max": {"index_lsn": index_lsn}}),
+                {"$inc": {"generation": 1}} | ({"$max": highest} if highest else {}),
                 projection=GENERATION,
                 return_document=ReturnDocument.AFTER,
             )

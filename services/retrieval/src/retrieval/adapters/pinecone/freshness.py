@@ -15,10 +15,17 @@ slight delay), and an entry that can never be reached (should Pinecone number a 
 afresh once it is emptied) stops mattering. What it does not hold says nothing: another
 replica may have written there.
 
-``PineconeLsns`` is the ``IndexLsns`` port over it: the written LSNs the service stores with
-a namespace's generation (so every replica learns what to wait for), and the LSNs the
-queries of one retrieval were answered at (a context variable holding a collector, so the
-tasks a retrieval starts add to the same one).
+The dense index and the sparse keyword index are two Pinecone indexes, each numbering its
+namespaces' writes on its own, so their LSNs are never compared with each other. Each index
+adapter notes its writes and answers in a ``PineconeLsns`` of its own, named ``DENSE`` or
+``SPARSE``. A sparse index's query is answered as a dense one's: the SDK reads the LSN from
+``x-pinecone-max-indexed-lsn``, or else from ``x-pinecone-lsn-reconciled``, whichever the
+answer carries.
+
+``PineconeIndexLsns`` is the ``IndexLsns`` port over both: per index, the written LSNs the
+service stores with a namespace's generation (so every replica learns what to wait for), and
+the LSNs the queries of one retrieval were answered at (a context variable holding a
+collector, so the tasks a retrieval starts add to the same one).
 """
 
 from __future__ import annotations
@@ -27,16 +34,19 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from pinecone import AsyncIndex, QueryResponse
 
-from retrieval.ports.index_lsns import AnsweredLsns
+from retrieval.ports.index_lsns import AnsweredLsns, highest
 from retrieval.retries import RetryPolicy
 
+DENSE = "dense"
+SPARSE = "sparse"
+"""The names the LSNs of the two indexes are kept under."""
 REMEMBERED_NAMESPACES = 10_000
 REMEMBERED_FOR_S = 300.0
 POLLS = RetryPolicy(initial_backoff=0.1, max_backoff=1.0)
@@ -88,9 +98,11 @@ ANSWERS: ContextVar[AnsweredLsns | None] = ContextVar("pinecone_answers", defaul
 
 
 class PineconeLsns:
-    """The ``IndexLsns`` of one Pinecone index, for this process."""
+    """The LSNs of one Pinecone index (named ``index``: ``DENSE`` or ``SPARSE``), for this
+    process."""
 
-    def __init__(self) -> None:
+    def __init__(self, index: str = DENSE) -> None:
+        self.index = index
         self._written = WrittenLsns()
 
     def wrote(self, namespace: str, lsn: int | None) -> None:
@@ -105,7 +117,17 @@ class PineconeLsns:
         answers = ANSWERS.get()
         if answers is not None:
             info = response.response_info
-            answers.note(namespace, None if info is None else info.lsn_reconciled)
+            answers.note(self.index, namespace, None if info is None else info.lsn_reconciled)
+
+
+class PineconeIndexLsns:
+    """The ``IndexLsns`` of the Pinecone indexes of ``indexes``, for this process."""
+
+    def __init__(self, *indexes: PineconeLsns) -> None:
+        self._indexes = indexes
+
+    def written(self, namespace: str) -> Mapping[str, int]:
+        return highest({lsns.index: lsns.written(namespace) for lsns in self._indexes})
 
     @contextmanager
     def answering(self) -> Iterator[AnsweredLsns]:

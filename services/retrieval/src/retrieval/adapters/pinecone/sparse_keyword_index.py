@@ -27,6 +27,11 @@ it answer 404 the adapter asks ``describe_index_stats``, so a 404 for a missing 
 still raises ``IndexNotFoundError``. Deletes send at most 1000 ids a request; a delete
 where nothing is stored does nothing.
 
+Freshness (``pinecone_freshness``): the LSN of every acknowledged upsert and delete, and the
+LSN every query was answered at, are noted in ``lsns`` (this index's, ``SPARSE``), so a
+retrieval counts as settled only once this index too has shown the writes of the namespace's
+generation. A query that finds nothing without asking the index notes nothing.
+
 Worst-case time per port call, with C the bound of one SDK call (``pinecone_errors``):
 query 3 C; upsert of n texts in b requests (ceil(ceil(n / 96) / concurrency) +
 ceil(b / concurrency)) C; delete by n ids ceil(ceil(n / 1000) / concurrency) C, all C,
@@ -41,6 +46,7 @@ from typing import Any
 from pinecone import SparseEmbedding
 
 from retrieval.adapters.pinecone.clients import IndexCalls, PineconeConnection
+from retrieval.adapters.pinecone.freshness import PineconeLsns
 from retrieval.adapters.pinecone.inference import MAX_EMBED_BATCH, InferenceEmbeddings
 from retrieval.adapters.pinecone.limits import (
     MAX_TOP_K,
@@ -67,6 +73,7 @@ class PineconeSparseKeywordIndex:
     def __init__(
         self,
         connection: PineconeConnection,
+        lsns: PineconeLsns,
         *,
         model: str = DEFAULT_MODEL,
         embed_batch_size: int = MAX_EMBED_BATCH,
@@ -77,6 +84,7 @@ class PineconeSparseKeywordIndex:
         )
         self._concurrency = concurrency
         self._index = IndexCalls(connection)
+        self._lsns = lsns
 
     async def close(self) -> None:
         """Release the connections of the running loop's clients."""
@@ -100,9 +108,14 @@ class PineconeSparseKeywordIndex:
         return len(wires)
 
     def _upsert_call(self, batch: list[dict[str, Any]], namespace: str) -> Callable[[], Awaitable]:
-        return lambda: self._index(
+        return lambda: self._upsert(batch, namespace)
+
+    async def _upsert(self, batch: list[dict[str, Any]], namespace: str) -> None:
+        response = await self._index(
             "upsert", lambda index: index.upsert(vectors=batch, namespace=namespace)
         )
+        if response.response_info is not None:
+            self._lsns.wrote(namespace, response.response_info.lsn_committed)
 
     async def query(
         self,
@@ -136,6 +149,7 @@ class PineconeSparseKeywordIndex:
             if namespace in await self._index.namespace_counts():
                 raise
             return []
+        self._lsns.answered(namespace, response)
         ranked = sorted(
             (match for match in response.matches if match.score > 0),
             key=lambda match: (-match.score, match.id),
@@ -147,9 +161,10 @@ class PineconeSparseKeywordIndex:
     ) -> None:
         parse_delete_selector(ids, None, delete_all)
         if ids is None:
-            await self._index.delete(namespace, delete_all=True)
-            return
-        await self._index.delete_ids(namespace, ids, self._concurrency)
+            lsn = await self._index.delete(namespace, delete_all=True)
+        else:
+            lsn = await self._index.delete_ids(namespace, ids, self._concurrency)
+        self._lsns.wrote(namespace, lsn)
 
     def list_ids(self, namespace: str, *, prefix: str | None = None) -> AsyncIterator[list[str]]:
         return self._index.list_ids(namespace, prefix)

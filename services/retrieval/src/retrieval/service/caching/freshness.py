@@ -10,33 +10,36 @@ keeping it is not. While a namespace is settling:
   strongly consistent, so a chunk deleted there is not shown even while the index still returns
   its id, and a replaced one is shown in its current version (``CurrentVersions``).
 
-When it is settled is learnt from the index's log sequence numbers (LSNs, ``IndexLsns``). The
-writer advances the namespace's generation after its writes with the highest LSN the index gave
-them (``IndexedGenerations``); every replica reads both at the start of each retrieval. The
-retrieval is settled when every answer the index gave its queries in the namespace is at or
-above that LSN and at or above the highest LSN of an answer this replica already returned for
-the namespace: so a replica never returns a result older than one it returned (monotonic
-reads), and nothing older than the write once its answers reflect it.
+When it is settled is learnt from the indexes' log sequence numbers (LSNs, ``IndexLsns``),
+which each index (on Pinecone: the dense vector index and the sparse keyword index) numbers on
+its own. The writer advances the namespace's generation after its writes with, per index, the
+highest LSN that index gave them (``IndexedGenerations``); every replica reads the generation
+at the start of each retrieval. The retrieval is settled when every index it asked answered
+each of its queries in the namespace at or above the LSN stored for that index and at or above
+the highest LSN of an answer of that index this replica already returned for the namespace: so
+a replica never returns a result older than one it returned (monotonic reads), and nothing
+older than the write once the answers of every index it asked reflect it. An index it did not
+ask (a keyword-only or dense-only search) does not hold it back.
 
 Only where there is no LSN to compare (an index that answers none, a generation advanced with
-none, a retrieval that asked the index nothing) does time decide: a generation first seen at
-``t`` was advanced before ``t``, so past ``t + settle_s`` (the index's assumed freshness bound)
-it is taken as settled. The embedded index shows a write once it returns (``settle_s`` 0:
-always settled). A namespace this replica has not seen is settling.
+none for an index asked, a retrieval that asked no index) does time decide: a generation first
+seen at ``t`` was advanced before ``t``, so past ``t + settle_s`` (the index's assumed
+freshness bound) it is taken as settled. The embedded index shows a write once it returns
+(``settle_s`` 0: always settled). A namespace this replica has not seen is settling.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
-from retrieval.ports.index_lsns import AnsweredLsns, IndexLsns
-from retrieval.ports.namespace_generations import Generation, NamespaceGenerations
+from retrieval.ports.index_lsns import AnsweredLsns, IndexLsns, highest
+from retrieval.ports.namespace_generations import NO_LSNS, Generation, NamespaceGenerations
 
 REMEMBERED_NAMESPACES = 10_000
 T = TypeVar("T")
@@ -47,8 +50,8 @@ READING: ContextVar[AnsweredLsns | None] = ContextVar("index_answers", default=N
 class NoIndexLsns:
     """The ``IndexLsns`` of an index that answers no LSN."""
 
-    def written(self, namespace: str) -> int | None:
-        return None
+    def written(self, namespace: str) -> Mapping[str, int]:
+        return NO_LSNS
 
     @contextmanager
     def answering(self) -> Iterator[AnsweredLsns]:
@@ -65,9 +68,10 @@ class IndexedGenerations:
     async def current(self, namespace: str) -> Generation:
         return await self._generations.current(namespace)
 
-    async def advance(self, namespace: str, index_lsn: int | None = None) -> int:
-        known = [lsn for lsn in (index_lsn, self._lsns.written(namespace)) if lsn is not None]
-        return await self._generations.advance(namespace, max(known, default=None))
+    async def advance(self, namespace: str, index_lsns: Mapping[str, int] = NO_LSNS) -> int:
+        return await self._generations.advance(
+            namespace, highest(self._lsns.written(namespace), index_lsns)
+        )
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ class NamespaceFreshness:
         self._clock = clock
         self._remembered = remembered
         self._seen: OrderedDict[str, Seen] = OrderedDict()
-        self._returned: OrderedDict[str, int] = OrderedDict()
+        self._returned: OrderedDict[str, dict[str, int]] = OrderedDict()
 
     @property
     def settle_s(self) -> float:
@@ -112,13 +116,14 @@ class NamespaceFreshness:
     async def computed(self, namespace: str, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
         """``compute()``, and whether it was settled: computed on index answers that reflect
         every write of the generation read last, and none older than an answer already
-        returned for the namespace."""
+        returned for the namespace, of every index it asked."""
         with self._reading():
             result = await compute()
             settled = self.settled(namespace)
             answered = self._answered(namespace)
-        if answered is not None:
-            self._remember(self._returned, namespace, max(answered, self._returned_lsn(namespace)))
+        returned = highest(self._returned.get(namespace, {}), answered)
+        if returned:
+            self._remember(self._returned, namespace, returned)
         return result, settled
 
     def settled(self, namespace: str) -> bool:
@@ -129,11 +134,18 @@ class NamespaceFreshness:
         seen = self._seen.get(namespace)
         if seen is None:
             return False
-        written = seen.generation.index_lsn
+        written = seen.generation.index_lsns
+        returned = self._returned.get(namespace, {})
         answered = self._answered(namespace)
-        if written is not None and answered is not None:
-            return answered >= max(written, self._returned_lsn(namespace))
-        return self._clock() - seen.since >= self._settle_s
+        compared = {
+            index: lsn for index, lsn in answered.items() if lsn is not None and index in written
+        }
+        uncompared = not answered or len(compared) < len(answered)
+        if uncompared and self._clock() - seen.since < self._settle_s:
+            return False
+        return all(
+            lsn >= max(written[index], returned.get(index, 0)) for index, lsn in compared.items()
+        )
 
     @contextmanager
     def _reading(self) -> Iterator[AnsweredLsns]:
@@ -144,12 +156,9 @@ class NamespaceFreshness:
             finally:
                 READING.set(None)
 
-    def _answered(self, namespace: str) -> int | None:
+    def _answered(self, namespace: str) -> Mapping[str, int | None]:
         answers = READING.get()
-        return None if answers is None else answers.lowest(namespace)
-
-    def _returned_lsn(self, namespace: str) -> int:
-        return self._returned.get(namespace, 0)
+        return NO_LSNS if answers is None else answers.lowest(namespace)
 
     def _note(self, namespace: str, generation: Generation) -> None:
         seen = self._seen.get(namespace)

@@ -11,8 +11,9 @@ completed. A call sees a generation at least as new as its own read, never an ol
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Mapping
 
-from retrieval.ports.namespace_generations import Generation, NamespaceGenerations
+from retrieval.ports.namespace_generations import NO_LSNS, Generation, NamespaceGenerations
 
 REMEMBERED_NAMESPACES = 10_000
 
@@ -43,8 +44,8 @@ class RememberedGenerations:
             self._read.popitem(last=False)
         return generation
 
-    async def advance(self, namespace: str, index_lsn: int | None = None) -> int:
-        return await self._generations.advance(namespace, index_lsn)
+    async def advance(self, namespace: str, index_lsns: Mapping[str, int] = NO_LSNS) -> int:
+        return await self._generations.advance(namespace, index_lsns)
 
     def last_read(self, namespace: str) -> int | None:
         """The generation number read last for ``namespace``; None when none was, or the last read
