@@ -28,6 +28,8 @@ class ServerLog:
 
     def __init__(self, stream: asyncio.StreamReader) -> None:
         self.entries: list[dict[str, Any]] = []
+        self.other_lines: list[str] = []
+        """What it wrote that is not a log entry: a crash's traceback, a fatal error."""
         self.ended = False
         self._grew = asyncio.Condition()
         self._reader = asyncio.create_task(self._read(stream))
@@ -39,7 +41,8 @@ class ServerLog:
             await self._grew.wait_for(lambda: self._find(name) is not None or self.ended)
         found = self._find(name)
         if found is None:
-            last = "\n".join(json.dumps(entry) for entry in self.entries[-LAST_SHOWN:])
+            shown = [json.dumps(entry) for entry in self.entries[-LAST_SHOWN:]]
+            last = "\n".join([*shown, *self.other_lines[-LAST_SHOWN:]])
             raise AssertionError(f"the server exited before logging {name}; last logged:\n{last}")
         return found
 
@@ -61,10 +64,12 @@ class ServerLog:
 
     async def _read(self, stream: asyncio.StreamReader) -> None:
         while line := await stream.readline():
-            if line.startswith(b"{"):
-                async with self._grew:
-                    self.entries.append(json.loads(line))
-                    self._grew.notify_all()
+            if not line.startswith(b"{"):
+                self.other_lines.append(line.decode(errors="replace").rstrip())
+                continue
+            async with self._grew:
+                self.entries.append(json.loads(line))
+                self._grew.notify_all()
         async with self._grew:
             self.ended = True
             self._grew.notify_all()
