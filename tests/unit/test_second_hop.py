@@ -392,7 +392,7 @@ async def test_kept_records_are_filtered_as_the_store_filters_them() -> None:
 async def test_a_new_generation_reads_the_graph_again() -> None:
     graph = RecordingGraph()
     leads, generations, stored = await leads_over(graph)
-    assert await leads.mentions(["kiss#0", "nobody#0"], NS) == {"kiss#0": ("shirley temple",)}
+    assert await leads.records(["kiss#0", "nobody#0"], NS) == {"kiss#0": RECORDS[0]}
     await leads.about(["shirley temple"], NS, None)
     await graph.upsert([GraphRecord(id="temple#2", about=("shirley temple",))], NS)
     assert len(await leads.about(["shirley temple"], NS, None)) == 2

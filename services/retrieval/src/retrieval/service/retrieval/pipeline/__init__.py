@@ -48,8 +48,9 @@ def retrieval_stages(
     drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
     texts (a chunk of a version just replaced shows the current one), widen them to their
     neighbouring chunks. ``entities`` reads the names of questions (the rule-based extractor,
-    so a retrieval never waits on a chat model); the second hop keeps what it reads of the
-    graph under the namespace generation the call read (``generations``)."""
+    so a retrieval never waits on a chat model); the second hop keeps its candidates' graph
+    records by chunk id and its lookups under the namespace generation the call read
+    (``generations``)."""
     texts = CandidateTexts(chunks, CurrentVersions(ledger, chunks))
     graph_search = GraphSearch(graph, entities, NearNames(keywords, chunks))
     search = (

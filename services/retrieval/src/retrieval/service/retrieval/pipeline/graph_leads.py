@@ -1,12 +1,18 @@
-"""What the second hop reads of the knowledge graph, kept per namespace until its next write.
+"""What the second hop reads of the knowledge graph, kept per namespace.
 
-The second hop needs the names its sources mention and the chunks about those names. Both
-are in the graph (``GraphRecord.mentions``, written at ingestion by the extractor that reads
-the chunks; ``GraphStore.about``), so the hop reads no chunk text and the fetch of the texts
-stays one read. What was read is kept under the namespace's generation read last
-(``RememberedGenerations``, read by every retrieval before it computes), so on every replica
-nothing is served after a write completed, as for the result cache; without a generation
-(no read yet, or the last failed) every lookup reads the store.
+The second hop needs the graph records of its candidates (the names each mentions, the
+entities each is about) and the chunks about the names its sources mention. Both are in the
+graph (``GraphRecord``, written at ingestion by the extractor that reads the chunks;
+``GraphStore.about``), so the hop reads no chunk text and the fetch of the texts stays one
+read.
+
+A chunk's record is what the extractor read in that chunk, which its id names (the id's
+digest covers its text, title, domain and metadata): it is kept by id. The chunks about a
+name change with every write, so they are kept under the namespace's generation read last
+(``RememberedGenerations``, read by every retrieval before it computes when a result cache
+is kept), and on every replica nothing is served after a write completed, as for the result
+cache; without a generation (no read yet, the last failed, or no result cache) every such
+lookup reads the store. A new generation drops both.
 
 The records about an entity are kept unfiltered and filtered here, as the store filters the
 records it read; a lookup that reached ``ABOUT_READ`` records is not kept, since which
@@ -25,17 +31,17 @@ from retrieval.ports.vector_index import MetadataFilter
 from retrieval.service.caching.remembered_generations import RememberedGenerations
 
 KEPT_PER_NAMESPACE = 50_000
-"""Chunks' mentions and entities' records kept per namespace, each; the first kept are
+"""Chunks' records and entities' records kept per namespace, each; the first kept are
 dropped first."""
 KEPT_NAMESPACES = 64
 
 
 class NamespaceLeads:
-    """What was read of one namespace's graph under one generation."""
+    """What was read of one namespace's graph under one generation (None: no generation)."""
 
-    def __init__(self, generation: int) -> None:
+    def __init__(self, generation: int | None) -> None:
         self.generation = generation
-        self.mentions: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self.records: OrderedDict[str, GraphRecord] = OrderedDict()
         self.about: OrderedDict[str, tuple[GraphRecord, ...]] = OrderedDict()
 
 
@@ -54,18 +60,17 @@ class GraphLeads:
         self._kept_namespaces = kept_namespaces
         self._namespaces: OrderedDict[str, NamespaceLeads] = OrderedDict()
 
-    async def mentions(self, ids: Sequence[str], namespace: str) -> dict[str, tuple[str, ...]]:
-        """The names each chunk of ``ids`` mentions (name keys, first mention first, its
-        title's aside); a chunk without a graph record is absent. At most one ``get_many`` of
-        the graph, for the chunks not kept."""
+    async def records(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
+        """The graph records of the chunks ``ids``, by id; a chunk without one is absent. At
+        most one ``get_many`` of the graph, for the chunks not kept."""
         kept = self._kept(namespace)
-        known = {i: kept.mentions[i] for i in ids if i in kept.mentions} if kept else {}
+        known = {i: kept.records[i] for i in ids if i in kept.records}
         missing = [chunk_id for chunk_id in ids if chunk_id not in known]
-        read = await self._graph.get_many(missing, namespace) if missing else {}
-        found = {chunk_id: record.mentions for chunk_id, record in read.items()}
-        if kept:
-            self._keep(kept.mentions, found)
-        return known | found
+        if not missing:
+            return known
+        read = await self._graph.get_many(missing, namespace)
+        self._keep(kept.records, read)
+        return known | read
 
     async def about(
         self, entities: Sequence[str], namespace: str, filter: MetadataFilter | None
@@ -73,7 +78,7 @@ class GraphLeads:
         """As ``GraphStore.about``: the records about any of ``entities`` that pass
         ``filter``, by id; at most one lookup of the store, for the entities not kept."""
         kept = self._kept(namespace)
-        if kept is None:
+        if kept.generation is None:
             return await self._graph.about(entities, namespace=namespace, filter=filter)
         expression = parse_filter(filter)
         wanted = list(dict.fromkeys(entities))
@@ -93,12 +98,9 @@ class GraphLeads:
         }
         return [records[record_id] for record_id in sorted(records)]
 
-    def _kept(self, namespace: str) -> NamespaceLeads | None:
-        """What is kept of ``namespace`` under the generation read last; None without one."""
+    def _kept(self, namespace: str) -> NamespaceLeads:
+        """What is kept of ``namespace`` under the generation read last, or without one."""
         generation = self._generations.last_read(namespace)
-        if generation is None:
-            self._namespaces.pop(namespace, None)
-            return None
         kept = self._namespaces.get(namespace)
         if kept is None or kept.generation != generation:
             kept = self._namespaces[namespace] = NamespaceLeads(generation)

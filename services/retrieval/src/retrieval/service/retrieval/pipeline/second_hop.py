@@ -41,9 +41,12 @@ class SecondHop:
     source in the ranking with a discounted score (``follow_links``), kept in its ``scores``
     under the stage's name; a chunk ranked higher already stays where it is.
 
-    Reads no chunk text (the fetch reads them all at once): the sources' records and the
-    lookup come through ``GraphLeads``, which keeps them until the namespace's next write, so
-    a question asked over a namespace read before costs no round trip. When the graph store
+    Reads no chunk text (the fetch reads them all at once): the candidates' graph records
+    and the lookup come through ``GraphLeads``, which keeps them, so a question over chunks
+    read before costs no round trip. The candidates' own records settle a source's links
+    when at least ``links_per_source`` documents among the candidates (its own and the other
+    sources' aside) are about the names it mentions: the lookup would rank those first, so
+    it is made only for the names of the sources they do not settle. When the graph store
     fails, the ranking stays as it was, with ``second_hop`` in ``degraded``.
     """
 
@@ -65,31 +68,35 @@ class SecondHop:
     async def run(self, state: PipelineState) -> PipelineState:
         if not state.plan.second_hop or not state.candidates:
             return state
-        leading = state.candidates[: self._sources]
+        standing = {c.chunk_id: position for position, c in enumerate(state.candidates)}
+        leading = [c.chunk_id for c in state.candidates[: self._sources]]
+        leaders = {document_of(chunk_id) for chunk_id in leading}
         query = name_key(state.text)
         try:
-            mentioned = await self._leads.mentions([c.chunk_id for c in leading], state.namespace)
+            records = await self._leads.records(list(standing), state.namespace)
             names = {
-                source: [name for name in found if not names_in(query, name)][
+                source: [name for name in records[source].mentions if not names_in(query, name)][
                     : self._names_per_source
                 ]
-                for source, found in mentioned.items()
+                for source in leading
+                if source in records
             }
-            searched = list(dict.fromkeys(name for found in names.values() for name in found))
-            about = (
-                await self._leads.about(searched, state.namespace, query_filter(state.query))
-                if searched
-                else []
-            )
+            wanted = {name for found in names.values() for name in found}
+            ranked = [r for r in records.values() if not wanted.isdisjoint(r.about)]
+            links = {
+                source: linked(found, ranked, standing, leaders) for source, found in names.items()
+            }
+            unsettled = [s for s, found in links.items() if len(found) < self._links_per_source]
+            searched = list(dict.fromkeys(name for s in unsettled for name in names[s]))
+            if searched:
+                about = await self._leads.about(
+                    searched, state.namespace, query_filter(state.query)
+                )
+                links |= {s: linked(names[s], about, standing, leaders) for s in unsettled}
         except (BackendError, BackendNotConfiguredError) as error:
             log.warning("retrieve.second_hop_failed", error=str(error))
             return state.updated(degraded=(*state.degraded, StageName.SECOND_HOP))
-        standing = {c.chunk_id: position for position, c in enumerate(state.candidates)}
-        leaders = {document_of(c.chunk_id) for c in leading}
-        links = {
-            source: linked(found, about, standing, leaders)[: self._links_per_source]
-            for source, found in names.items()
-        }
+        links = {source: found[: self._links_per_source] for source, found in links.items()}
         return state.updated(
             candidates=tuple(follow_links(state.candidates, links, StageName.SECOND_HOP)),
             counts={
@@ -106,9 +113,10 @@ def linked(
     standing: dict[str, int],
     leaders: set[str],
 ) -> list[str]:
-    """One chunk of each document about one of ``names`` but the ``leaders`` (the sources,
-    already on top): the documents the searches ranked (by ``standing``, their best chunk)
-    before those they did not (in the order of ``names``, their first chunk by id)."""
+    """One chunk of each document about one of ``names`` (by the records ``about``) but the
+    ``leaders`` (the sources, already on top): the documents the searches ranked (by
+    ``standing``, their best chunk) before those they did not (in the order of ``names``,
+    their first chunk by id)."""
     order = {name: position for position, name in enumerate(names)}
     best: dict[str, tuple[float, int, str]] = {}
     for record in about:
