@@ -40,6 +40,26 @@ with EmbeddedMongoSupervisor(Path(sys.argv[1])) as server:
 """
 
 
+DEAF_SERVER = """
+import signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print("listening", flush=True)
+time.sleep(600)
+"""
+"""A server that cannot act on SIGTERM, as one whose stop handler is already under way."""
+
+STARTS_A_DEAF_SERVER = """
+import sys
+from pathlib import Path
+from retrieval.adapters.data_directory.lock import DirectoryLock
+from retrieval.adapters.mongo.embedded_server import start_server
+
+server = start_server(sys.argv[1], Path(sys.argv[2]), 0, DirectoryLock(Path(sys.argv[2])))
+print(server.pid, flush=True)
+sys.stdin.read()
+"""
+
+
 def servers_on(storage: Path) -> list[int]:
     """Live (not zombie) server processes started with ``--storage-path storage``."""
     option = [b"--storage-path", str(storage).encode()]
@@ -114,6 +134,30 @@ def test_a_killed_parent_takes_its_server_along(tmp_path: Path) -> None:
 
     with EmbeddedMongoSupervisor(storage) as server, MongoClient(server.uri) as client:
         assert client.store.marks.find_one() == {"_id": "written before the kill"}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_a_killed_parent_takes_along_a_server_deaf_to_sigterm(tmp_path: Path) -> None:
+    """A parent killed while its server is stopping must not leave it behind: the embedded
+    server deadlocks on a second SIGTERM, so the parent's death is a SIGKILL."""
+    deaf = tmp_path / "deaf-server"
+    deaf.write_text(f"#!{sys.executable}\n{DEAF_SERVER}")
+    deaf.chmod(0o755)
+    starter = [sys.executable, "-c", STARTS_A_DEAF_SERVER, str(deaf), str(tmp_path / "mongo")]
+    with subprocess.Popen(starter, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as parent:
+        assert parent.stdout is not None
+        server = int(parent.stdout.readline())
+        while "listening" not in (tmp_path / "mongo.log").read_text():
+            time.sleep(0.05)
+        parent.send_signal(signal.SIGKILL)
+
+    deadline = time.monotonic() + EXIT_DEADLINE_S
+    while running(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left_running = running(server)
+    if left_running:
+        os.kill(server, signal.SIGKILL)
+    assert not left_running
 
 
 async def test_a_killed_server_is_reaped_and_started_again_on_its_port(tmp_path: Path) -> None:

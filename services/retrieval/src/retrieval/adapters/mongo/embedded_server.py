@@ -6,7 +6,7 @@ survive restarts like vectors do.
 
 One process at a time owns that directory: the parent locks it (``DirectoryLock``) before
 starting the server and shares the lock with it, so the lock lasts until both have exited.
-On Linux the server is also told to stop when the thread that started it ends, so a killed
+On Linux the server is also killed when the thread that started it ends, so a killed
 command (even by SIGKILL) never leaves a server holding the WiredTiger files: it is started
 through ``parent_death.py``, so no Python code runs between ``fork`` and ``exec``.
 """
@@ -60,7 +60,7 @@ def server_executable() -> str:
 
 
 def stopping_with_parent(command: list[str]) -> list[str]:
-    """``command`` run so that Linux SIGTERMs it when the calling thread ends. The signal
+    """``command`` run so that Linux SIGKILLs it when the calling thread ends. The signal
     follows the thread that started the child: start it from one that outlives it
     (``EmbeddedMongoSupervisor``'s thread does). Elsewhere than Linux there is nothing to ask."""
     if sys.platform != "linux":

@@ -1,4 +1,4 @@
-"""Runs a command that Linux stops (SIGTERM) when the thread that started this process ends.
+"""Runs a command that Linux kills (SIGKILL) when the thread that started this process ends.
 
     python -I -S parent_death.py PARENT_PID COMMAND [ARGUMENT ...]
 
@@ -7,6 +7,11 @@ code run between ``fork`` and ``exec`` in a process with other threads (gRPC's, 
 loop's) can crash the parent or the child, and a ``preexec_fn`` rules out ``vfork``. Here the
 request is made by a fresh interpreter, which the command then replaces: the request survives
 ``execve``. It imports only the standard library, so it runs isolated and without ``site``.
+
+The signal is SIGKILL, not SIGTERM: a parent that dies while it is stopping its server (SIGTERM
+sent, the server's handler under way) would otherwise send a second SIGTERM into that handler,
+which the embedded server does not survive (it deadlocks, holding the data directory). Killed,
+the server is like one that crashed: its journal brings back every acknowledged write.
 """
 
 import ctypes
@@ -24,7 +29,7 @@ def main(arguments: list[str]) -> None:
     parent, command = int(arguments[0]), arguments[1:]
     prctl = ctypes.CDLL(None, use_errno=True).prctl
     prctl.argtypes = (ctypes.c_int, ctypes.c_ulong)
-    if prctl(PR_SET_PDEATHSIG, signal.SIGTERM) != 0:
+    if prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
     if os.getppid() != parent:
         sys.exit(PARENT_GONE)
