@@ -76,6 +76,22 @@ def round_trip(operation: str, seconds: float) -> Iterator[None]:
         yield
 
 
+async def delete_in_pages(collection: Any, query: dict[str, Any], page: int) -> int:
+    """Delete what ``query`` matches ``page`` documents at a time, found by id then deleted by
+    id, so that each request stays short however many match (one ``delete_many`` over a large
+    namespace outlasts the client's deadline on a busy embedded server), and an interrupted
+    deletion is finished by running it again; returns how many were deleted."""
+    deleted = 0
+    while True:
+        with mongo_errors("delete"):
+            found = await collection.find(query, {"_id": True}).limit(page).to_list(None)
+            if not found:
+                return deleted
+            keys = [document["_id"] for document in found]
+            result = await collection.delete_many({"_id": {"$in": keys}})
+        deleted += result.deleted_count
+
+
 async def create_namespace_index(collection: Any, field: str, *, unique: bool = False) -> None:
     """The index on ``(namespace, field)``, named ``namespace_<field>``."""
     await collection.create_index(

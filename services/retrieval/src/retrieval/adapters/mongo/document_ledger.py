@@ -16,7 +16,11 @@ from typing import Any
 from pymongo import ASCENDING, InsertOne, UpdateOne
 from pymongo.errors import BulkWriteError
 
-from retrieval.adapters.mongo.chunk_repository import create_namespace_index, mongo_errors
+from retrieval.adapters.mongo.chunk_repository import (
+    create_namespace_index,
+    delete_in_pages,
+    mongo_errors,
+)
 from retrieval.domain.ledger import RELEASED, WAITER_S, DocumentRecord, DocumentState, Lease
 from retrieval.errors import DocumentBusyError
 from retrieval.ports.document_ledger import Claim
@@ -286,19 +290,7 @@ class MongoDocumentLedger:
     async def delete_namespace(self, namespace: str) -> int:
         """A page of records at a time, so a namespace of any size is deleted, and an
         interrupted deletion is finished by running it again."""
-        deleted = 0
-        while True:
-            with mongo_errors("delete"):
-                page = (
-                    await self._collection.find({"namespace": namespace}, {"_id": True})
-                    .limit(PAGE)
-                    .to_list(None)
-                )
-                if not page:
-                    return deleted
-                keys = [document["_id"] for document in page]
-                result = await self._collection.delete_many({"_id": {"$in": keys}})
-            deleted += result.deleted_count
+        return await delete_in_pages(self._collection, {"namespace": namespace}, PAGE)
 
     async def _find(self, namespace: str, document_ids: list[str]) -> dict[str, dict[str, Any]]:
         keys = [key(namespace, document_id) for document_id in document_ids]

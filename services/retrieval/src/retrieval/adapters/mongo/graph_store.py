@@ -18,7 +18,11 @@ from typing import Any
 
 from pymongo import ASCENDING, DeleteMany, ReplaceOne
 
-from retrieval.adapters.mongo.chunk_repository import create_namespace_index, mongo_errors
+from retrieval.adapters.mongo.chunk_repository import (
+    create_namespace_index,
+    delete_in_pages,
+    mongo_errors,
+)
 from retrieval.adapters.mongo.document_ledger import key
 from retrieval.batching import slices
 from retrieval.domain.filters import evaluate, parse_delete_selector, parse_filter
@@ -146,12 +150,12 @@ class MongoGraphStore:
     ) -> None:
         parse_delete_selector(ids, None, delete_all)
         if delete_all:
-            operations = [DeleteMany({"namespace": namespace})]
-        else:
-            operations = [
-                DeleteMany({"_id": {"$in": [key(namespace, i) for i in batch]}})
-                for batch in slices(list(dict.fromkeys(ids or ())), WRITE_BATCH)
-            ]
+            await delete_in_pages(self._collection, {"namespace": namespace}, WRITE_BATCH)
+            return
+        operations = [
+            DeleteMany({"_id": {"$in": [key(namespace, i) for i in batch]}})
+            for batch in slices(list(dict.fromkeys(ids or ())), WRITE_BATCH)
+        ]
         if operations:
             with mongo_errors("delete"):
                 await self._collection.bulk_write(operations, ordered=True)
