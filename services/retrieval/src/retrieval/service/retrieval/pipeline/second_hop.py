@@ -90,7 +90,7 @@ class SecondHop:
             searched = list(dict.fromkeys(name for s in unsettled for name in names[s]))
             if searched:
                 about = await self._leads.about(
-                    searched, state.namespace, query_filter(state.query)
+                    searched, state.namespace, query_filter(state.query), began=state.began
                 )
                 links |= {s: linked(names[s], about, standing, leaders) for s in unsettled}
         except (BackendError, BackendNotConfiguredError) as error:
