@@ -90,6 +90,8 @@ class GraphLeads:
         except RetrievalError:
             generation = None
         kept = self._kept(namespace)
+        # kept under an older generation: a read sent before this call began answered after
+        # one that failed
         if generation is None or kept.generation is None or kept.generation < generation:
             return await self._graph.about(entities, namespace=namespace, filter=filter)
         expression = parse_filter(filter)
