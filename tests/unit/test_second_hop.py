@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from retrieval.container import Container
 from retrieval.domain.graph import GraphRecord
 from retrieval.domain.models import RagChunk, RagDocument, RetrievalOptions, RetrievalQuery
 from retrieval.domain.names import name_key, names_in, title_keys
@@ -311,7 +312,7 @@ class RemoteChunks(InMemoryChunkRepository):
         return await super().get_many(chunk_ids, namespace)
 
 
-class RemoteGraph(InMemoryGraphStore):
+class RemoteGraph(RecordingGraph):
     async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
         store_round_trip()
         return await super().get_many(ids, namespace)
@@ -327,27 +328,33 @@ class RemoteGenerations(InMemoryNamespaceGenerations):
         return await super().current(namespace)
 
 
+DOCUMENTS = [
+    RagDocument(document_id=c.document_id, title=c.title, domain=c.domain, content=c.content)
+    for c in (*CORPUS, *DISTRACTORS)
+]
+
+
+def remote_stores(settings: Settings, graph: RemoteGraph | None = None) -> Container:
+    """The in-memory application whose stores count a round trip for each read."""
+    return in_memory_container(
+        settings,
+        keyword_index=InMemoryKeywordIndex(),
+        chunk_repository=RemoteChunks(),
+        graph_store=graph or RemoteGraph(),
+        namespace_generations=RemoteGenerations(),
+    )
+
+
 async def test_the_texts_are_read_once_and_the_graph_once_until_the_namespace_is_written(
     tmp_path: Path,
 ) -> None:
     settings = Settings(_env_file=None, data_dir=tmp_path, chunk_cache_entries=0)
-    container = in_memory_container(
-        settings,
-        keyword_index=InMemoryKeywordIndex(),
-        chunk_repository=RemoteChunks(),
-        graph_store=RemoteGraph(),
-        namespace_generations=RemoteGenerations(),
-    )
-    documents = [
-        RagDocument(document_id=c.document_id, title=c.title, domain=c.domain, content=c.content)
-        for c in (*CORPUS, *DISTRACTORS)
-    ]
-    async with running(settings, container) as app:
-        await app.ingestion.ingest(documents[:-1], NS)
+    async with running(settings, remote_stores(settings)) as app:
+        await app.ingestion.ingest(DOCUMENTS[:-1], NS)
         first = await app.retrieval.retrieve(QUESTION, namespace=NS, top_k=4)
         again = await app.retrieval.retrieve(QUESTION, namespace=NS, top_k=5)
         served = await app.retrieval.retrieve(QUESTION, namespace=NS, top_k=5)
-        await app.ingestion.ingest(documents[-1:], NS)
+        await app.ingestion.ingest(DOCUMENTS[-1:], NS)
         written = await app.retrieval.retrieve(QUESTION, namespace=NS, top_k=5)
     found = [m.document_id for m in first.matches]
     assert found.index("temple") == found.index("kiss") + 1
@@ -358,11 +365,35 @@ async def test_the_texts_are_read_once_and_the_graph_once_until_the_namespace_is
     assert written.timings.round_trips == {"cache": 1, "second_hop": 2, "fetch": 1}
 
 
+async def test_without_a_result_cache_a_question_asked_again_reads_the_generation_not_the_graph(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(
+        _env_file=None, data_dir=tmp_path, chunk_cache_entries=0, result_cache_entries=0
+    )
+    graph = RemoteGraph()
+    async with running(settings, remote_stores(settings, graph)) as app:
+        await app.ingestion.ingest(DOCUMENTS, NS)
+        first = await app.retrieval.retrieve(QUESTION, namespace=NS, top_k=4)
+        looked_up = list(graph.asked)
+        for _ in range(2):  # the first records were read before any generation
+            again = await app.retrieval.retrieve(QUESTION, namespace=NS, top_k=4)
+    assert first.timings.round_trips == {"second_hop": 3, "fetch": 1}
+    assert again.timings.round_trips == {"second_hop": 1, "fetch": 1}
+    assert graph.asked == looked_up
+    found = [m.document_id for m in again.matches]
+    assert found.index("temple") == found.index("kiss") + 1
+
+
 RECORDS = (
     GraphRecord(id="kiss#0", about=("kiss and tell",), mentions=("shirley temple",)),
     GraphRecord(id="temple#0", about=("shirley temple",), metadata={"domain": "politics"}),
     GraphRecord(id="temple#1", about=("shirley temple",), metadata={"domain": "film"}),
 )
+
+
+LONG_AGO = 0.0
+"""When a call began that any generation read may serve."""
 
 
 async def leads_over(
@@ -379,11 +410,12 @@ async def test_kept_records_are_filtered_as_the_store_filters_them() -> None:
     graph = RecordingGraph()
     leads, _, _ = await leads_over(graph)
     film = {"domain": {"$eq": "film"}}
-    assert [r.id for r in await leads.about(["shirley temple"], NS, film)] == ["temple#1"]
-    assert [r.id for r in await leads.about(["shirley temple"], NS, None)] == [
+    filmed = await leads.about(["shirley temple"], NS, film, began=LONG_AGO)
+    assert [r.id for r in filmed] == ["temple#1"]
+    assert [r.id for r in await leads.about(["shirley temple"], NS, None, began=LONG_AGO)] == [
         "temple#0", "temple#1",
     ]  # fmt: skip
-    assert await leads.about(["shirley temple"], NS, film) == await graph.about(
+    assert await leads.about(["shirley temple"], NS, film, began=LONG_AGO) == await graph.about(
         ["shirley temple"], namespace=NS, filter=film
     )
     assert graph.asked == ["shirley temple", "shirley temple"]
@@ -393,21 +425,36 @@ async def test_a_new_generation_reads_the_graph_again() -> None:
     graph = RecordingGraph()
     leads, generations, stored = await leads_over(graph)
     assert await leads.records(["kiss#0", "nobody#0"], NS) == {"kiss#0": RECORDS[0]}
-    await leads.about(["shirley temple"], NS, None)
+    await leads.about(["shirley temple"], NS, None, began=LONG_AGO)
     await graph.upsert([GraphRecord(id="temple#2", about=("shirley temple",))], NS)
-    assert len(await leads.about(["shirley temple"], NS, None)) == 2
+    assert len(await leads.about(["shirley temple"], NS, None, began=LONG_AGO)) == 2
     await stored.advance(NS)
     await generations.current(NS)
-    assert len(await leads.about(["shirley temple"], NS, None)) == 3
+    assert len(await leads.about(["shirley temple"], NS, None, began=LONG_AGO)) == 3
     assert graph.asked == ["shirley temple", "shirley temple"]
 
 
-async def test_without_a_generation_read_every_lookup_reads_the_store() -> None:
-    graph = RecordingGraph()
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_without_a_result_cache_lookups_are_kept_under_the_generation_of_the_call() -> None:
+    graph, stored, clock = RecordingGraph(), InMemoryNamespaceGenerations(), Clock()
     await graph.upsert(RECORDS, NS)
-    leads = GraphLeads(graph, RememberedGenerations(InMemoryNamespaceGenerations()))
+    leads = GraphLeads(graph, RememberedGenerations(stored, clock=clock))
     for _ in range(2):
-        await leads.about(["shirley temple"], NS, None)
+        clock.now += 1
+        assert len(await leads.about(["shirley temple"], NS, None, began=clock.now)) == 2
+    assert graph.asked == ["shirley temple"]
+    assert stored.current_calls == 2
+    await graph.upsert([GraphRecord(id="temple#2", about=("shirley temple",))], NS)
+    await stored.advance(NS)
+    clock.now += 1
+    assert len(await leads.about(["shirley temple"], NS, None, began=clock.now)) == 3
     assert graph.asked == ["shirley temple", "shirley temple"]
 
 
@@ -430,3 +477,13 @@ async def test_a_failed_generation_read_forgets_the_one_read_before() -> None:
     with pytest.raises(BackendUnavailableError):
         await generations.current(NS)
     assert generations.last_read(NS) is None
+
+
+async def test_a_failed_generation_read_leaves_the_lookup_to_the_store() -> None:
+    graph, stored = RecordingGraph(), FlakyGenerations()
+    await graph.upsert(RECORDS, NS)
+    leads = GraphLeads(graph, RememberedGenerations(stored))
+    stored.down = True
+    for _ in range(2):
+        assert len(await leads.about(["shirley temple"], NS, None, began=0.0)) == 2
+    assert graph.asked == ["shirley temple", "shirley temple"]

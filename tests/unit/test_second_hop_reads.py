@@ -68,7 +68,7 @@ def ranking(*chunks: RagChunk) -> PipelineState:
 
 
 def second_hop(graph: InMemoryGraphStore) -> SecondHop:
-    """The stage over ``graph``, with no generation read (no result cache)."""
+    """The stage over ``graph``, with no result cache."""
     return SecondHop(GraphLeads(graph, RememberedGenerations(InMemoryNamespaceGenerations())))
 
 

@@ -51,12 +51,17 @@ def to_document(record: GraphRecord, namespace: str) -> dict[str, Any]:
 
 
 def to_record(document: dict[str, Any]) -> GraphRecord:
-    return GraphRecord(
+    """The record a stored document holds, built without validation: ``upsert`` stores only
+    validated records, and a retrieval's second hop reads a hundred or more (8 µs each when
+    validated, 3 µs built)."""
+    return GraphRecord.model_construct(
         id=document["chunk_id"],
         about=tuple(document["about"]),
         mentions=tuple(document["mentions"]),
         metadata=document["metadata"],
-        relations=tuple(Relation(**relation) for relation in document.get("relations", ())),
+        relations=tuple(
+            Relation.model_construct(**relation) for relation in document.get("relations", ())
+        ),
         version=document.get("version", ""),
     )
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Sequence
 
 import structlog
@@ -82,13 +83,16 @@ class RetrievalService:
         ``BackendError`` when a store fails. A blank query, or a backend without settings,
         gives an empty result.
         """
+        began = time.monotonic()
         with correlation_scope(), self._telemetry.operation("retrieve") as span:
             check_domains(request.domains, self._allowed_domains)
             namespace = request.namespace or self._default_namespace
             round_trips: dict[str, int] = {}
             with counting(round_trips, StageName.CACHE):
                 result = await self._cache.through(
-                    request, namespace, lambda: self._retrieve(request, namespace, round_trips)
+                    request,
+                    namespace,
+                    lambda: self._retrieve(request, namespace, round_trips, began),
                 )
             if result.timings.round_trips != round_trips:
                 timings = result.timings.model_copy(update={"round_trips": dict(round_trips)})
@@ -99,10 +103,10 @@ class RetrievalService:
             return result
 
     async def _retrieve(
-        self, request: RetrievalQuery, namespace: str, round_trips: dict[str, int]
+        self, request: RetrievalQuery, namespace: str, round_trips: dict[str, int], began: float
     ) -> RetrievalResult:
         clock = StageClock(round_trips)
-        state = PipelineState.start(request, namespace, self._defaults)
+        state = PipelineState.start(request, namespace, self._defaults, began)
         if not state.text:
             log.info("retrieve.blank_query", namespace=state.namespace)
             return self._result(state, clock)

@@ -9,10 +9,11 @@ read.
 A chunk's record is what the extractor read in that chunk, which its id names (the id's
 digest covers its text, title, domain and metadata): it is kept by id. The chunks about a
 name change with every write, so they are kept under the namespace's generation read last
-(``RememberedGenerations``, read by every retrieval before it computes when a result cache
-is kept), and on every replica nothing is served after a write completed, as for the result
-cache; without a generation (no read yet, the last failed, or no result cache) every such
-lookup reads the store. A new generation drops both.
+(``RememberedGenerations``), and a lookup is served from them only by a call that read a
+generation since it began (the result cache's read, or ``read_since``'s, which calls under
+way share where no result cache reads one): on every replica nothing is served after a write
+completed, as for the result cache. When that read fails, the lookup reads the store. A new
+generation drops both.
 
 The records about an entity are kept unfiltered and filtered here, as the store filters the
 records it read; a lookup that reached ``ABOUT_READ`` records is not kept, since which
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 
 from retrieval.domain.filters import evaluate, parse_filter
 from retrieval.domain.graph import GraphRecord
+from retrieval.errors import RetrievalError
 from retrieval.ports.graph_store import ABOUT_READ, GraphStore
 from retrieval.ports.vector_index import MetadataFilter
 from retrieval.service.caching.remembered_generations import RememberedGenerations
@@ -73,12 +75,24 @@ class GraphLeads:
         return known | read
 
     async def about(
-        self, entities: Sequence[str], namespace: str, filter: MetadataFilter | None
+        self,
+        entities: Sequence[str],
+        namespace: str,
+        filter: MetadataFilter | None,
+        *,
+        began: float,
     ) -> list[GraphRecord]:
         """As ``GraphStore.about``: the records about any of ``entities`` that pass
-        ``filter``, by id; at most one lookup of the store, for the entities not kept."""
+        ``filter``, by id, for a call that began at ``began`` (``RememberedGenerations``'
+        clock); at most one lookup of the store, for the entities not kept."""
+        try:
+            generation: int | None = await self._generations.read_since(namespace, began)
+        except RetrievalError:
+            generation = None
         kept = self._kept(namespace)
-        if kept.generation is None:
+        # kept under an older generation: a read sent before this call began answered after
+        # one that failed
+        if generation is None or kept.generation is None or kept.generation < generation:
             return await self._graph.about(entities, namespace=namespace, filter=filter)
         expression = parse_filter(filter)
         wanted = list(dict.fromkeys(entities))

@@ -43,7 +43,8 @@ class SecondHop:
 
     Reads no chunk text (the fetch reads them all at once): the candidates' graph records
     and the lookup come through ``GraphLeads``, which keeps them, so a question over chunks
-    read before costs no round trip. The candidates' own records settle a source's links
+    read before costs no round trip but the namespace generation's read (the result cache's,
+    or one the calls under way share). The candidates' own records settle a source's links
     when at least ``links_per_source`` documents among the candidates (its own and the other
     sources' aside) are about the names it mentions: the lookup would rank those first, so
     it is made only for the names of the sources they do not settle. When the graph store
@@ -90,7 +91,7 @@ class SecondHop:
             searched = list(dict.fromkeys(name for s in unsettled for name in names[s]))
             if searched:
                 about = await self._leads.about(
-                    searched, state.namespace, query_filter(state.query)
+                    searched, state.namespace, query_filter(state.query), began=state.began
                 )
                 links |= {s: linked(names[s], about, standing, leaders) for s in unsettled}
         except (BackendError, BackendNotConfiguredError) as error:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Protocol
@@ -48,6 +49,9 @@ class PipelineState:
     counts: Mapping[str, int] = field(default_factory=dict)
     timings: Mapping[str, float] = field(default_factory=dict)
     rewrites: tuple[QueryRewrite, ...] = ()
+    began: float = field(default_factory=time.monotonic, compare=False)
+    """When the call began (``time.monotonic``): what it reads of a namespace's generation
+    must have been read since."""
 
     def updated(self, **changes: object) -> PipelineState:
         """This state with ``changes``, as ``dataclasses.replace`` makes it but without its
@@ -60,12 +64,20 @@ class PipelineState:
         return state
 
     @classmethod
-    def start(cls, query: RetrievalQuery, namespace: str, defaults: SearchPlan) -> PipelineState:
+    def start(
+        cls,
+        query: RetrievalQuery,
+        namespace: str,
+        defaults: SearchPlan,
+        began: float | None = None,
+    ) -> PipelineState:
+        """The state a call that began at ``began`` (now when None) starts from."""
         return cls(
             query=query,
             namespace=namespace,
             plan=defaults.resolve(query.options),
             text=normalise(query.query),
+            began=time.monotonic() if began is None else began,
         )
 
 
