@@ -1,4 +1,4 @@
-"""The MCP benchmark times each call by the clock and by the processor time of the process."""
+"""The MCP benchmark times each call by the clock and by the processor time of its thread."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from retrieval_bench.mcp_overhead import timed_ms
 
 
 def spin(seconds: float) -> None:
-    """Keep the processor busy for ``seconds`` of this process's processor time."""
-    until = time.process_time() + seconds
-    while time.process_time() < until:
+    """Keep the processor busy for ``seconds`` of this thread's processor time."""
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
         pass
 
 
