@@ -1,5 +1,5 @@
 """Which app answers an MCP request over HTTP: the JSON one unless the request needs a stream,
-tried in process through ASGI."""
+tried in process through ASGI; and the HTTP server that runs them."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.types import Message
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from retrieval.mcp.response_modes import ByProgress
+from retrieval.mcp.transports import quiet_server
 
 MODERN = MODERN_PROTOCOL_VERSIONS[0]
 HANDSHAKE = HANDSHAKE_PROTOCOL_VERSIONS[-1]
@@ -111,3 +113,9 @@ async def test_the_lifespan_starts_and_stops_both_apps() -> None:
     await routed(lifespans)({"type": "lifespan", "state": {}}, receive, send)
     assert replies == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     assert lifespans == ["plain started", "streamed started", "streamed stopped", "plain stopped"]
+
+
+def test_the_server_parses_requests_with_httptools() -> None:
+    config = quiet_server(routed([])).config
+    config.load()
+    assert config.http_protocol_class is HttpToolsProtocol

@@ -18,7 +18,7 @@ from retrieval.lifecycle import Application, running
 from retrieval.mcp import results
 from retrieval.mcp.access import LocalAccess, TenantTokenVerifier
 from retrieval.mcp.server import mcp_server
-from retrieval.mcp.tools import WRITE_TOOLS
+from retrieval.mcp.tools import WRITE_TOOLS, RetrievalTools
 from retrieval.settings import Settings
 from retrieval_testkit import InMemoryVectorIndex
 from retrieval_testkit.container import in_memory_container
@@ -97,6 +97,14 @@ async def test_the_output_schemas_are_self_contained_for_a_client_to_validate_qu
     }
     source = tools["search"]["properties"]["matches"]["items"]["properties"]["source"]
     assert source["type"] == ["string", "null"]
+
+
+def test_a_result_is_validated_once_by_the_model_it_is_dumped_from(
+    application: Application,
+) -> None:
+    tools = RetrievalTools(application, LocalAccess((), writes=True), 30.0).tools()
+    assert all(tool.output_schema for tool in tools)
+    assert [tool.name for tool in tools if tool.fn_metadata.output_model is not None] == []
 
 
 async def test_the_write_tools_are_offered_only_when_writes_are_allowed(

@@ -46,7 +46,8 @@ def mcp(
         table.add_row(label, f"{figures[f'{key}_p50_ms']:.2f}")
     console.print(table)
     console.print(
-        f"overhead p50: HTTP {figures['search_overhead_p50_ms']:.2f} ms, stdio "
+        f"overhead p50: HTTP {figures['search_overhead_p50_ms']:.2f} ms (processor "
+        f"{figures['search_overhead_cpu_p50_ms']:.2f} ms), stdio "
         f"{figures['stdio_overhead_p50_ms']:.2f} ms (target <= {OVERHEAD_TARGET_MS} ms); "
         f"errors {figures['errors']} of {calls} calls from {sessions} sessions (target 0) · "
         f"written {reports / 'mcp.json'}"

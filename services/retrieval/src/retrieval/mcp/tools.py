@@ -64,8 +64,10 @@ def one_line(text: str) -> str:
 
 
 class RetrievalTool(Tool):
-    """A tool whose refused arguments are reported on one line, naming the first field, and
-    whose output schema is self-contained (``results.self_contained``)."""
+    """A tool whose refused arguments are reported on one line, naming the first field, whose
+    output schema is self-contained (``results.self_contained``), and whose structured
+    content is validated once, by the ``results`` models it is dumped from: the SDK publishes
+    the schema but does not validate the dumped content against the model again."""
 
     @classmethod
     def of(cls, function: Callable[..., Any]) -> RetrievalTool:
@@ -73,6 +75,7 @@ class RetrievalTool(Tool):
         metadata = tool.fn_metadata
         if metadata.output_schema is not None:
             metadata.output_schema = results.self_contained(metadata.output_schema)
+            metadata.output_model = None
         return tool
 
     async def run(
