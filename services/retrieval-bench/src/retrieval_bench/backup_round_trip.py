@@ -1,19 +1,21 @@
 """A namespace moved by backup and restore from the embedded stack (embedded vector index,
 BM25, MongoDB) to Pinecone and MongoDB and back, compared at each end by the audit.
 
-Each stack has a data directory of its own, with its embedded MongoDB server (SecantusDB,
-MongoDB's wire protocol); the Pinecone leg runs on the given indexes (the test kit's
-stand-ins). Given a server's URI instead, the stores ask for a page's ids (500 documents') in
-one ``$in``, which that server answers in time quadratic in their number: at 10,000 chunks a
-find took more than its 10 s. ``Route`` moves any namespace: filled on the
-embedded stack and backed up (``start``), restored on Pinecone and MongoDB, backed up there
-and restored on a fresh embedded stack (``carry``), each end observed as the caller asks.
+``Route`` moves any namespace: filled on the embedded stack and backed up (``start``),
+restored on Pinecone and MongoDB, backed up there and restored on a fresh embedded stack
+(``carry``), each end observed as the caller asks. Each stack has a data directory of its
+own, with its embedded MongoDB server (SecantusDB, MongoDB's wire protocol); the Pinecone leg
+runs on the given indexes (the test kit's stand-ins). Not one server's URI for all three:
+through a URI the stores ask for a page's ids (500 documents') in one ``$in``, which that
+server answers in time quadratic in their number, and at 10,000 chunks a find took more than
+its 10 s.
 
 ``round_trip`` moves estate notes with ``HashEmbedder`` vectors, so the vectors move as they
 are. At each end the namespace must be audit-clean and hold the same documents with the same
 chunk ids in every store, the same graph records and the same dense scores for
 ``QUESTIONS`` (which of two chunks tied for a place comes first is the backend's). The BEIR
-leg (``beir_round_trip``) moves a BEIR corpus and scores its judged queries at each end.
+leg (``beir_round_trip.BeirLeg``) moves a BEIR corpus and scores its judged queries at each
+end.
 """
 
 from __future__ import annotations
