@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrieval_bench.backup_round_trip import pinecone_standins, round_trip
+from retrieval_bench.backup_round_trip import Route, pinecone_standins, round_trip
 
 
-async def test_embedded_to_pinecone_and_mongodb_and_back(tmp_path: Path, mongo_uri: str) -> None:
+async def test_embedded_to_pinecone_and_mongodb_and_back(tmp_path: Path) -> None:
     with pinecone_standins() as pinecone:
-        trip = await round_trip(60, tmp_path, mongo_uri, pinecone)
+        trip = await round_trip(60, Route(tmp_path, pinecone))
     embedded = trip.states["embedded"]
     assert (trip.documents, trip.chunks, len(embedded.records)) == (20, 60, 20)
+    assert embedded.clean
     assert all(embedded.scores)
     assert len(embedded.graph) == 60
     assert trip.states["pinecone"] == embedded

@@ -54,12 +54,14 @@ RawRow = tuple[RagChunk, npt.NDArray[np.float32], GraphRecord]
 
 @asynccontextmanager
 async def bench_stack(
-    data_dir: Path, **settings: object
+    data_dir: Path, *, hash_vectors: bool = True, **settings: object
 ) -> AsyncIterator[tuple[Application, Container]]:
-    """The application on ``data_dir`` (with ``settings``), its vectors ``HashEmbedder``'s."""
+    """The application on ``data_dir`` (with ``settings``), its vectors ``HashEmbedder``'s, or
+    the configured model's when not ``hash_vectors``."""
     configured = Settings(_env_file=None, data_dir=data_dir, log_level="ERROR", **settings)
     container = Container(settings=configured)
-    container.override_providers(model_embedder=providers.Object(HashEmbedder(DIMENSION)))
+    if hash_vectors:
+        container.override_providers(model_embedder=providers.Object(HashEmbedder(DIMENSION)))
     async with running(configured, container) as app:
         yield app, container
 

@@ -79,11 +79,13 @@ class BackedUpDocument(Frozen):
 
     def graph(self, chunks: Sequence[RagChunk], version: str) -> list[GraphRecord] | None:
         """The graph records of ``chunks`` (this document's, cut again, in order) made from
-        its extractions in ``version``, or None when it has none."""
+        its extractions in ``version``, or None when it has none. Their mentions are the
+        keys written, kept as they are: a key made again from a key can differ (``The
+        A-form`` gives ``a form``, and that gives ``form``)."""
         if self.extractions is None:
             return None
         return [
-            graph_record(chunk, stated, version)
+            graph_record(chunk, stated, version).model_copy(update={"mentions": stated.names})
             for chunk, stated in zip(chunks, self.extractions, strict=True)
         ]
 
