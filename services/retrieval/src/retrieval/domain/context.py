@@ -44,6 +44,19 @@ class Citation(Frozen):
     pages: tuple[int, ...] = Field(default=(), description="Pages of the source it spans.")
 
 
+def provenance_fields(match: RetrievalMatch | Citation) -> dict[str, object]:
+    """Where a passage's text comes from, in plain JSON types: its chunk id, and its document's
+    id, title, source, section and pages."""
+    return {
+        "chunk_id": match.chunk_id,
+        "document_id": match.document_id,
+        "title": match.title,
+        "source": match.source,
+        "section": match.section,
+        "pages": list(match.pages),
+    }
+
+
 def where(match: RetrievalMatch) -> str:
     """Where a passage comes from, as `` — source § section, p. 3``; empty if unknown."""
     parts = location(match.source, match.section, match.pages)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from retrieval.domain.context import provenance_fields
 from retrieval.domain.models import RetrievalMatch
 
 
@@ -13,12 +14,7 @@ def match_metadata(match: RetrievalMatch) -> dict[str, Any]:
     its own metadata) and the scores (``score``, the ranking's; ``scores``, by source:
     ``dense``, ``keyword``, ``fused``), in plain JSON types."""
     return {
-        "chunk_id": match.chunk_id,
-        "document_id": match.document_id,
-        "title": match.title,
-        "source": match.source,
-        "section": match.section,
-        "pages": list(match.pages),
+        **provenance_fields(match),
         "domain": match.domain,
         "document_metadata": dict(match.metadata),
         "score": match.score,

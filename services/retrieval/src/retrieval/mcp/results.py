@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval.domain.answers import Answer
-from retrieval.domain.context import Citation
+from retrieval.domain.context import Citation, provenance_fields
 from retrieval.domain.models import RagChunk, RetrievalMatch, RetrievalResult
 from retrieval.domain.provenance import location
 from retrieval.service.ingestion.library import DocumentSummary
@@ -135,15 +135,7 @@ class DeletedDocuments(Output):
 
 def provenance(number: int, match: RetrievalMatch | Citation) -> dict[str, Any]:
     """The fields of ``Source`` for ``match``, cited as ``[number]``."""
-    return {
-        "number": number,
-        "chunk_id": match.chunk_id,
-        "document_id": match.document_id,
-        "title": match.title,
-        "source": match.source,
-        "section": match.section,
-        "pages": list(match.pages),
-    }
+    return {"number": number, **provenance_fields(match)}
 
 
 def search_results(result: RetrievalResult) -> SearchResults:
