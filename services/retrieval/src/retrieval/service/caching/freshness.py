@@ -116,7 +116,10 @@ class NamespaceFreshness:
     async def computed(self, namespace: str, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
         """``compute()``, and whether it was settled: computed on index answers that reflect
         every write of the generation read last, and none older than an answer already
-        returned for the namespace, of every index it asked."""
+        returned for the namespace, of every index it asked. An index that shows writes at
+        once (``settle_s`` 0) is always settled: there is nothing to note."""
+        if not self._settle_s:
+            return await compute(), True
         with self._reading():
             result = await compute()
             settled = self.settled(namespace)
