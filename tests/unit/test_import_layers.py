@@ -32,7 +32,7 @@ class Layer:
 
 FOUNDATION = Layer(
     "foundation",
-    frozenset({"errors", "batching", "retries", "deadlines", "lazy_names"}),
+    frozenset({"errors", "batching", "retries", "deadlines", "lazy_names", "context_scope"}),
     frozenset(),
 )
 DOMAIN = Layer("domain", frozenset({"domain"}), frozenset({"foundation"}))

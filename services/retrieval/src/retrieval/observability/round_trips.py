@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from contextvars import ContextVar, Token
 
+from retrieval.context_scope import unbind
+
 _COUNTING: ContextVar[tuple[dict[str, int], str] | None] = ContextVar(
     "round_trips_of_stage", default=None
 )
@@ -31,7 +33,7 @@ class Counting:
         self._token = _COUNTING.set(self._value)
 
     def __exit__(self, *_: object) -> None:
-        _COUNTING.reset(self._token)
+        unbind(_COUNTING, self._value, self._token)
 
 
 def store_round_trip() -> None:

@@ -34,13 +34,14 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import Any
 
 from pinecone import AsyncIndex, QueryResponse
 
+from retrieval.context_scope import bound
 from retrieval.ports.index_lsns import AnsweredLsns, highest
 from retrieval.retries import RetryPolicy
 
@@ -129,14 +130,8 @@ class PineconeIndexLsns:
     def written(self, namespace: str) -> Mapping[str, int]:
         return highest({lsns.index: lsns.written(namespace) for lsns in self._indexes})
 
-    @contextmanager
-    def answering(self) -> Iterator[AnsweredLsns]:
-        answers = AnsweredLsns()
-        ANSWERS.set(answers)
-        try:
-            yield answers
-        finally:
-            ANSWERS.set(None)
+    def answering(self) -> AbstractContextManager[AnsweredLsns]:
+        return bound(ANSWERS, AnsweredLsns())
 
 
 async def lsn_of_delete(index: AsyncIndex, namespace: str, **selector: Any) -> int | None:

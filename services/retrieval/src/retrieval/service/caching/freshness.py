@@ -38,6 +38,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
+from retrieval.context_scope import bound
 from retrieval.ports.index_lsns import AnsweredLsns, IndexLsns, highest
 from retrieval.ports.namespace_generations import NO_LSNS, Generation, NamespaceGenerations
 
@@ -152,12 +153,8 @@ class NamespaceFreshness:
 
     @contextmanager
     def _reading(self) -> Iterator[AnsweredLsns]:
-        with self._lsns.answering() as answers:
-            READING.set(answers)
-            try:
-                yield answers
-            finally:
-                READING.set(None)
+        with self._lsns.answering() as answers, bound(READING, answers):
+            yield answers
 
     def _answered(self, namespace: str) -> Mapping[str, int | None]:
         answers = READING.get()
