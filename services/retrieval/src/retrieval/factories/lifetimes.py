@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Protocol, TypeVar
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol, TypeVar
+
+from dependency_injector import providers
 
 
 class Indexed(Protocol):
@@ -19,6 +21,11 @@ async def indexed(store: S) -> AsyncIterator[S]:
     yield store
 
 
+def with_indexes(factory: Callable[..., Indexed], /, **arguments: Any) -> providers.Resource:
+    """A resource of what ``factory`` makes of ``arguments``, once its indexes exist."""
+    return providers.Resource(indexed, providers.Factory(factory, **arguments))
+
+
 class Closeable(Protocol):
     async def close(self) -> None: ...
 
@@ -32,3 +39,8 @@ async def closed_at_shutdown(adapter: C) -> AsyncIterator[C]:
     model's threads)."""
     yield adapter
     await adapter.close()
+
+
+def closing(factory: Callable[..., Closeable], /, **arguments: Any) -> providers.Resource:
+    """A resource of what ``factory`` makes of ``arguments``, closed at shutdown."""
+    return providers.Resource(closed_at_shutdown, providers.Factory(factory, **arguments))

@@ -78,14 +78,21 @@ def mongo_collection(client: AsyncMongoClient, settings: Settings, name: str) ->
     return client[settings.mongodb_database][name]
 
 
+def read_batch(settings: Settings) -> int | None:
+    """The documents a read asks for at a time: the embedded server's batch, else the
+    driver's default (None)."""
+    from retrieval.adapters.mongo.embedded_server import READ_BATCH as EMBEDDED_READ_BATCH
+
+    return EMBEDDED_READ_BATCH if settings.mongodb_uri is None else None
+
+
 def chunk_repository(client: AsyncMongoClient, settings: Settings) -> MongoChunkRepository:
     from retrieval.adapters.mongo.chunk_repository import MongoChunkRepository
-    from retrieval.adapters.mongo.embedded_server import READ_BATCH as EMBEDDED_READ_BATCH
 
     return MongoChunkRepository(
         mongo_collection(client, settings, settings.mongodb_collection),
         write_batch=settings.mongodb_write_batch,
-        read_batch=EMBEDDED_READ_BATCH if settings.mongodb_uri is None else None,
+        read_batch=read_batch(settings),
         bulk_timeout_ms=settings.mongodb_bulk_timeout_ms,
     )
 
@@ -100,12 +107,11 @@ def document_ledger(client: AsyncMongoClient, settings: Settings) -> MongoDocume
 
 
 def graph_store(client: AsyncMongoClient, settings: Settings) -> MongoGraphStore:
-    from retrieval.adapters.mongo.embedded_server import READ_BATCH as EMBEDDED_READ_BATCH
     from retrieval.adapters.mongo.graph_store import MongoGraphStore
 
     return MongoGraphStore(
         mongo_collection(client, settings, settings.graph_collection),
-        read_batch=EMBEDDED_READ_BATCH if settings.mongodb_uri is None else None,
+        read_batch=read_batch(settings),
     )
 
 

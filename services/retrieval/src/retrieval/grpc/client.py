@@ -138,8 +138,6 @@ class RetrievalClient(ServiceCalls, KnowledgeBaseApi):
 
     def _local_files(self) -> LocalFiles:
         """Every document of an ingest sent ``remote_intake.DOCUMENTS_PER_CALL`` a call."""
-        from retrieval.adapters.files.sync_scope import sync_scope
-        from retrieval.grpc.remote_intake import RemoteIntake
-        from retrieval.service.ingestion.local_files import LocalFiles
+        from retrieval.grpc.remote_intake import remote_local_files
 
-        return LocalFiles(RemoteIntake(self), sync_scope)
+        return remote_local_files(self)

@@ -18,6 +18,7 @@ from retrieval.service.ingestion.progress import IngestProgress, Progress
 
 if TYPE_CHECKING:
     from retrieval.grpc.service_calls import ServiceCalls
+    from retrieval.service.ingestion.local_files import LocalFiles
 
 DOCUMENTS_PER_CALL = 100
 
@@ -79,3 +80,11 @@ class RemoteIntake:
         )
         IngestProgress.of(on_progress).settled(accepted(report.outcomes))
         return report
+
+
+def remote_local_files(client: ServiceCalls) -> LocalFiles:
+    """The local-files use case writing through ``client``'s server."""
+    from retrieval.adapters.files.sync_scope import sync_scope
+    from retrieval.service.ingestion.local_files import LocalFiles
+
+    return LocalFiles(RemoteIntake(client), sync_scope)

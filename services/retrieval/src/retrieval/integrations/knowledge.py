@@ -10,7 +10,7 @@ from.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -44,8 +44,35 @@ class SearchScope:
             own["options"] = validated(RetrievalOptions, **{**given, **options})
         return replace(self, **own)
 
+    @classmethod
+    def of(cls, search_options: Mapping[str, Any], **fields: Any) -> SearchScope:
+        """The scope of a retriever's arguments: its fields, and ``search_options`` (each
+        unset one taking the service's setting)."""
+        options = validated(RetrievalOptions, **search_options)
+        return cls(**{**fields, "domains": tuple(fields.get("domains", ()))}, options=options)
+
 
 SCOPE_FIELDS = frozenset(SearchScope.__dataclass_fields__) - {"options"}
+
+
+@dataclass(frozen=True)
+class KnowledgeSearch:
+    """A retriever's searches: ``knowledge`` over ``scope``, each run on ``loop``, the loop the
+    knowledge source was opened on (None: the caller's), and changed for one call by the
+    fields and search options given to it (``SearchScope.overridden``)."""
+
+    knowledge: KnowledgeBaseApi
+    scope: SearchScope
+    loop: asyncio.AbstractEventLoop | None
+
+    def blocking(self, query: str, **changes: Any) -> RetrievalResult:
+        return call_blocking(self._search(query, changes), self.loop)
+
+    async def awaited(self, query: str, **changes: Any) -> RetrievalResult:
+        return await call_async(self._search(query, changes), self.loop)
+
+    def _search(self, query: str, changes: dict[str, Any]) -> Coroutine[Any, Any, RetrievalResult]:
+        return search(self.knowledge, query, self.scope.overridden(**changes))
 
 
 async def search(knowledge: KnowledgeBaseApi, query: str, scope: SearchScope) -> RetrievalResult:

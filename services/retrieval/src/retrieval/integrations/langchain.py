@@ -15,15 +15,14 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from retrieval.domain.models import RetrievalOptions, validated
+from retrieval.domain.models import RetrievalResult
 from retrieval.integrations.extras import missing_extra
 from retrieval.integrations.knowledge import (
+    SCOPE_FIELDS,
     KnowledgeBaseApi,
+    KnowledgeSearch,
     SearchScope,
-    call_async,
-    call_blocking,
     running_loop,
-    search,
 )
 from retrieval.integrations.provenance import match_metadata
 
@@ -72,32 +71,27 @@ class KnowledgeBaseRetriever(BaseRetriever):
         description="The event loop the knowledge source was opened on, where every search "
         "runs; by default the loop running where the retriever is made.",
     )
-    _scope: SearchScope = PrivateAttr()
+    _search: KnowledgeSearch = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
-        self._scope = SearchScope(
-            namespace=self.namespace,
-            top_k=self.top_k,
-            domains=tuple(self.domains),
-            threshold=self.threshold,
-            source_prefix=self.source_prefix,
-            section=self.section,
-            options=validated(RetrievalOptions, **self.search_options),
-        )
+        fields = self.model_dump(include=set(SCOPE_FIELDS))
+        scope = SearchScope.of(self.search_options, **fields)
+        self._search = KnowledgeSearch(self.knowledge, scope, self.loop)
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **changes: Any
     ) -> list[Document]:
-        return call_blocking(self._documents(query, changes), self.loop)
+        return documents(self._search.blocking(query, **changes))
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **changes: Any
     ) -> list[Document]:
-        return await call_async(self._documents(query, changes), self.loop)
+        return documents(await self._search.awaited(query, **changes))
 
-    async def _documents(self, query: str, changes: dict[str, Any]) -> list[Document]:
-        result = await search(self.knowledge, query, self._scope.overridden(**changes))
-        return [
-            Document(id=match.chunk_id, page_content=match.content, metadata=match_metadata(match))
-            for match in result.matches
-        ]
+
+def documents(result: RetrievalResult) -> list[Document]:
+    """The matches of ``result`` as documents, best first."""
+    return [
+        Document(id=match.chunk_id, page_content=match.content, metadata=match_metadata(match))
+        for match in result.matches
+    ]

@@ -15,15 +15,13 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from retrieval.domain.models import RetrievalMatch, RetrievalOptions, validated
+from retrieval.domain.models import RetrievalMatch, RetrievalResult
 from retrieval.integrations.extras import missing_extra
 from retrieval.integrations.knowledge import (
     KnowledgeBaseApi,
+    KnowledgeSearch,
     SearchScope,
-    call_async,
-    call_blocking,
     running_loop,
-    search,
 )
 from retrieval.integrations.provenance import match_metadata
 
@@ -69,27 +67,27 @@ class KnowledgeBaseRetriever(BaseRetriever):
         **base: Any,
     ) -> None:
         super().__init__(**base)
-        self._knowledge = knowledge
-        self._scope = SearchScope(
+        scope = SearchScope.of(
+            search_options or {},
             namespace=namespace,
             top_k=top_k,
-            domains=tuple(domains),
+            domains=domains,
             threshold=threshold,
             source_prefix=source_prefix,
             section=section,
-            options=validated(RetrievalOptions, **(search_options or {})),
         )
-        self._loop = loop or running_loop()
+        self._search = KnowledgeSearch(knowledge, scope, loop or running_loop())
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return call_blocking(self._nodes(query_bundle.query_str), self._loop)
+        return scored_nodes(self._search.blocking(query_bundle.query_str))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return await call_async(self._nodes(query_bundle.query_str), self._loop)
+        return scored_nodes(await self._search.awaited(query_bundle.query_str))
 
-    async def _nodes(self, query: str) -> list[NodeWithScore]:
-        result = await search(self._knowledge, query, self._scope)
-        return [NodeWithScore(node=text_node(match), score=match.score) for match in result.matches]
+
+def scored_nodes(result: RetrievalResult) -> list[NodeWithScore]:
+    """The matches of ``result`` as nodes scored by the ranking, best first."""
+    return [NodeWithScore(node=text_node(match), score=match.score) for match in result.matches]
 
 
 def text_node(match: RetrievalMatch) -> TextNode:

@@ -19,6 +19,7 @@ from retrieval.ports import Embedder
 from retrieval.ports.document_ledger import DocumentLedger
 from retrieval.ports.embedder import Matrix
 from retrieval.ports.namespace_generations import NamespaceGenerations
+from retrieval.service.delegating_embedder import DelegatingEmbedder
 from retrieval.service.ingestion.chunking import (
     ChunkingPolicy,
     Prepared,
@@ -72,8 +73,10 @@ class Screened:
         return {o.source for o in self.refused.values() if o.source is not None}
 
 
-class IngestionService:
-    """The writer: documents cut, checked and written; every write of chunks goes through it."""
+class IngestionService(DelegatingEmbedder):
+    """The writer: documents cut, checked and written; every write of chunks goes through it.
+    As an ``Embedder`` it makes vectors as ingestion makes them (cache included), for callers
+    that store them later with ``ingest_embedded``."""
 
     def __init__(
         self,
@@ -89,7 +92,7 @@ class IngestionService:
         lease_wait_s: float = 30.0,
         lease_renew_s: float = 30.0,
     ) -> None:
-        self._embedder = embedder
+        super().__init__(embedder)
         self._ledger = ledger
         self._writer = GroupWriter(
             embedder, stores, ledger, generations, lease_wait_s, lease_renew_s
@@ -100,19 +103,6 @@ class IngestionService:
         self._documents_per_write = documents_per_write
         self._embedded_per_write = embedded_per_write
         self._signature = model_signature(embedder.model, embedder.dimension)
-
-    @property
-    def model(self) -> str:
-        return self._embedder.model
-
-    @property
-    def dimension(self) -> int:
-        return self._embedder.dimension
-
-    async def embed_passages(self, texts: Sequence[str]) -> Matrix:
-        """Passage vectors as ingestion makes them (cache included), for callers that store
-        them later with ``ingest_embedded``."""
-        return await self._embedder.embed_passages(texts)
 
     def split(self, document: RagDocument, namespace: str) -> list[RagChunk]:
         return self._policy.split(document, namespace, self._embedder.model)
