@@ -5,7 +5,7 @@ UV := .tools/bin/uv
 RUN := $(UV) run --frozen
 DATA ?= ../shared/data/beir/scifact
 
-.PHONY: setup browser demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-mcp bench-ingest bench-restore bench-index bench-scaling bench-concurrency bench-replicas bench-cli bench-report bench-all profile load crash fuzz serve proto clean
+.PHONY: setup browser demo test lint format unit contract integration e2e golden bench bench-beir bench-peers bench-grpc bench-mcp bench-ingest bench-restore bench-index bench-scaling bench-concurrency bench-replicas bench-cli bench-report bench-all profile load crash fuzz serve proto help-values clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -141,6 +141,10 @@ bench-mcp: setup
 
 proto: setup
 	$(RUN) python libs/retrieval-proto/generate.py
+
+# The search options and model values the command line's help shows, as plain Python.
+help-values: setup
+	$(RUN) python -m retrieval.cli.generate_help_values
 
 clean:
 	rm -rf .data reports .pytest_cache .ruff_cache

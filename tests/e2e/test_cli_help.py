@@ -1,5 +1,6 @@
 """Every command's help, read in an 80-column terminal: option names and their values whole,
-no type shown on a flag, and the commands' sentences not broken mid-line."""
+no type shown on a flag, and the commands' sentences not broken mid-line; printed without
+loading Pydantic or rich's Markdown."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import typer
 from typer.core import TyperGroup
 
-from retrieval.cli.app import app
+from retrieval.cli.app import app, installed_groups
 
 COLUMNS = 80
 END_OF_HELP = "\x00"
@@ -47,6 +48,20 @@ def commands(group: TyperGroup, path: tuple[str, ...] = ()) -> list[tuple[str, .
 
 
 COMMANDS = commands(typer.main.get_group(app))
+PRODUCT_COMMANDS = [path for path in COMMANDS if not path or path[0] not in installed_groups()]
+"""The commands but those of the installed groups (the benchmarks), which are not the product."""
+NOT_LOADED_FOR_HELP = ("pydantic", "rich.markdown")
+LOADED_AT_EXIT = """
+import atexit, json, sys
+watched = json.loads(sys.argv[1])
+loaded = lambda: [name for name in watched if name in sys.modules]
+atexit.register(lambda: print(json.dumps(loaded()), file=sys.stderr))
+from retrieval.cli.app import main
+sys.argv = ["retrieval", *json.loads(sys.argv[2]), "--help"]
+main()
+"""
+"""The entry point's ``main`` printing one command's help, then which of the watched modules
+were loaded, as the last line of stderr."""
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +106,28 @@ def test_help_fits_80_columns_with_every_option_whole(
             continue
         for name in [*parameter.opts, *parameter.secondary_opts]:
             assert re.search(rf"(^|[\s,/]){re.escape(name)}($|[\s,=<\[])", shown, re.M), name
+
+
+@pytest.mark.parametrize(
+    "command", PRODUCT_COMMANDS, ids=lambda path: " ".join(path) or "retrieval"
+)
+def test_help_loads_neither_pydantic_nor_rich_markdown(command: tuple[str, ...]) -> None:
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            LOADED_AT_EXIT,
+            json.dumps(NOT_LOADED_FOR_HELP),
+            json.dumps(command),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("Usage: retrieval")
+    assert json.loads(shown.stderr.splitlines()[-1]) == []
 
 
 def test_top_level_help_gives_each_command_its_first_sentence_wrapped_not_broken(

@@ -22,7 +22,6 @@ from retrieval.cli.runtime import (
     console,
     run_here_or_served,
 )
-from retrieval.cli.sources import located
 
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls
@@ -97,6 +96,8 @@ def ask(
         if as_json:
             return await app.answers.answer(query)
         return await printed(app.answers.stream(query))
+
+    from retrieval.cli.sources import located
 
     answer = run_here_or_served(work, settings, read_only=True)
     if as_json:

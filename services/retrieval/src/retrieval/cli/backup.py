@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from pydantic import BaseModel
 from rich.table import Table
 
 from retrieval.cli.runtime import console, load_settings, refused_when_invalid, run_here_or_served
-from retrieval.domain.models import check_slug
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from retrieval.cli.served import ApplicationCalls
     from retrieval.service.backup.backups import BackupReport, RestoreReport
 
@@ -27,6 +27,8 @@ def backup(
 ) -> None:
     """Write a namespace's documents, chunk texts, vectors and ledger to one checksummed
     file; the exit code is 1 if a document had lost chunk texts and was left out."""
+    from retrieval.domain.models import check_slug
+
     settings = load_settings()
     with refused_when_invalid():
         check_slug(namespace, "namespace")
@@ -57,6 +59,8 @@ def restore(
     """Bring a backup back on the configured stores: vectors kept when the model is the
     backup's, embedded again when not. Run it again after an interruption to finish it;
     the exit code is 1 if a document failed."""
+    from retrieval.domain.models import check_slug
+
     settings = load_settings()
     with refused_when_invalid():
         if namespace is not None:

@@ -6,20 +6,21 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from retrieval.adapters.files.document_files import load_documents
+from retrieval.cli.help_values import DEMO_NAMESPACE
 from retrieval.cli.runtime import VERBOSE, console, load_settings, run_with_application
-from retrieval.cli.tables import result_table
-from retrieval.demo import EXAMPLE_QUERIES, KNOWLEDGE_DIR, NAMESPACE, demo_settings
 
 if TYPE_CHECKING:
     from retrieval.lifecycle import Application
 
 
 def demo(
-    namespace: str = typer.Option(NAMESPACE, "--namespace", "-n", help="Namespace to fill."),
+    namespace: str = typer.Option(DEMO_NAMESPACE, "--namespace", "-n", help="Namespace to fill."),
     top_k: int = typer.Option(3, "--top-k", "-k", help="Matches per query."),
 ) -> None:
     """Ingest the bundled tea knowledge base and answer example questions."""
+    from retrieval.adapters.files.document_files import load_documents
+    from retrieval.cli.tables import result_table
+    from retrieval.demo import EXAMPLE_QUERIES, KNOWLEDGE_DIR, demo_settings
 
     async def work(app: Application) -> None:
         documents = load_documents([KNOWLEDGE_DIR])

@@ -24,7 +24,6 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from retrieval.adapters.files.document_files import LoadedDocuments, read_documents
 from retrieval.cli.runtime import (
     console,
     failed,
@@ -33,10 +32,10 @@ from retrieval.cli.runtime import (
     run_here_or_served,
 )
 from retrieval.domain.allowed_domains import check_domains
-from retrieval.domain.models import namespace_or_default
 from retrieval.errors import RetrievalError
 
 if TYPE_CHECKING:
+    from retrieval.adapters.files.document_files import LoadedDocuments
     from retrieval.cli.served import ApplicationCalls
     from retrieval.service.ingestion.local_files import SourceFailure
     from retrieval.service.ingestion.outcomes import DocumentOutcome
@@ -99,6 +98,8 @@ def read_with_progress(
     paths: list[Path], domain: str | None, title: str | None, max_file_bytes: int
 ) -> LoadedDocuments:
     """The files' documents; a file over ``max_file_bytes`` fails unread."""
+    from retrieval.adapters.files.document_files import read_documents
+
     with bar(MofNCompleteColumn(), TextColumn("files")) as progress:
         task = progress.add_task("reading", total=None)
         return read_documents(
@@ -180,6 +181,8 @@ def ingest(
     """Chunk, embed and store documents; unchanged documents are skipped. A file that cannot
     be read is reported and the rest go on; the exit code is 1 if any file or document failed,
     130 if interrupted (Ctrl-C)."""
+    from retrieval.domain.models import namespace_or_default
+
     settings = load_settings()
     with refused_when_invalid():
         target = namespace_or_default(namespace, settings.default_namespace)

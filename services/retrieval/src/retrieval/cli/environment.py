@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar, get_args
 
 import typer
-from pydantic import SecretStr, ValidationError
 
 if TYPE_CHECKING:
     from pydantic.fields import FieldInfo
@@ -21,6 +20,8 @@ S = TypeVar("S", bound="BaseSettings")
 def from_environment(kind: type[S]) -> S:
     """``kind()``; should a variable be invalid, ``error: VARIABLE: what it expects (got ...)``
     per bad variable on stderr and exit code 2."""
+    from pydantic import ValidationError
+
     try:
         return kind()
     except ValidationError as error:
@@ -45,4 +46,6 @@ def described(problem: ErrorDetails, prefix: str, fields: dict[str, FieldInfo]) 
 
 
 def is_secret(field: FieldInfo) -> bool:
+    from pydantic import SecretStr
+
     return SecretStr in (field.annotation, *get_args(field.annotation))

@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
+from retrieval.cli.help_values import MAX_TOP_K
 from retrieval.cli.progress import stage_progress
 from retrieval.cli.runtime import console, run_with_application
-from retrieval.domain.models import MAX_TOP_K
 from retrieval.errors import InvalidRequestError
-from retrieval.evaluation.ablation import (
-    ABLATION_FILE,
-    ablation_table,
-    ablation_variants,
-    latency_ratio,
-    write_ablation,
-)
-from retrieval.evaluation.golden import golden_namespace, run_golden
-from retrieval.evaluation.golden_report import GoldenReport
-from retrieval.evaluation.golden_suite import load_suite
-from retrieval.evaluation.reports import answer_rows, figure, write_golden_reports
-from retrieval.lifecycle import Application
-from retrieval.service.answers.answer_service import AnswerService
-from retrieval.settings import Settings
+
+if TYPE_CHECKING:
+    from retrieval.evaluation.golden_report import GoldenReport
+    from retrieval.lifecycle import Application
+    from retrieval.service.answers.answer_service import AnswerService
+    from retrieval.settings import Settings
 
 
 async def check_unused(application: Application, namespace: str) -> None:
@@ -45,6 +38,8 @@ def model_answers(answers: AnswerService, settings: Settings) -> AnswerService |
 
 
 def summary_table(report: GoldenReport, min_hit_at_5: float) -> Table:
+    from retrieval.evaluation.reports import answer_rows, figure
+
     table = Table(
         title=f"golden suite {report.suite}: {report.samples} samples", title_justify="left"
     )
@@ -81,6 +76,16 @@ def run(
     reports: Path = typer.Option(Path("reports"), help="Where golden.json/.md/.png are written."),
 ) -> None:
     """Seed the suite into its own namespace, ask every sample, grade, clean up, report."""
+    from retrieval.evaluation.ablation import (
+        ABLATION_FILE,
+        ablation_table,
+        ablation_variants,
+        latency_ratio,
+        write_ablation,
+    )
+    from retrieval.evaluation.golden import golden_namespace, run_golden
+    from retrieval.evaluation.golden_suite import load_suite
+    from retrieval.evaluation.reports import write_golden_reports
 
     async def work(application: Application) -> GoldenReport:
         golden = load_suite(suite, application.settings.allowed_domains)

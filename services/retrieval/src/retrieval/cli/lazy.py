@@ -10,7 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, ClassVar
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 if TYPE_CHECKING:
     from typer._click import HelpFormatter
@@ -19,6 +19,14 @@ if TYPE_CHECKING:
 class SentenceListing(TyperGroup):
     """A group listing each command with the first sentence of its help, whole, wrapped to the
     terminal (click cuts it at 45 characters)."""
+
+    def get_help_option(self, ctx: typer.Context) -> TyperOption | None:
+        """The ``--help`` flag, False unless given: Typer validates a flag left None with
+        Pydantic, which ``retrieval COMMAND --help`` would load for the group's own flag."""
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.default = False
+        return option
 
     def format_commands(self, ctx: typer.Context, formatter: HelpFormatter) -> None:
         listed = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]

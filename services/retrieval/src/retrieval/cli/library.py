@@ -30,9 +30,7 @@ from retrieval.cli.runtime import (
     run_here_or_served,
 )
 from retrieval.domain.allowed_domains import check_domains
-from retrieval.domain.models import check_slug
 from retrieval.errors import MassDeleteError
-from retrieval.source_display import readable_source
 
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls
@@ -46,6 +44,7 @@ JSON = typer.Option(False, "--json", help="Print the report as JSON, and nothing
 
 def outcome_lines(outcomes: Iterable[DocumentOutcome]) -> None:
     from retrieval.service.ingestion.outcomes import Outcome
+    from retrieval.source_display import readable_source
 
     for outcome in outcomes:
         if outcome.outcome is Outcome.UNCHANGED:
@@ -90,6 +89,8 @@ def sync(
     them whose files are gone. A file that cannot be read keeps its documents; the exit code
     is 1 if any file or document failed or the sync (or, with --dry-run, the sync it plans)
     would delete too much, 130 if interrupted (Ctrl-C)."""
+    from retrieval.domain.models import check_slug
+
     settings = load_settings()
     with refused_when_invalid():
         check_slug(namespace, "namespace")
@@ -164,6 +165,9 @@ def delete(
 ) -> None:
     """Delete documents (their chunks, vectors and keyword entries) by id or by source. The
     exit code is 1 if an id is missing or nothing lies under --source-prefix."""
+    from retrieval.domain.models import check_slug
+    from retrieval.source_display import readable_source
+
     settings = load_settings()
     with refused_when_invalid():
         check_slug(namespace, "namespace")
@@ -206,6 +210,8 @@ def documents(
 ) -> None:
     """List a namespace's documents: id, title, source, chunks, when last written. The exit
     code is 1 if there are none: no such namespace, or nothing under --source-prefix."""
+    from retrieval.domain.models import check_slug
+
     settings = load_settings()
     with refused_when_invalid():
         check_slug(namespace, "namespace")
@@ -228,6 +234,8 @@ def documents(
 
 def documents_table(namespace: str, listed: list[DocumentSummary]) -> Table:
     """One row per document, its id whole on one line, to be copied into ``delete``."""
+    from retrieval.source_display import readable_source
+
     table = Table(title=f"namespace {namespace}: {count(len(listed), 'document')}")
     ids = [
         Text(d.document_id).append(" (pending)" if d.pending else "", style="yellow")

@@ -8,9 +8,9 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
 import typer
-from pydantic.fields import FieldInfo
 
 from retrieval.adapters.files.local_sources import source_or_none
+from retrieval.cli.help_values import SEARCH_FLAGS
 from retrieval.cli.runtime import (
     DOMAINS,
     SEARCHED_NAMESPACE,
@@ -23,9 +23,6 @@ from retrieval.cli.runtime import (
     refused_when_invalid,
     run_here_or_served,
 )
-from retrieval.cli.tables import result_table
-from retrieval.domain.models import RetrievalOptions, validated
-from retrieval.domain.search_plan import SearchOptions
 
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls, RetrievalCalls
@@ -53,6 +50,9 @@ def query(
 ) -> None:
     """Answer one question from the knowledge base. The exit code is 1 if nothing matched,
     with the reason on stderr."""
+    from retrieval.cli.tables import result_table
+    from retrieval.domain.models import RetrievalOptions, validated
+
     with refused_when_invalid():
         chosen = validated(RetrievalOptions, **options)
     request, settings = checked_query(
@@ -109,31 +109,29 @@ def nearest(section: str, headings: Iterable[str]) -> list[str]:
     return sorted((h for h in headings if h), key=closeness, reverse=True)[:NEAREST_SHOWN]
 
 
-def option_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
-    """The flag of one of ``SearchOptions``: ``--fetch-k``, ``--rerank/--no-rerank`` for a
+def option_parameter(name: str, annotation: Any, description: str) -> inspect.Parameter:
+    """The flag of one of the search options: ``--fetch-k``, ``--rerank/--no-rerank`` for a
     switch; unset, it leaves the option to the settings."""
     flag = name.replace("_", "-")
-    switch = (f"--{flag}/--no-{flag}",) if field.annotation is bool else ()
-    help_text = f"{(field.description or '').removesuffix('.')} [settings]."
+    switch = (f"--{flag}/--no-{flag}",) if annotation is bool else ()
+    help_text = f"{description.removesuffix('.')} [settings]."
     return inspect.Parameter(
         name,
         inspect.Parameter.KEYWORD_ONLY,
         default=typer.Option(None, *switch, help=help_text),
-        annotation=field.annotation | None,
+        annotation=annotation | None,
     )
 
 
 def with_option_flags(
-    command: inspect.Signature, options: dict[str, FieldInfo]
+    command: inspect.Signature, options: Iterable[tuple[str, Any, str]]
 ) -> inspect.Signature:
     """``command`` with a flag per option in place of its ``**options``, before ``--json``."""
     *fixed, as_json, _ = command.parameters.values()
-    flags = [option_parameter(name, field) for name, field in options.items()]
+    flags = [option_parameter(*option) for option in options]
     return command.replace(
         parameters=[*fixed, *flags, as_json.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
     )
 
 
-query.__signature__ = with_option_flags(
-    inspect.signature(query, eval_str=True), SearchOptions.model_fields
-)
+query.__signature__ = with_option_flags(inspect.signature(query, eval_str=True), SEARCH_FLAGS)

@@ -13,7 +13,6 @@ from retrieval.cli.runtime import (
     refused_when_invalid,
     run_with_application,
 )
-from retrieval.domain.models import check_slug
 
 if TYPE_CHECKING:
     from retrieval.lifecycle import Application
@@ -27,6 +26,8 @@ def reconcile(
 ) -> None:
     """Find and repair vectors or keyword entries without texts, texts without them, stale
     chunks and half-ingested documents; the exit code is 1 if anything is left to repair."""
+    from retrieval.domain.models import check_slug
+
     settings = load_settings()
     with refused_when_invalid():
         check_slug(namespace, "namespace")

@@ -10,10 +10,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from retrieval.cli.runtime import console, run_here_or_served
-from retrieval.domain.collection_health import ORPHAN_LABELS, HealthStatus, Orphans
 
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls
+    from retrieval.domain.collection_health import HealthStatus, Orphans
     from retrieval.service.stats import CollectionStats
 
 UNKNOWN = "-"
@@ -33,6 +33,8 @@ def coloured(status: HealthStatus) -> str:
 
 def out_of_place(orphans: Orphans | None) -> str:
     """Each kind of orphan found, with its count; ``none``, or unknown when not audited."""
+    from retrieval.domain.collection_health import ORPHAN_LABELS
+
     if orphans is None:
         return UNKNOWN
     found = [
@@ -81,6 +83,7 @@ def stats(
 ) -> None:
     """Vectors, chunk texts and orphans per namespace, the embedded stores' sizes and the
     health status. Audits every namespace (lists every id); the exit code is 1 when red."""
+    from retrieval.domain.collection_health import HealthStatus
 
     async def work(app: ApplicationCalls) -> CollectionStats:
         return await app.stats.collect()

@@ -8,17 +8,19 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
+from retrieval.cli.help_values import MAX_TOP_K, VALIDATION_TOP_K
 from retrieval.cli.runtime import console, failed, run_here_or_served
-from retrieval.domain.models import MAX_TOP_K, validated
-from retrieval.domain.validation import DEFAULT_TOP_K, CaseFile, ValidationRequest, parse_case_file
-from retrieval.domain.validation_report import ValidationReport
 from retrieval.errors import InvalidRequestError, RetrievalError
 
 if TYPE_CHECKING:
     from retrieval.cli.served import ApplicationCalls
+    from retrieval.domain.validation import CaseFile, ValidationRequest
+    from retrieval.domain.validation_report import ValidationReport
 
 
 def load_cases(path: Path) -> CaseFile:
+    from retrieval.domain.validation import parse_case_file
+
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
@@ -41,6 +43,9 @@ def validation_request(
 ) -> ValidationRequest:
     """The request the options describe; the option wins over the case file's
     ``expected_metadata``."""
+    from retrieval.domain.models import validated
+    from retrieval.domain.validation import ValidationRequest
+
     suite = load_cases(cases) if cases is not None else None
     return validated(
         ValidationRequest,
@@ -64,7 +69,7 @@ def validate(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     top_k: int = typer.Option(
-        DEFAULT_TOP_K, "--top-k", "-k", min=1, max=MAX_TOP_K, help="Matches asked per query."
+        VALIDATION_TOP_K, "--top-k", "-k", min=1, max=MAX_TOP_K, help="Matches asked per query."
     ),
     success_rate: float | None = typer.Option(
         None,

@@ -2,9 +2,9 @@
 
 ``SearchOptions`` are the options a request may set, ``SearchPlan`` adds those only the
 service sets; the plan is the settings' ``search`` group. ``RetrievalOptions``, the request's
-overrides, is derived from ``SearchOptions``, and so are the flags of ``retrieval query`` and
-the fields of the console's query form; a test checks the proto's ``RetrievalOptions`` has a
-field for each.
+overrides, is derived from ``SearchOptions``, and so are the flags of ``retrieval query``
+(through ``cli/help_values.py``, written from it by ``make help-values``) and the fields of the
+console's query form; a test checks the proto's ``RetrievalOptions`` has a field for each.
 """
 
 from __future__ import annotations

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 
-from retrieval.domain.provenance import URL
-
 
 def as_source(path: str) -> str:
     """A path as sources are stored (absolute); a URL as it is."""
+    from retrieval.domain.provenance import URL
+
     return path if URL.match(path) else os.path.abspath(path)
 
 
