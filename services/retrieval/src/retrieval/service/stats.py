@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from pydantic import Field
 
@@ -97,25 +98,22 @@ def orphans_of(result: NamespaceAudit) -> Orphans:
     )
 
 
+@dataclass(eq=False)
 class StatsService:
     """Reads the size and health of the knowledge base from every store; writes nothing."""
 
-    def __init__(
-        self,
-        index: VectorIndex,
-        keywords: KeywordIndex,
-        chunks: ChunkRepository,
-        ledger: DocumentLedger,
-        embedder: Embedder,
-        footprints: Sequence[StoreFootprint],
-        probe_timeout_s: float,
-        graph: ChunkGraph | None = None,
-    ) -> None:
-        self._stores = ChunkStores(index, keywords, chunks, graph)
-        self._ledger = ledger
-        self._embedder = embedder
-        self._footprints = tuple(footprints)
-        self._probe_timeout_s = probe_timeout_s
+    index: VectorIndex
+    keywords: KeywordIndex
+    chunks: ChunkRepository
+    ledger: DocumentLedger
+    embedder: Embedder
+    footprints: Sequence[StoreFootprint]
+    probe_timeout_s: float
+    graph: ChunkGraph | None = None
+    _stores: ChunkStores = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._stores = ChunkStores(self.index, self.keywords, self.chunks, self.graph)
 
     async def probe(self) -> None:
         """Raises unless both stores answer."""
@@ -158,7 +156,7 @@ class StatsService:
         """
         whole = visible is None
         footprints = (
-            tuple(await asyncio.gather(*(s.footprint() for s in self._footprints))) if whole else ()
+            tuple(await asyncio.gather(*(s.footprint() for s in self.footprints))) if whole else ()
         )
         try:
             stats, total_texts = await self._bounded_sizes()
@@ -168,7 +166,7 @@ class StatsService:
             return CollectionStats(
                 status=verdict.status,
                 reasons=verdict.reasons,
-                embedding_model=self._embedder.model,
+                embedding_model=self.embedder.model,
                 dimension=None,
                 total_vector_count=None,
                 total_chunk_count=None,
@@ -194,7 +192,7 @@ class StatsService:
         return CollectionStats(
             status=verdict.status,
             reasons=verdict.reasons,
-            embedding_model=self._embedder.model,
+            embedding_model=self.embedder.model,
             dimension=stats.dimension,
             total_vector_count=total_vectors,
             total_chunk_count=total_chunks,
@@ -206,7 +204,7 @@ class StatsService:
         """The vector count of every namespace the index or the ledger holds: a write cut
         short before its first vector leaves its namespace in the ledger alone."""
         held = {name: namespace.vector_count for name, namespace in stats.namespaces.items()}
-        for name in await self._ledger.namespaces():
+        for name in await self.ledger.namespaces():
             held.setdefault(name, 0)
         return held
 
@@ -214,7 +212,7 @@ class StatsService:
         graph = self._stores.graph
         entity_count = None
         try:
-            result = await audit(self._stores, self._ledger, namespace)
+            result = await audit(self._stores, self.ledger, namespace)
             if graph is not None:
                 entity_count = await graph.store.entity_count(namespace)
         except BackendError as error:
@@ -237,9 +235,9 @@ class StatsService:
         return await self._stores.index.stats(), await self._stores.texts.count()
 
     async def _bounded_sizes(self) -> tuple[IndexStats, int]:
-        return await asyncio.wait_for(self._sizes(), self._probe_timeout_s)
+        return await asyncio.wait_for(self._sizes(), self.probe_timeout_s)
 
     def _describe(self, error: BaseException) -> str:
         if isinstance(error, TimeoutError) and not str(error):
-            return f"no answer within {self._probe_timeout_s:g} s"
+            return f"no answer within {self.probe_timeout_s:g} s"
         return str(error)

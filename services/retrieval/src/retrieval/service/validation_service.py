@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 import structlog
 
@@ -25,27 +26,19 @@ from retrieval.service.stats import StatsService
 log = structlog.get_logger("retrieval")
 
 
+@dataclass(frozen=True, eq=False)
 class ValidationService:
     """Asks a namespace its cases (or, without cases, each document's title) through
     ``retrieval`` with the served settings (``plan``, the switches it searches with), grades
     every answer, and reads the namespace's counts and chunk metadata; writes nothing. A
     request that sets no success criterion must meet ``success_rate``."""
 
-    def __init__(
-        self,
-        retrieval: RetrievalService,
-        stats: StatsService,
-        chunks: ChunkRepository,
-        plan: SearchPlan,
-        allowed_domains: Collection[str],
-        success_rate: float,
-    ) -> None:
-        self._retrieval = retrieval
-        self._plan = plan
-        self._stats = stats
-        self._chunks = chunks
-        self._allowed_domains = frozenset(allowed_domains)
-        self._success_rate = success_rate
+    retrieval: RetrievalService
+    stats: StatsService
+    chunks: ChunkRepository
+    plan: SearchPlan
+    allowed_domains: Collection[str]
+    success_rate: float
 
     async def validate(self, request: ValidationRequest) -> ValidationReport:
         """Ask every case, one at a time, with ``top_k`` and no confidence threshold; a case
@@ -58,7 +51,7 @@ class ValidationService:
         """
         self._check_domains(request.cases)
         namespace = request.namespace
-        held = await self._stats.existing(namespace)
+        held = await self.stats.existing(namespace)
         survey = await self._survey(namespace)
         cases = request.cases or smoke_cases(survey.titles)
         outcomes = [
@@ -66,7 +59,7 @@ class ValidationService:
             for position, case in enumerate(cases)
         ]
         criterion = (
-            self._success_rate if request.success_criterion is None else request.success_criterion
+            self.success_rate if request.success_criterion is None else request.success_criterion
         )
         report = summarise(
             namespace,
@@ -92,7 +85,7 @@ class ValidationService:
     def _check_domains(self, cases: Sequence[ValidationCase]) -> None:
         for position, case in enumerate(cases):
             try:
-                check_domains(case.domains, self._allowed_domains)
+                check_domains(case.domains, self.allowed_domains)
             except InvalidRequestError as error:
                 raise InvalidRequestError(
                     error.reason, field=f"cases.{position}.domains"
@@ -101,8 +94,8 @@ class ValidationService:
     async def _survey(self, namespace: str) -> NamespaceSurvey:
         """Every chunk of the namespace, read once, a page of ids at a time."""
         survey = NamespaceSurvey()
-        async for page in self._chunks.list_chunks(namespace):
-            found = await self._chunks.get_many([chunk_id for chunk_id, _ in page], namespace)
+        async for page in self.chunks.list_chunks(namespace):
+            found = await self.chunks.get_many([chunk_id for chunk_id, _ in page], namespace)
             survey.add(found.values())
         return survey
 
@@ -113,7 +106,7 @@ class ValidationService:
             query=case.query, domains=case.domains, top_k=top_k, namespace=namespace
         )
         try:
-            result = await self._retrieval.retrieve_query(query)
+            result = await self.retrieval.retrieve_query(query)
         except InvalidRequestError:
             raise
         except RetrievalError as error:
@@ -127,6 +120,6 @@ class ValidationService:
             result.matches,
             top_k,
             degraded=result.degraded,
-            cosines_expected=self._plan.uses_dense and DENSE not in result.degraded,
+            cosines_expected=self.plan.uses_dense and DENSE not in result.degraded,
         )
         return QueryOutcome.of(case, position, reasons, top_cosine(result.matches))

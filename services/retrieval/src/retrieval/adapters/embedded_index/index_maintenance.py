@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,24 +31,18 @@ MAX_UNINDEXED = 20_000
 log = structlog.get_logger(__name__)
 
 
+@dataclass(eq=False)
 class IndexMaintenance:
     """Compacts the namespaces of ``namespaces`` and adds their new rows to their graphs, in
     tasks of its own; a compaction changes a namespace under ``write_lock``, the writers'."""
 
-    def __init__(
-        self,
-        namespaces: IndexNamespaces,
-        write_lock: asyncio.Lock,
-        *,
-        ann_min_vectors: int,
-        compact_min_changes: int,
-    ) -> None:
-        self._namespaces = namespaces
-        self._write_lock = write_lock
-        self._ann_min_vectors = ann_min_vectors
-        self._compact_min_changes = compact_min_changes
-        self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
-        self._stopped = False
+    namespaces: IndexNamespaces
+    write_lock: asyncio.Lock
+    _: KW_ONLY
+    ann_min_vectors: int
+    compact_min_changes: int
+    _tasks: dict[tuple[str, str], asyncio.Task[None]] = field(init=False, default_factory=dict)
+    _stopped: bool = field(init=False, default=False)
 
     def stop(self) -> None:
         """Start no more work; graph additions under way end after their current chunk."""
@@ -66,8 +61,8 @@ class IndexMaintenance:
         """Start what the namespace needs in the background: a compaction, graph additions."""
         if self._stopped:
             return
-        large = rows.size >= self._ann_min_vectors
-        overgrown = rows.changes > max(self._compact_min_changes, COMPACT_RATIO * rows.base)
+        large = rows.size >= self.ann_min_vectors
+        overgrown = rows.changes > max(self.compact_min_changes, COMPACT_RATIO * rows.base)
         if overgrown or (large and rows.graph is None):
             self._start("compact", namespace, self._compact(namespace, rows))
         if rows.graph is not None and rows.graph.size < rows.count:
@@ -75,7 +70,7 @@ class IndexMaintenance:
 
     async def wait_for_graph(self, namespace: str) -> None:
         """Hold a writer back while more than ``MAX_UNINDEXED`` rows wait for the graph."""
-        while (rows := self._namespaces.rows.get(namespace)) is not None and rows.graph is not None:
+        while (rows := self.namespaces.rows.get(namespace)) is not None and rows.graph is not None:
             indexing = self._tasks.get(("index", namespace))
             if indexing is None or rows.count - rows.graph.size <= MAX_UNINDEXED:
                 return
@@ -101,7 +96,7 @@ class IndexMaintenance:
         """Add the rows its graph lacks to the namespace as it is now (a compaction may
         replace its rows and graph meanwhile), a chunk at a time."""
         while not self._stopped:
-            rows = self._namespaces.rows.get(namespace)
+            rows = self.namespaces.rows.get(namespace)
             if rows is None or rows.graph is None or rows.graph.size >= rows.count:
                 return
             start = rows.graph.size
@@ -109,12 +104,12 @@ class IndexMaintenance:
             await asyncio.to_thread(rows.graph.add, chunk)
 
     async def _compact(self, namespace: str, rows: NamespaceRows) -> None:
-        async with self._write_lock:
-            if self._stopped or self._namespaces.rows.get(namespace) is not rows:
+        async with self.write_lock:
+            if self._stopped or self.namespaces.rows.get(namespace) is not rows:
                 return
             frozen = rows.freeze()
             kept = rows.graph if frozen.live.all() else None
-            namespace_log = self._namespaces.logs.get(namespace)
+            namespace_log = self.namespaces.logs.get(namespace)
             files = None if namespace_log is None else namespace_log.files
             generation = (
                 0 if namespace_log is None else await asyncio.to_thread(namespace_log.rotate)
@@ -123,8 +118,8 @@ class IndexMaintenance:
         dense, graph, snapshot, saved_graph = await asyncio.to_thread(
             self._compacted, frozen, kept, files, generation
         )
-        async with self._write_lock:
-            if self._namespaces.rows.get(namespace) is not rows:
+        async with self.write_lock:
+            if self.namespaces.rows.get(namespace) is not rows:
                 for temporary in (snapshot, saved_graph):
                     if temporary is not None:
                         temporary.unlink(missing_ok=True)
@@ -143,9 +138,9 @@ class IndexMaintenance:
             )
             fresh = rows.rebased(frozen, dense)
             fresh.graph = graph
-            self._namespaces.rows[namespace] = fresh
+            self.namespaces.rows[namespace] = fresh
             if kept is None:
-                self._namespaces.saved_graphs[namespace] = 0 if graph is None else graph.size
+                self.namespaces.saved_graphs[namespace] = 0 if graph is None else graph.size
             self.maintain(namespace, fresh)
 
     def _compacted(
@@ -161,7 +156,7 @@ class IndexMaintenance:
         same order and its slots (and its file) still fit them: it is kept, not rebuilt."""
         dense = frozen.dense()
         graph = kept
-        if graph is None and dense.size >= self._ann_min_vectors:
+        if graph is None and dense.size >= self.ann_min_vectors:
             graph = HnswAnnGraph.build(dense.vectors)
         if files is None:
             return dense, graph, None, None

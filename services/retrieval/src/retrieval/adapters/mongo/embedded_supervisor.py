@@ -26,6 +26,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ RESTART_BACKOFF = RetryPolicy(initial_backoff=0.5, max_backoff=8.0)
 """The pause before the n-th restart within the window is ``longest_backoff(n - 1)``."""
 
 
+@dataclass(eq=False)
 class EmbeddedMongoSupervisor:
     """Runs the embedded server on one loopback port between ``start`` and ``stop`` (or as a
     context manager), restarting it when it dies, as the module says.
@@ -62,27 +64,20 @@ class EmbeddedMongoSupervisor:
     ``storage``, ``BackendUnavailableError`` when the server does not start.
     """
 
-    def __init__(
-        self,
-        storage: Path,
-        *,
-        max_restarts: int = MAX_RESTARTS,
-        window_s: float = RESTART_WINDOW_S,
-        backoff: RetryPolicy = RESTART_BACKOFF,
-    ) -> None:
-        self._storage = storage
-        self._max_restarts = max_restarts
-        self._window_s = window_s
-        self._backoff = backoff
-        self._port = 0
-        self._lock: DirectoryLock | None = None
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
-        self._guard = threading.Lock()
-        self._process: ServerProcess | None = None
-        self._serving = False
-        self._down = "the embedded MongoDB has not started"
-        self._restarts: deque[float] = deque()
+    storage: Path
+    _: KW_ONLY
+    max_restarts: int = MAX_RESTARTS
+    window_s: float = RESTART_WINDOW_S
+    backoff: RetryPolicy = RESTART_BACKOFF
+    _port: int = field(init=False, default=0)
+    _lock: DirectoryLock | None = field(init=False, default=None)
+    _thread: threading.Thread | None = field(init=False, default=None)
+    _stopping: threading.Event = field(init=False, default_factory=threading.Event)
+    _guard: threading.Lock = field(init=False, default_factory=threading.Lock)
+    _process: ServerProcess | None = field(init=False, default=None)
+    _serving: bool = field(init=False, default=False)
+    _down: str = field(init=False, default="the embedded MongoDB has not started")
+    _restarts: deque[float] = field(init=False, default_factory=deque)
 
     @property
     def uri(self) -> str:
@@ -100,7 +95,7 @@ class EmbeddedMongoSupervisor:
 
     def start(self) -> None:
         executable = server_executable()
-        self._lock = DirectoryLock(self._storage)
+        self._lock = DirectoryLock(self.storage)
         self._port = free_port()
         first: Future[None] = Future()
         self._thread = threading.Thread(
@@ -158,13 +153,13 @@ class EmbeddedMongoSupervisor:
         """Pause before the next restart; False when the budget is spent or on ``stop``."""
         pause = self._pause()
         if pause is None:
-            self._down = f"{reason}; gave up after {self._max_restarts} restarts"
+            self._down = f"{reason}; gave up after {self.max_restarts} restarts"
             log.error(
                 "embedded_mongo.gave_up",
                 reason=reason,
-                restarts=self._max_restarts,
-                window_s=self._window_s,
-                log=str(server_log(self._storage)),
+                restarts=self.max_restarts,
+                window_s=self.window_s,
+                log=str(server_log(self.storage)),
             )
             return False
         self._down = f"{reason}; restarting"
@@ -178,12 +173,12 @@ class EmbeddedMongoSupervisor:
             if self._stopping.is_set():
                 return None
             try:
-                process = start_server(executable, self._storage, self._port, self._lock_held())
+                process = start_server(executable, self.storage, self._port, self._lock_held())
             except (OSError, subprocess.SubprocessError) as error:
                 raise BackendUnavailableError(f"embedded MongoDB did not start: {error}") from error
             self._process = process
         try:
-            wait_until_listening(process, self._port, server_log(self._storage))
+            wait_until_listening(process, self._port, server_log(self.storage))
         except BackendUnavailableError:
             stop_server(process)
             raise
@@ -199,11 +194,11 @@ class EmbeddedMongoSupervisor:
     def _pause(self) -> float | None:
         """The pause before the next restart, counted; None when the budget is spent."""
         now = time.monotonic()
-        while self._restarts and now - self._restarts[0] > self._window_s:
+        while self._restarts and now - self._restarts[0] > self.window_s:
             self._restarts.popleft()
-        if len(self._restarts) >= self._max_restarts:
+        if len(self._restarts) >= self.max_restarts:
             return None
-        pause = self._backoff.longest_backoff(len(self._restarts))
+        pause = self.backoff.longest_backoff(len(self._restarts))
         self._restarts.append(now + pause)
         return pause
 

@@ -37,6 +37,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 from pinecone import AsyncIndex, QueryResponse
@@ -54,22 +55,19 @@ POLLS = RetryPolicy(initial_backoff=0.1, max_backoff=1.0)
 """Pauses between queries waiting for the index (its ``backoff``; it ends at the deadline)."""
 
 
+@dataclass(frozen=True, eq=False)
 class WrittenLsns:
     """The highest acknowledged write LSN per namespace, for the namespaces written last."""
 
-    def __init__(
-        self,
-        capacity: int = REMEMBERED_NAMESPACES,
-        window: float = REMEMBERED_FOR_S,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        if capacity < 1:
+    capacity: int = REMEMBERED_NAMESPACES
+    window: float = REMEMBERED_FOR_S
+    clock: Callable[[], float] = time.monotonic
+    _lsns: OrderedDict[str, tuple[int, float]] = field(init=False, default_factory=OrderedDict)
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        if self.capacity < 1:
             raise ValueError("capacity must be at least 1")
-        self._capacity = capacity
-        self._window = window
-        self._clock = clock
-        self._lsns: OrderedDict[str, tuple[int, float]] = OrderedDict()
-        self._lock = threading.Lock()
 
     def remember(self, namespace: str, lsn: int | None) -> None:
         """Note an acknowledged write; one without an LSN tells nothing to wait for."""
@@ -78,8 +76,8 @@ class WrittenLsns:
         with self._lock:
             known = self._lsns.pop(namespace, None)
             highest = lsn if known is None else max(lsn, known[0])
-            self._lsns[namespace] = (highest, self._clock())
-            while len(self._lsns) > self._capacity:
+            self._lsns[namespace] = (highest, self.clock())
+            while len(self._lsns) > self.capacity:
                 self._lsns.popitem(last=False)
 
     def get(self, namespace: str) -> int | None:
@@ -89,7 +87,7 @@ class WrittenLsns:
             known = self._lsns.get(namespace)
             if known is None:
                 return None
-            if self._clock() - known[1] > self._window:
+            if self.clock() - known[1] > self.window:
                 del self._lsns[namespace]
                 return None
             return known[0]
@@ -98,13 +96,13 @@ class WrittenLsns:
 ANSWERS: ContextVar[AnsweredLsns | None] = ContextVar("pinecone_answers", default=None)
 
 
+@dataclass(frozen=True, eq=False)
 class PineconeLsns:
     """The LSNs of one Pinecone index (named ``index``: ``DENSE`` or ``SPARSE``), for this
     process."""
 
-    def __init__(self, index: str = DENSE) -> None:
-        self.index = index
-        self._written = WrittenLsns()
+    index: str = DENSE
+    _written: WrittenLsns = field(init=False, default_factory=WrittenLsns)
 
     def wrote(self, namespace: str, lsn: int | None) -> None:
         """Note an acknowledged write (an upsert or a delete)."""

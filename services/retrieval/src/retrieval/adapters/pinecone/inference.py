@@ -10,7 +10,10 @@ describes.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, TypeVar
+
+from pinecone import AsyncPinecone
 
 from retrieval.adapters.per_loop import PerLoop
 from retrieval.adapters.pinecone.clients import PineconeConnection
@@ -22,19 +25,21 @@ MAX_EMBED_BATCH = 96
 Batch = TypeVar("Batch")
 
 
+@dataclass(eq=False)
 class InferenceEmbeddings:
-    def __init__(
-        self, connection: PineconeConnection, *, model: str, batch_size: int, concurrency: int
-    ) -> None:
-        if not 1 <= batch_size <= MAX_EMBED_BATCH:
+    connection: PineconeConnection
+    _: KW_ONLY
+    model: str
+    batch_size: int
+    concurrency: int
+    _clients: PerLoop[AsyncPinecone] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.batch_size <= MAX_EMBED_BATCH:
             raise ValueError(f"the embed batch size must be between 1 and {MAX_EMBED_BATCH}")
-        if concurrency < 1:
+        if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        self._connection = connection
-        self.model = model
-        self._batch_size = batch_size
-        self._concurrency = concurrency
-        self._clients = PerLoop(connection.open_control, lambda client: client.close())
+        self._clients = PerLoop(self.connection.open_control, lambda client: client.close())
 
     async def close(self) -> None:
         """Release the connections of the running loop's client."""
@@ -50,8 +55,8 @@ class InferenceEmbeddings:
                 parameters={"input_type": input_type, "truncate": "END"},
             ),
             what=f"Pinecone Inference {self.model}",
-            request_timeout=self._connection.request_timeout,
-            call_timeout=self._connection.call_timeout,
+            request_timeout=self.connection.request_timeout,
+            call_timeout=self.connection.call_timeout,
         )
         return list(response.data)
 
@@ -60,6 +65,6 @@ class InferenceEmbeddings:
     ) -> list[Batch]:
         """``embed`` of each batch of ``texts``, in order, ``concurrency`` at a time."""
         return await gather_bounded(
-            [lambda batch=batch: embed(batch) for batch in slices(texts, self._batch_size)],
-            self._concurrency,
+            [lambda batch=batch: embed(batch) for batch in slices(texts, self.batch_size)],
+            self.concurrency,
         )

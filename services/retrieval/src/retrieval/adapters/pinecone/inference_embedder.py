@@ -9,6 +9,7 @@ ceil(ceil(n / batch_size) / concurrency) of the bounds of one SDK call.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 
@@ -18,28 +19,23 @@ from retrieval.errors import BackendError
 from retrieval.ports.embedder import Matrix, Vector
 
 
+@dataclass(eq=False)
 class PineconeInferenceEmbedder:
-    def __init__(
-        self,
-        connection: PineconeConnection,
-        *,
-        model: str = "multilingual-e5-large",
-        dimension: int = 1024,
-        batch_size: int = MAX_EMBED_BATCH,
-        concurrency: int = 4,
-    ) -> None:
+    connection: PineconeConnection
+    _: KW_ONLY
+    model: str = "multilingual-e5-large"
+    dimension: int = 1024
+    batch_size: int = MAX_EMBED_BATCH
+    concurrency: int = 4
+    _inference: InferenceEmbeddings = field(init=False)
+
+    def __post_init__(self) -> None:
         self._inference = InferenceEmbeddings(
-            connection, model=model, batch_size=batch_size, concurrency=concurrency
+            self.connection,
+            model=self.model,
+            batch_size=self.batch_size,
+            concurrency=self.concurrency,
         )
-        self._dimension = dimension
-
-    @property
-    def model(self) -> str:
-        return self._inference.model
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     async def close(self) -> None:
         """Release the connections of the running loop's client."""
@@ -50,7 +46,7 @@ class PineconeInferenceEmbedder:
 
     async def embed_passages(self, texts: Sequence[str]) -> Matrix:
         if not texts:
-            return np.zeros((0, self._dimension), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         batches = await self._inference.in_batches(
             texts, lambda batch: self._embed(batch, "passage")
         )
@@ -59,10 +55,10 @@ class PineconeInferenceEmbedder:
     async def _embed(self, texts: Sequence[str], input_type: str) -> Matrix:
         embeddings = await self._inference.embed(texts, input_type)
         vectors = np.asarray([item.values for item in embeddings], dtype=np.float32)
-        if vectors.shape != (len(texts), self._dimension):
+        if vectors.shape != (len(texts), self.dimension):
             raise BackendError(
                 f"Pinecone Inference {self.model} returned vectors of shape {vectors.shape} "
-                f"for {len(texts)} texts of dimension {self._dimension}"
+                f"for {len(texts)} texts of dimension {self.dimension}"
             )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         if np.any(norms == 0):

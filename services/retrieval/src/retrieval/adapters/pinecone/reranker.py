@@ -43,9 +43,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 
 import structlog
+from pinecone import AsyncPinecone
 
 from retrieval.adapters.per_loop import PerLoop
 from retrieval.adapters.pinecone.clients import PineconeConnection
@@ -89,32 +90,27 @@ def shortened(query: str, max_tokens: int | None) -> str:
     return query[: words[keep - 1].end()] if len(words) > keep else query
 
 
+@dataclass(eq=False)
 class PineconeReranker:
-    def __init__(
-        self,
-        connection: PineconeConnection,
-        *,
-        model: str = "bge-reranker-v2-m3",
-        concurrency: int = 2,
-    ) -> None:
-        if concurrency < 1:
+    connection: PineconeConnection
+    _: KW_ONLY
+    model: str = "bge-reranker-v2-m3"
+    concurrency: int = 2
+    _limits: RerankLimits = field(init=False)
+    _clients: PerLoop[AsyncPinecone] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        self._connection = connection
-        self._model = model
-        self._concurrency = concurrency
-        self._limits = RERANK_LIMITS.get(model, UNKNOWN_MODEL_LIMITS)
-        if model not in RERANK_LIMITS:
+        self._limits = RERANK_LIMITS.get(self.model, UNKNOWN_MODEL_LIMITS)
+        if self.model not in RERANK_LIMITS:
             log.warning(
                 "rerank.model_limits_unknown",
-                model=model,
+                model=self.model,
                 documents_per_call=self._limits.documents,
                 query_tokens=self._limits.query_tokens,
             )
-        self._clients = PerLoop(connection.open_control, lambda client: client.close())
-
-    @property
-    def model(self) -> str:
-        return self._model
+        self._clients = PerLoop(self.connection.open_control, lambda client: client.close())
 
     async def close(self) -> None:
         """Release the connections of the running loop's client."""
@@ -138,7 +134,7 @@ class PineconeReranker:
                 )
                 for start in range(0, len(passages), size)
             ],
-            self._concurrency,
+            self.concurrency,
         )
         merged = [passage for answer in answers for passage in answer]
         return sorted(merged, key=lambda passage: (-passage.score, passage.index))[:top_n]
@@ -147,13 +143,13 @@ class PineconeReranker:
         self, query: str, passages: Sequence[str], top_n: int, offset: int
     ) -> list[RerankedPassage]:
         """The best ``top_n`` of one call, indexed from ``offset``."""
-        what = f"Pinecone Inference rerank {self._model}"
+        what = f"Pinecone Inference rerank {self.model}"
         wanted = min(top_n, len(passages))
         client = self._clients.get()
         try:
             response = await bounded(
                 lambda: client.inference.rerank(
-                    model=self._model,
+                    model=self.model,
                     query=query,
                     documents=list(passages),
                     return_documents=False,
@@ -161,8 +157,8 @@ class PineconeReranker:
                     parameters={"truncate": "END"} if self._limits.truncates else None,
                 ),
                 what=what,
-                request_timeout=self._connection.request_timeout,
-                call_timeout=self._connection.call_timeout,
+                request_timeout=self.connection.request_timeout,
+                call_timeout=self.connection.call_timeout,
             )
         except (IndexNotFoundError, InvalidRequestError) as error:
             raise BackendError(str(error)) from error

@@ -41,6 +41,7 @@ each plus C when nothing is stored; count C; each page of a listing C.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from pinecone import SparseEmbedding
@@ -69,22 +70,25 @@ TERMLESS: SparseVector = {"indices": [2**32 - 1], "values": [1e-6]}
 """What a record whose text has no term is stored with: a vector no query shares."""
 
 
+@dataclass(eq=False)
 class PineconeSparseKeywordIndex:
-    def __init__(
-        self,
-        connection: PineconeConnection,
-        lsns: PineconeLsns,
-        *,
-        model: str = DEFAULT_MODEL,
-        embed_batch_size: int = MAX_EMBED_BATCH,
-        concurrency: int = 4,
-    ) -> None:
+    connection: PineconeConnection
+    lsns: PineconeLsns
+    _: KW_ONLY
+    model: str = DEFAULT_MODEL
+    embed_batch_size: int = MAX_EMBED_BATCH
+    concurrency: int = 4
+    _inference: InferenceEmbeddings = field(init=False)
+    _index: IndexCalls = field(init=False)
+
+    def __post_init__(self) -> None:
         self._inference = InferenceEmbeddings(
-            connection, model=model, batch_size=embed_batch_size, concurrency=concurrency
+            self.connection,
+            model=self.model,
+            batch_size=self.embed_batch_size,
+            concurrency=self.concurrency,
         )
-        self._concurrency = concurrency
-        self._index = IndexCalls(connection)
-        self._lsns = lsns
+        self._index = IndexCalls(self.connection)
 
     async def close(self) -> None:
         """Release the connections of the running loop's clients."""
@@ -103,7 +107,7 @@ class PineconeSparseKeywordIndex:
         ]
         await gather_bounded(
             [self._upsert_call(batch, namespace) for batch in pack_requests(wires, namespace)],
-            self._concurrency,
+            self.concurrency,
         )
         return len(wires)
 
@@ -115,7 +119,7 @@ class PineconeSparseKeywordIndex:
             "upsert", lambda index: index.upsert(vectors=batch, namespace=namespace)
         )
         if response.response_info is not None:
-            self._lsns.wrote(namespace, response.response_info.lsn_committed)
+            self.lsns.wrote(namespace, response.response_info.lsn_committed)
 
     async def query(
         self,
@@ -149,7 +153,7 @@ class PineconeSparseKeywordIndex:
             if namespace in await self._index.namespace_counts():
                 raise
             return []
-        self._lsns.answered(namespace, response)
+        self.lsns.answered(namespace, response)
         ranked = sorted(
             (match for match in response.matches if match.score > 0),
             key=lambda match: (-match.score, match.id),
@@ -163,8 +167,8 @@ class PineconeSparseKeywordIndex:
         if ids is None:
             lsn = await self._index.delete(namespace, delete_all=True)
         else:
-            lsn = await self._index.delete_ids(namespace, ids, self._concurrency)
-        self._lsns.wrote(namespace, lsn)
+            lsn = await self._index.delete_ids(namespace, ids, self.concurrency)
+        self.lsns.wrote(namespace, lsn)
 
     def list_ids(self, namespace: str, *, prefix: str | None = None) -> AsyncIterator[list[str]]:
         return self._index.list_ids(namespace, prefix)
@@ -183,7 +187,7 @@ class PineconeSparseKeywordIndex:
         embeddings = [item for item in returned if isinstance(item, SparseEmbedding)]
         if len(embeddings) != len(texts):
             raise BackendError(
-                f"Pinecone Inference {self._inference.model} returned {len(embeddings)} sparse "
+                f"Pinecone Inference {self.model} returned {len(embeddings)} sparse "
                 f"embeddings for {len(texts)} texts"
             )
         return [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
+from dataclasses import dataclass
 
 import structlog
 from markupsafe import escape
@@ -33,32 +34,32 @@ def missing_chat_settings(settings: Settings) -> list[str]:
     return [(prefix + name).upper() for name in CHAT_SETTINGS if not getattr(settings, name)]
 
 
+@dataclass(frozen=True, eq=False)
 class AskPage:
-    def __init__(self, answers: AnswerService, settings: Settings, render: Renderer) -> None:
-        self._answers = answers
-        self._render = render
-        self._default_namespace = settings.default_namespace
-        self._missing = missing_chat_settings(settings)
+    answers: AnswerService
+    settings: Settings
+    render: Renderer
 
     async def ask(self, request: Request) -> Response:
         params = request.query_params
+        missing = missing_chat_settings(self.settings)
         context: dict[str, object] = {
             "form": params,
-            "default_namespace": self._default_namespace,
-            "missing": self._missing,
+            "default_namespace": self.settings.default_namespace,
+            "missing": missing,
             "problem": None,
         }
-        if self._missing or not params.get("query", "").strip():
-            return self._render.page(request, "ask.html", context)
+        if missing or not params.get("query", "").strip():
+            return self.render.page(request, "ask.html", context)
         try:
             query = retrieval_query(params)
-            check_read(query.namespace or self._default_namespace)
-            events = self._answers.stream(query)
+            check_read(query.namespace or self.settings.default_namespace)
+            events = self.answers.stream(query)
             first = await anext(events)
         except RetrievalError as error:
             status, problem = status_of(error)
-            return self._render.page(request, "ask.html", {**context, "problem": problem}, status)
-        return self._render.streamed(request, "ask.html", context, self._written(first, events))
+            return self.render.page(request, "ask.html", {**context, "problem": problem}, status)
+        return self.render.streamed(request, "ask.html", context, self._written(first, events))
 
     async def _written(
         self, first: AnswerEvent, events: AsyncGenerator[AnswerEvent, None]
@@ -79,4 +80,4 @@ class AskPage:
             log.error("console.answer_failed", error=str(error) or type(error).__name__)
             ending["problem"] = MODEL_FAILED
         yield "</p>"
-        yield self._render.fragment("_answer_end.html", ending)
+        yield self.render.fragment("_answer_end.html", ending)

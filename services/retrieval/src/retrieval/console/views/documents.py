@@ -3,6 +3,8 @@ version in order."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -11,15 +13,15 @@ from retrieval.console.rendering import Renderer
 from retrieval.service.ingestion.library_service import Library
 
 
+@dataclass(frozen=True, eq=False)
 class DocumentPage:
-    def __init__(self, library: Library, render: Renderer) -> None:
-        self._library = library
-        self._render = render
+    library: Library
+    render: Renderer
 
     async def document(self, request: Request) -> Response:
         namespace = request.path_params["namespace"]
         check_read(namespace)
-        stored = await self._library.document(request.path_params["document_id"], namespace)
-        return self._render.page(
+        stored = await self.library.document(request.path_params["document_id"], namespace)
+        return self.render.page(
             request, "document.html", {"namespace": namespace, "document": stored}
         )

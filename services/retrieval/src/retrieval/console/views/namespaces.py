@@ -4,6 +4,8 @@ filtered and paged."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -17,29 +19,29 @@ from retrieval.service.ingestion.library_service import Library
 from retrieval.service.stats import StatsService
 
 
+@dataclass(frozen=True, eq=False)
 class NamespacePages:
-    def __init__(self, stats: StatsService, library: Library, render: Renderer) -> None:
-        self._stats = stats
-        self._library = library
-        self._render = render
+    stats: StatsService
+    library: Library
+    render: Renderer
 
     async def index(self, request: Request) -> Response:
-        report = await self._stats.collect(visible_namespaces())
-        return self._render.page(
+        report = await self.stats.collect(visible_namespaces())
+        return self.render.page(
             request, "namespaces.html", {"report": report, "orphan_labels": ORPHAN_LABELS}
         )
 
     async def namespace(self, request: Request) -> Response:
         name = request.path_params["namespace"]
         check_read(name)
-        report = await self._stats.collect(lambda namespace: namespace == name)
+        report = await self.stats.collect(lambda namespace: namespace == name)
         found = next((health for health in report.namespaces if health.namespace == name), None)
         if found is None:
             raise NotFoundError(f"no namespace {name!r}")
-        documents = await self._library.documents(name)
+        documents = await self.library.documents(name)
         params = request.query_params
         listing = document_listing(documents, params.get("filter", ""), params.get("page"))
-        return self._render.page(
+        return self.render.page(
             request,
             "namespace.html",
             {

@@ -88,23 +88,16 @@ def stage_bars(timings: StageTimings) -> list[tuple[str, float, float]]:
     return [(stage, ms, 100 * ms / scale) for stage, ms in timings.stages.items()]
 
 
+@dataclass(frozen=True, eq=False)
 class QueryPage:
-    def __init__(
-        self,
-        retrieval: RetrievalService,
-        stats: StatsService,
-        settings: Settings,
-        render: Renderer,
-    ) -> None:
-        self._retrieval = retrieval
-        self._stats = stats
-        self._render = render
-        self._default_namespace = settings.default_namespace
-        self._domains = settings.allowed_domains
-        self._options = option_fields(settings)
+    retrieval: RetrievalService
+    stats: StatsService
+    settings: Settings
+    render: Renderer
 
     async def query(self, request: Request) -> Response:
         params = request.query_params
+        options = option_fields(self.settings)
         result, problem, status = None, None, 200
         try:
             result = await self._searched(params)
@@ -112,16 +105,16 @@ class QueryPage:
             status, problem = status_of(error)
         if "format" in params:
             return self._export(params["format"], result, problem, status)
-        return self._render.page(
+        return self.render.page(
             request,
             "query.html",
             {
                 "form": params,
                 "chosen_domains": chosen_domains(params),
-                "domains": self._domains,
-                "default_namespace": self._default_namespace,
-                "options": self._options,
-                "options_set": any(params.get(option.name) for option in self._options),
+                "domains": self.settings.allowed_domains,
+                "default_namespace": self.settings.default_namespace,
+                "options": options,
+                "options_set": any(params.get(option.name) for option in options),
                 "problem": problem,
                 "result": result,
                 "exports": export_links(params),
@@ -135,12 +128,12 @@ class QueryPage:
         the form names exists."""
         if params.get("query", "").strip():
             query = retrieval_query(params)
-            check_read(query.namespace or self._default_namespace)
-            return await self._retrieval.retrieve_query(query)
+            check_read(query.namespace or self.settings.default_namespace)
+            return await self.retrieval.retrieve_query(query)
         namespace = params.get("namespace", "").strip()
         if namespace:
             check_read(namespace)
-            await self._stats.existing(namespace)
+            await self.stats.existing(namespace)
         return None
 
     @staticmethod

@@ -35,36 +35,36 @@ class ShownReport:
     tables: list[ReportTable]
 
 
+@dataclass(frozen=True, eq=False)
 class ReportPages:
-    def __init__(self, directory: Path, render: Renderer) -> None:
-        self._directory = directory
-        self._render = render
+    directory: Path
+    render: Renderer
 
     async def index(self, request: Request) -> Response:
         listed = await asyncio.to_thread(self._headlines)
-        return self._render.page(
-            request, "reports.html", {"reports": listed, "directory": self._directory}
+        return self.render.page(
+            request, "reports.html", {"reports": listed, "directory": self.directory}
         )
 
     async def report(self, request: Request) -> Response:
         shown = await asyncio.to_thread(self._shown, request.path_params["name"])
-        return self._render.page(request, "report.html", {"report": shown})
+        return self.render.page(request, "report.html", {"report": shown})
 
     async def file(self, request: Request) -> Response:
-        path = await asyncio.to_thread(report_file, self._directory, request.path_params["file"])
+        path = await asyncio.to_thread(report_file, self.directory, request.path_params["file"])
         return FileResponse(path)
 
     def _headlines(self) -> list[tuple[ReportFiles, dict[str, str]]]:
         return [
             (report, headline(self._json(report), HEADLINE_FIGURES))
-            for report in report_files(self._directory)
+            for report in report_files(self.directory)
         ]
 
     def _shown(self, name: str) -> ShownReport:
-        report = report_named(self._directory, name)
+        report = report_named(self.directory, name)
         markdown = report.with_suffix(".md")
         if markdown is not None:
-            text = (self._directory / markdown).read_text(encoding="utf-8")
+            text = (self.directory / markdown).read_text(encoding="utf-8")
             return ShownReport(report, markdown_html(text), [])
         data = self._json(report)
         return ShownReport(report, None, json_tables(data) if data is not None else [])
@@ -75,6 +75,6 @@ class ReportPages:
         if file is None:
             return None
         try:
-            return json.loads((self._directory / file).read_text(encoding="utf-8"))
+            return json.loads((self.directory / file).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None

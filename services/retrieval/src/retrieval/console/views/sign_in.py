@@ -3,6 +3,7 @@ cookie only this console reads), and signing out."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import parse_qs
 
 import structlog
@@ -15,25 +16,25 @@ from retrieval.console.rendering import Renderer
 log = structlog.get_logger("console")
 
 
+@dataclass(frozen=True, eq=False)
 class SignInPage:
-    def __init__(self, gate: Gate, render: Renderer) -> None:
-        self._gate = gate
-        self._render = render
+    gate: Gate
+    render: Renderer
 
     async def form(self, request: Request) -> Response:
-        if self._gate.tenants is None:
+        if self.gate.tenants is None:
             return RedirectResponse("/", status_code=303)
         target = safe_next(request.query_params.get("next"))
-        return self._render.page(request, "sign_in.html", {"next": target, "problem": None})
+        return self.render.page(request, "sign_in.html", {"next": target, "problem": None})
 
     async def submit(self, request: Request) -> Response:
         fields = parse_qs((await request.body()).decode(errors="replace"))
         token = fields.get("token", [""])[0].strip()
         target = safe_next(fields.get("next", ["/"])[0])
-        grant = self._gate.grant_of(token or None)
+        grant = self.gate.grant_of(token or None)
         if grant is None:
             log.warning("console.sign_in_refused")
-            return self._render.page(
+            return self.render.page(
                 request,
                 "sign_in.html",
                 {"next": target, "problem": "That token is not known."},

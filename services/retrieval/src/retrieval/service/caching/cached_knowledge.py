@@ -10,6 +10,7 @@ and the text is read as if it were not there.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 import structlog
 
@@ -27,33 +28,33 @@ def extraction_key(version: str, text: str) -> str:
     return f"{version}:{hashlib.sha256(text.encode()).hexdigest()}"
 
 
+@dataclass(frozen=True, eq=False)
 class CachedKnowledgeExtractor:
-    def __init__(self, inner: KnowledgeExtractor, cache: ExtractionCache) -> None:
-        self._inner = inner
-        self._cache = cache
+    inner: KnowledgeExtractor
+    cache: ExtractionCache
 
     @property
     def version(self) -> str:
-        return self._inner.version
+        return self.inner.version
 
     async def extract(self, text: str) -> Extraction:
         key = extraction_key(self.version, text)
         cached = await self._lookup(key)
         if cached is not None:
             return cached
-        extraction = await self._inner.extract(text)
+        extraction = await self.inner.extract(text)
         await self._store(key, extraction)
         return extraction
 
     async def _lookup(self, key: str) -> Extraction | None:
         try:
-            return (await self._cache.get_many([key])).get(key)
+            return (await self.cache.get_many([key])).get(key)
         except RetrievalError as error:
             log.warning("extraction_cache.lookup_failed", error=str(error))
             return None
 
     async def _store(self, key: str, extraction: Extraction) -> None:
         try:
-            await self._cache.put_many({key: extraction})
+            await self.cache.put_many({key: extraction})
         except RetrievalError as error:
             log.warning("extraction_cache.store_failed", error=str(error))

@@ -27,6 +27,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from prometheus_client import Counter
 
 from retrieval.domain.chunk_identity import document_of
 from retrieval.domain.models import RagChunk
@@ -38,32 +41,31 @@ Key = tuple[str, str]
 """``(namespace, chunk_id)``."""
 
 
+@dataclass(eq=False)
 class ChunkTextCache:
     """Reads ``repository`` for what it does not keep (``max_entries`` chunks at most; 0 keeps
     none); everything else passes through."""
 
-    def __init__(
-        self,
-        repository: ChunkRepository,
-        max_entries: int,
-        metrics: ServiceMetrics,
-        freshness: NamespaceFreshness,
-    ) -> None:
-        if max_entries < 0:
+    repository: ChunkRepository
+    max_entries: int
+    metrics: ServiceMetrics
+    freshness: NamespaceFreshness
+    _chunks: OrderedDict[Key, RagChunk] = field(init=False, default_factory=OrderedDict)
+    _hits: Counter = field(init=False)
+    _misses: Counter = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.max_entries < 0:
             raise ValueError("max_entries must not be negative")
-        self._repository = repository
-        self._freshness = freshness
-        self._max_entries = max_entries
-        self._chunks: OrderedDict[Key, RagChunk] = OrderedDict()
-        lookups = metrics.chunk_cache_lookups
+        lookups = self.metrics.chunk_cache_lookups
         self._hits = lookups.labels(result="hit")
         self._misses = lookups.labels(result="miss")
 
     async def get_many(self, chunk_ids: Sequence[str], namespace: str) -> dict[str, RagChunk]:
         """The kept chunks, and the others in one ``get_many`` of the repository; all of them
         from the repository, and none kept, while the namespace is settling."""
-        if not self._max_entries or not self._freshness.settled(namespace):
-            return await self._repository.get_many(chunk_ids, namespace)
+        if not self.max_entries or not self.freshness.settled(namespace):
+            return await self.repository.get_many(chunk_ids, namespace)
         kept = self._chunks
         found: dict[str, RagChunk] = {}
         missing: list[str] = []
@@ -85,7 +87,7 @@ class ChunkTextCache:
 
     async def _read(self, chunk_ids: Sequence[str], namespace: str) -> dict[str, RagChunk]:
         """These chunks from the repository, kept for later."""
-        fetched = await self._repository.get_many(chunk_ids, namespace)
+        fetched = await self.repository.get_many(chunk_ids, namespace)
         for chunk_id, chunk in fetched.items():
             self._chunks[(namespace, chunk_id)] = chunk
         self._trim()
@@ -96,40 +98,40 @@ class ChunkTextCache:
 
     async def upsert_many(self, chunks: Sequence[RagChunk]) -> int:
         try:
-            return await self._repository.upsert_many(chunks)
+            return await self.repository.upsert_many(chunks)
         finally:
             self._forget([(chunk.namespace, chunk.chunk_id) for chunk in chunks])
 
     async def chunk_ids(self, document_id: str, namespace: str) -> set[str]:
-        return await self._repository.chunk_ids(document_id, namespace)
+        return await self.repository.chunk_ids(document_id, namespace)
 
     async def delete_chunks(self, chunk_ids: Sequence[str], namespace: str) -> int:
         try:
-            return await self._repository.delete_chunks(chunk_ids, namespace)
+            return await self.repository.delete_chunks(chunk_ids, namespace)
         finally:
             self._forget([(namespace, chunk_id) for chunk_id in chunk_ids])
 
     async def delete_document(self, document_id: str, namespace: str) -> int:
         try:
-            return await self._repository.delete_document(document_id, namespace)
+            return await self.repository.delete_document(document_id, namespace)
         finally:
             owner = (namespace, document_id)
             self._forget([key for key in self._chunks if (key[0], document_of(key[1])) == owner])
 
     async def delete_namespace(self, namespace: str) -> int:
         try:
-            return await self._repository.delete_namespace(namespace)
+            return await self.repository.delete_namespace(namespace)
         finally:
             self._forget([key for key in self._chunks if key[0] == namespace])
 
     async def count(self, namespace: str | None = None) -> int:
-        return await self._repository.count(namespace)
+        return await self.repository.count(namespace)
 
     def list_chunks(self, namespace: str) -> AsyncIterator[list[tuple[str, str]]]:
-        return self._repository.list_chunks(namespace)
+        return self.repository.list_chunks(namespace)
 
     def _trim(self) -> None:
-        while len(self._chunks) > self._max_entries:
+        while len(self._chunks) > self.max_entries:
             self._chunks.popitem(last=False)
 
     def _forget(self, keys: Iterable[Key]) -> None:

@@ -35,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TypeVar
 
 from retrieval.context_scope import bound
@@ -59,19 +59,19 @@ class NoIndexLsns:
         yield AnsweredLsns()
 
 
+@dataclass(frozen=True, eq=False)
 class IndexedGenerations:
     """``NamespaceGenerations`` whose advances carry the LSN of this process's index writes."""
 
-    def __init__(self, generations: NamespaceGenerations, lsns: IndexLsns) -> None:
-        self._generations = generations
-        self._lsns = lsns
+    generations: NamespaceGenerations
+    lsns: IndexLsns
 
     async def current(self, namespace: str) -> Generation:
-        return await self._generations.current(namespace)
+        return await self.generations.current(namespace)
 
     async def advance(self, namespace: str, index_lsns: Mapping[str, int] = NO_LSNS) -> int:
-        return await self._generations.advance(
-            namespace, highest(self._lsns.written(namespace), index_lsns)
+        return await self.generations.advance(
+            namespace, highest(self.lsns.written(namespace), index_lsns)
         )
 
 
@@ -82,35 +82,26 @@ class Seen:
     """When this replica first read the generation."""
 
 
+@dataclass(frozen=True, eq=False)
 class NamespaceFreshness:
-    def __init__(
-        self,
-        generations: NamespaceGenerations,
-        lsns: IndexLsns,
-        settle_s: float,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        remembered: int = REMEMBERED_NAMESPACES,
-    ) -> None:
-        if settle_s < 0:
-            raise ValueError("settle_s must not be negative")
-        self._generations = generations
-        self._lsns = lsns
-        self._settle_s = settle_s
-        self._clock = clock
-        self._remembered = remembered
-        self._seen: OrderedDict[str, Seen] = OrderedDict()
-        self._returned: OrderedDict[str, dict[str, int]] = OrderedDict()
+    generations: NamespaceGenerations
+    lsns: IndexLsns
+    settle_s: float
+    _: KW_ONLY
+    clock: Callable[[], float] = time.monotonic
+    remembered: int = REMEMBERED_NAMESPACES
+    _seen: OrderedDict[str, Seen] = field(init=False, default_factory=OrderedDict)
+    _returned: OrderedDict[str, dict[str, int]] = field(init=False, default_factory=OrderedDict)
 
-    @property
-    def settle_s(self) -> float:
-        return self._settle_s
+    def __post_init__(self) -> None:
+        if self.settle_s < 0:
+            raise ValueError("settle_s must not be negative")
 
     async def current(self, namespace: str) -> int:
         """The namespace's generation number, read from the shared store (``BackendError``
         when it does not answer), noting it and when this replica first saw it."""
-        generation = await self._generations.current(namespace)
-        if self._settle_s:
+        generation = await self.generations.current(namespace)
+        if self.settle_s:
             self._note(namespace, generation)
         return generation.number
 
@@ -119,7 +110,7 @@ class NamespaceFreshness:
         every write of the generation read last, and none older than an answer already
         returned for the namespace, of every index it asked. An index that shows writes at
         once (``settle_s`` 0) is always settled: there is nothing to note."""
-        if not self._settle_s:
+        if not self.settle_s:
             return await compute(), True
         with self._reading():
             result = await compute()
@@ -133,7 +124,7 @@ class NamespaceFreshness:
     def settled(self, namespace: str) -> bool:
         """Whether the retrieval under way may keep and serve what it reads of the namespace
         (always, for an index that shows writes at once)."""
-        if not self._settle_s:
+        if not self.settle_s:
             return True
         seen = self._seen.get(namespace)
         if seen is None:
@@ -145,7 +136,7 @@ class NamespaceFreshness:
             index: lsn for index, lsn in answered.items() if lsn is not None and index in written
         }
         uncompared = not answered or len(compared) < len(answered)
-        if uncompared and self._clock() - seen.since < self._settle_s:
+        if uncompared and self.clock() - seen.since < self.settle_s:
             return False
         return all(
             lsn >= max(written[index], returned.get(index, 0)) for index, lsn in compared.items()
@@ -153,7 +144,7 @@ class NamespaceFreshness:
 
     @contextmanager
     def _reading(self) -> Iterator[AnsweredLsns]:
-        with self._lsns.answering() as answers, bound(READING, answers):
+        with self.lsns.answering() as answers, bound(READING, answers):
             yield answers
 
     def _answered(self, namespace: str) -> Mapping[str, int | None]:
@@ -163,11 +154,11 @@ class NamespaceFreshness:
     def _note(self, namespace: str, generation: Generation) -> None:
         seen = self._seen.get(namespace)
         if seen is None or seen.generation != generation:
-            seen = Seen(generation, self._clock())
+            seen = Seen(generation, self.clock())
         self._remember(self._seen, namespace, seen)
 
     def _remember(self, kept: OrderedDict, namespace: str, value: object) -> None:
         kept[namespace] = value
         kept.move_to_end(namespace)
-        while len(kept) > self._remembered:
+        while len(kept) > self.remembered:
             kept.popitem(last=False)

@@ -21,7 +21,7 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 
 from retrieval.ports.namespace_generations import NO_LSNS, Generation, NamespaceGenerations
 
@@ -42,37 +42,32 @@ class UnderWay:
     task: asyncio.Task[Generation]
 
 
+@dataclass(frozen=True, eq=False)
 class RememberedGenerations:
     """``generations``, remembering the last value read of each namespace
     (``remembered`` namespaces at most, least recently read forgotten first); ``clock`` is the
     one the calls' starts are taken on."""
 
-    def __init__(
-        self,
-        generations: NamespaceGenerations,
-        *,
-        remembered: int = REMEMBERED_NAMESPACES,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._generations = generations
-        self._remembered = remembered
-        self._clock = clock
-        self._read: OrderedDict[str, Read] = OrderedDict()
-        self._under_way: dict[str, UnderWay] = {}
+    generations: NamespaceGenerations
+    _: KW_ONLY
+    remembered: int = REMEMBERED_NAMESPACES
+    clock: Callable[[], float] = time.monotonic
+    _read: OrderedDict[str, Read] = field(init=False, default_factory=OrderedDict)
+    _under_way: dict[str, UnderWay] = field(init=False, default_factory=dict)
 
     async def current(self, namespace: str) -> Generation:
         """The namespace's generation; a failed read forgets the one read before, so that
         nothing is kept under it meanwhile."""
-        sent = self._clock()
+        sent = self.clock()
         try:
-            generation = await self._generations.current(namespace)
+            generation = await self.generations.current(namespace)
         except BaseException:
             self._read.pop(namespace, None)
             raise
         before = self._read.get(namespace, Read(generation.number, sent))
         self._read[namespace] = Read(max(generation.number, before.number), max(sent, before.sent))
         self._read.move_to_end(namespace)
-        while len(self._read) > self._remembered:
+        while len(self._read) > self.remembered:
             self._read.popitem(last=False)
         return generation
 
@@ -84,7 +79,7 @@ class RememberedGenerations:
             return read.number
         under_way = self._under_way.get(namespace)
         if under_way is None or under_way.sent < began:
-            under_way = UnderWay(self._clock(), asyncio.ensure_future(self.current(namespace)))
+            under_way = UnderWay(self.clock(), asyncio.ensure_future(self.current(namespace)))
             self._under_way[namespace] = under_way
             under_way.task.add_done_callback(lambda _: self._answered(namespace, under_way))
         return (await asyncio.shield(under_way.task)).number
@@ -96,7 +91,7 @@ class RememberedGenerations:
             read.task.exception()  # retrieved here when every caller sharing it was cancelled
 
     async def advance(self, namespace: str, index_lsns: Mapping[str, int] = NO_LSNS) -> int:
-        return await self._generations.advance(namespace, index_lsns)
+        return await self.generations.advance(namespace, index_lsns)
 
     def last_read(self, namespace: str) -> int | None:
         """The generation number read last for ``namespace``; None when none was, or the last read

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
 from typing import Protocol
 
 import structlog
@@ -146,24 +147,24 @@ class InProcessResultCache:
         return result
 
 
+@dataclass(frozen=True, eq=False)
 class Uncached:
     """The result cache of a deployment that keeps none: every call computes. Over an index
     that shows writes late, each call still reads the namespace's generation and computes
     through ``freshness``, for the chunk text cache to know whether the namespace is settling."""
 
-    def __init__(self, freshness: NamespaceFreshness) -> None:
-        self._freshness = freshness
+    freshness: NamespaceFreshness
 
     async def through(
         self, request: RetrievalQuery, namespace: str, compute: Compute
     ) -> RetrievalResult:
-        if not self._freshness.settle_s:
+        if not self.freshness.settle_s:
             return await compute()
         try:
-            await self._freshness.current(namespace)
+            await self.freshness.current(namespace)
         except RetrievalError as error:
             log.warning(
                 "result_cache.generation_unavailable", namespace=namespace, error=str(error)
             )
-        result, _ = await self._freshness.computed(namespace, compute)
+        result, _ = await self.freshness.computed(namespace, compute)
         return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from retrieval.domain.ledger import DocumentRecord
 from retrieval.domain.models import check_slug, namespace_or_default
@@ -23,42 +24,35 @@ from retrieval.service.ingestion.namespaces import advance_generation
 from retrieval.service.ingestion.outcomes import DeleteReport
 
 
+@dataclass(frozen=True, eq=False)
 class Library:
     """The documents of each namespace, as their ledger records and chunk texts hold them."""
 
-    def __init__(
-        self,
-        stores: ChunkStores,
-        ledger: DocumentLedger,
-        generations: NamespaceGenerations,
-        default_namespace: str,
-        lease_wait_s: float,
-    ) -> None:
-        self._stores = stores
-        self._ledger = ledger
-        self._generations = generations
-        self._default_namespace = default_namespace
-        self._deletion = Deletion(stores, ledger, lease_wait_s)
+    stores: ChunkStores
+    ledger: DocumentLedger
+    generations: NamespaceGenerations
+    default_namespace: str
+    lease_wait_s: float
 
     async def documents(
         self, namespace: str | None = None, *, source_prefix: str | None = None
     ) -> list[DocumentSummary]:
         """The namespace's documents by id; those from under ``source_prefix`` if given."""
-        namespace = namespace_or_default(namespace, self._default_namespace)
+        namespace = namespace_or_default(namespace, self.default_namespace)
         prefix = check_source_prefix(source_prefix)
-        records = await stored_records(self._ledger, namespace)
+        records = await stored_records(self.ledger, namespace)
         under = under_any([prefix] if prefix is not None else [])
         return [DocumentSummary.of(r) for r in records if prefix is None or under(r)]
 
     async def document(self, document_id: str, namespace: str | None = None) -> StoredDocument:
         """One document of the namespace with the texts of its current version, in order;
         ``NotFoundError`` when the namespace holds no version of it."""
-        namespace = namespace_or_default(namespace, self._default_namespace)
+        namespace = namespace_or_default(namespace, self.default_namespace)
         document_id = check_slug(document_id, "document_id")
-        record = (await self._ledger.get_many(namespace, [document_id])).get(document_id)
+        record = (await self.ledger.get_many(namespace, [document_id])).get(document_id)
         if record is None:
             raise NotFoundError(f"document {document_id!r} is not in namespace {namespace!r}")
-        texts = await self._stores.texts.get_many(record.committed, namespace)
+        texts = await self.stores.texts.get_many(record.committed, namespace)
         return StoredDocument(
             summary=DocumentSummary.of(record),
             chunks=tuple(sorted(texts.values(), key=lambda chunk: chunk.position)),
@@ -81,7 +75,7 @@ class Library:
     ) -> DeleteReport:
         """Delete these documents, and every document whose source is ``source_prefix`` or
         lies below it (segment by segment); ``dry_run`` only reports."""
-        namespace = namespace_or_default(namespace, self._default_namespace)
+        namespace = namespace_or_default(namespace, self.default_namespace)
         ids = [check_slug(document_id, "document_ids") for document_id in document_ids]
         prefix = check_source_prefix(source_prefix)
         if not ids and prefix is None:
@@ -91,14 +85,14 @@ class Library:
         named = set(ids)
         under = under_any([prefix] if prefix is not None else [])
         if prefix is not None:
-            records = await stored_records(self._ledger, namespace)
+            records = await stored_records(self.ledger, namespace)
             ids.extend(r.document_id for r in records if under(r) and r.document_id not in named)
 
         def wanted(record: DocumentRecord) -> bool:
             return record.document_id in named or under(record)
 
         if dry_run:
-            found = await self._ledger.get_many(namespace, ids)
+            found = await self.ledger.get_many(namespace, ids)
             removal = Removal(deleted=tuple(DocumentSummary.of(r) for r in found.values()))
         else:
             removal = await self.remove(namespace, ids, wanted)
@@ -119,9 +113,11 @@ class Library:
     ) -> Removal:
         """Delete the documents of ``ids`` that are still ``wanted`` once claimed."""
         try:
-            return await self._deletion.run(namespace, ids, wanted)
+            return await Deletion(self.stores, self.ledger, self.lease_wait_s).run(
+                namespace, ids, wanted
+            )
         finally:
-            await advance_generation(self._generations, namespace)
+            await advance_generation(self.generations, namespace)
 
     async def delete_namespace(self, namespace: str) -> int:
         """Remove every record, vector, keyword entry and graph record, then every text; returns
@@ -129,13 +125,13 @@ class Library:
 
         Texts outlive the rest if this is interrupted, and a re-run finishes it."""
         namespace = check_slug(namespace, "namespace")
-        stores = self._stores
+        stores = self.stores
         try:
-            await self._ledger.delete_namespace(namespace)
+            await self.ledger.delete_namespace(namespace)
             await stores.index.delete(namespace=namespace, delete_all=True)
             await stores.keywords.delete(namespace=namespace, delete_all=True)
             if stores.graph is not None:
                 await stores.graph.store.delete(namespace=namespace, delete_all=True)
             return await stores.texts.delete_namespace(namespace)
         finally:
-            await advance_generation(self._generations, namespace)
+            await advance_generation(self.generations, namespace)

@@ -11,6 +11,7 @@ one whose new version has no chunk at that position, has none to show.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from retrieval.domain.chunk_identity import document_of
 from retrieval.domain.models import RagChunk
@@ -19,16 +20,16 @@ from retrieval.ports import ChunkRepository
 from retrieval.ports.document_ledger import DocumentLedger
 
 
+@dataclass(frozen=True, eq=False)
 class CurrentVersions:
-    def __init__(self, ledger: DocumentLedger, chunks: ChunkRepository) -> None:
-        self._ledger = ledger
-        self._chunks = chunks
+    ledger: DocumentLedger
+    chunks: ChunkRepository
 
     async def standing_in(self, chunk_ids: Sequence[str], namespace: str) -> dict[str, RagChunk]:
         """For each of ``chunk_ids`` without a stored text, the chunk of its document's
         committed version at the same position, if there is one."""
         documents = sorted({document_of(chunk_id) for chunk_id in chunk_ids})
-        records = await self._ledger.get_many(namespace, documents)
+        records = await self.ledger.get_many(namespace, documents)
         wanted: dict[str, str] = {}
         for chunk_id in chunk_ids:
             record = records.get(document_of(chunk_id))
@@ -39,5 +40,5 @@ class CurrentVersions:
                 wanted[chunk_id] = same[0]
         if not wanted:
             return {}
-        found = await self._chunks.get_many(sorted(set(wanted.values())), namespace)
+        found = await self.chunks.get_many(sorted(set(wanted.values())), namespace)
         return {old: found[new] for old, new in wanted.items() if new in found}

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 
 import structlog
 
@@ -25,6 +26,7 @@ from retrieval.service.timing import StageClock
 log = structlog.get_logger("retrieval")
 
 
+@dataclass(eq=False)
 class RetrievalService:
     """Finds the chunks that best answer a question, best first, by running its stages in
     order (the container builds the list: ``retrieval_stages``); ``defaults`` are the
@@ -32,21 +34,16 @@ class RetrievalService:
     written (``InProcessResultCache``) or keeps none (``Uncached``); ``telemetry`` traces each
     call and stage and counts them."""
 
-    def __init__(
-        self,
-        stages: Sequence[Stage],
-        allowed_domains: Collection[str],
-        default_namespace: str,
-        defaults: SearchPlan,
-        cache: ResultCache,
-        telemetry: Telemetry,
-    ) -> None:
-        self._pipeline = Pipeline(stages, telemetry)
-        self._telemetry = telemetry
-        self._allowed_domains = frozenset(allowed_domains)
-        self._default_namespace = default_namespace
-        self._defaults = defaults
-        self._cache = cache
+    stages: Sequence[Stage]
+    allowed_domains: Collection[str]
+    default_namespace: str
+    defaults: SearchPlan
+    cache: ResultCache
+    telemetry: Telemetry
+    _pipeline: Pipeline = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._pipeline = Pipeline(self.stages, self.telemetry)
 
     async def retrieve(
         self,
@@ -84,12 +81,12 @@ class RetrievalService:
         gives an empty result.
         """
         began = time.monotonic()
-        with correlation_scope(), self._telemetry.operation("retrieve") as span:
-            check_domains(request.domains, self._allowed_domains)
-            namespace = request.namespace or self._default_namespace
+        with correlation_scope(), self.telemetry.operation("retrieve") as span:
+            check_domains(request.domains, self.allowed_domains)
+            namespace = request.namespace or self.default_namespace
             round_trips: dict[str, int] = {}
             with counting(round_trips, StageName.CACHE):
-                result = await self._cache.through(
+                result = await self.cache.through(
                     request,
                     namespace,
                     lambda: self._retrieve(request, namespace, round_trips, began),
@@ -97,7 +94,7 @@ class RetrievalService:
             if result.timings.round_trips != round_trips:
                 timings = result.timings.model_copy(update={"round_trips": dict(round_trips)})
                 result = result.model_copy(update={"timings": timings})
-            self._telemetry.retrieved(result, span)
+            self.telemetry.retrieved(result, span)
             if result.cached:
                 log.info("retrieve.cached", namespace=namespace, returned=result.total_matches)
             return result
@@ -106,7 +103,7 @@ class RetrievalService:
         self, request: RetrievalQuery, namespace: str, round_trips: dict[str, int], began: float
     ) -> RetrievalResult:
         clock = StageClock(round_trips)
-        state = PipelineState.start(request, namespace, self._defaults, began)
+        state = PipelineState.start(request, namespace, self.defaults, began)
         if not state.text:
             log.info("retrieve.blank_query", namespace=state.namespace)
             return self._result(state, clock)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from retrieval.domain.models import DENSE
@@ -9,6 +11,7 @@ from retrieval.ports import Embedder, VectorIndex
 from retrieval.service.retrieval.pipeline.stage import Candidate, PipelineState
 
 
+@dataclass(frozen=True, eq=False)
 class CompleteDenseScores:
     """Gives candidates the keyword search found, and the dense search did not, their cosine
     similarity (and vector) from the vector index, so that every match reports
@@ -21,9 +24,8 @@ class CompleteDenseScores:
 
     name = StageName.DENSE_SCORES
 
-    def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
-        self._embedder = embedder
-        self._index = index
+    embedder: Embedder
+    index: VectorIndex
 
     async def run(self, state: PipelineState) -> PipelineState:
         plan = state.plan
@@ -44,8 +46,8 @@ class CompleteDenseScores:
             return state
         query_vector = state.query_vector
         if query_vector is None:
-            query_vector = await self._embedder.embed_query(state.text)
-        records = await self._index.fetch(missing, state.namespace)
+            query_vector = await self.embedder.embed_query(state.text)
+        records = await self.index.fetch(missing, state.namespace)
         fetched = [chunk_id for chunk_id in missing if chunk_id in records]
         vectors = dict(state.vectors)
         cosines: dict[str, float] = {}

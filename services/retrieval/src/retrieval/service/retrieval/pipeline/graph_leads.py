@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 
 from retrieval.domain.filters import evaluate, parse_filter
 from retrieval.domain.graph import GraphRecord
@@ -47,20 +48,14 @@ class NamespaceLeads:
         self.about: OrderedDict[str, tuple[GraphRecord, ...]] = OrderedDict()
 
 
+@dataclass(frozen=True, eq=False)
 class GraphLeads:
-    def __init__(
-        self,
-        graph: GraphStore,
-        generations: RememberedGenerations,
-        *,
-        kept_per_namespace: int = KEPT_PER_NAMESPACE,
-        kept_namespaces: int = KEPT_NAMESPACES,
-    ) -> None:
-        self._graph = graph
-        self._generations = generations
-        self._kept_per_namespace = kept_per_namespace
-        self._kept_namespaces = kept_namespaces
-        self._namespaces: OrderedDict[str, NamespaceLeads] = OrderedDict()
+    graph: GraphStore
+    generations: RememberedGenerations
+    _: KW_ONLY
+    kept_per_namespace: int = KEPT_PER_NAMESPACE
+    kept_namespaces: int = KEPT_NAMESPACES
+    _namespaces: OrderedDict[str, NamespaceLeads] = field(init=False, default_factory=OrderedDict)
 
     async def records(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
         """The graph records of the chunks ``ids``, by id; a chunk without one is absent. At
@@ -70,7 +65,7 @@ class GraphLeads:
         missing = [chunk_id for chunk_id in ids if chunk_id not in known]
         if not missing:
             return known
-        read = await self._graph.get_many(missing, namespace)
+        read = await self.graph.get_many(missing, namespace)
         self._keep(kept.records, read)
         return known | read
 
@@ -86,20 +81,20 @@ class GraphLeads:
         ``filter``, by id, for a call that began at ``began`` (``RememberedGenerations``'
         clock); at most one lookup of the store, for the entities not kept."""
         try:
-            generation: int | None = await self._generations.read_since(namespace, began)
+            generation: int | None = await self.generations.read_since(namespace, began)
         except RetrievalError:
             generation = None
         kept = self._kept(namespace)
         # kept under an older generation: a read sent before this call began answered after
         # one that failed
         if generation is None or kept.generation is None or kept.generation < generation:
-            return await self._graph.about(entities, namespace=namespace, filter=filter)
+            return await self.graph.about(entities, namespace=namespace, filter=filter)
         expression = parse_filter(filter)
         wanted = list(dict.fromkeys(entities))
         known = {entity: kept.about[entity] for entity in wanted if entity in kept.about}
         missing = [entity for entity in wanted if entity not in known]
         if missing:
-            found = await self._graph.about(missing, namespace=namespace)
+            found = await self.graph.about(missing, namespace=namespace)
             read = {entity: tuple(r for r in found if entity in r.about) for entity in missing}
             if len(found) < ABOUT_READ:
                 self._keep(kept.about, read)
@@ -114,16 +109,16 @@ class GraphLeads:
 
     def _kept(self, namespace: str) -> NamespaceLeads:
         """What is kept of ``namespace`` under the generation read last, or without one."""
-        generation = self._generations.last_read(namespace)
+        generation = self.generations.last_read(namespace)
         kept = self._namespaces.get(namespace)
         if kept is None or kept.generation != generation:
             kept = self._namespaces[namespace] = NamespaceLeads(generation)
         self._namespaces.move_to_end(namespace)
-        while len(self._namespaces) > self._kept_namespaces:
+        while len(self._namespaces) > self.kept_namespaces:
             self._namespaces.popitem(last=False)
         return kept
 
     def _keep(self, kept: OrderedDict, read: dict) -> None:
         kept.update(read)
-        while len(kept) > self._kept_per_namespace:
+        while len(kept) > self.kept_per_namespace:
             kept.popitem(last=False)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 
 from retrieval.domain.chunk_identity import query_filter
 from retrieval.domain.graph import GraphRecord
@@ -35,27 +36,19 @@ HOP = 0.5
 """A chunk reached at hop 2, against the chunk that led to it."""
 
 
+@dataclass(frozen=True, eq=False)
 class GraphSearch:
-    def __init__(
-        self,
-        graph: GraphStore,
-        entities: EntityExtractor,
-        near: NearNames,
-        *,
-        per_entity: int = 20,
-        sources: int = 3,
-        names_per_source: int = 8,
-    ) -> None:
-        self._graph = graph
-        self._entities = entities
-        self._near = near
-        self._per_entity = per_entity
-        self._sources = sources
-        self._names_per_source = names_per_source
+    graph: GraphStore
+    entities: EntityExtractor
+    near: NearNames
+    _: KW_ONLY
+    per_entity: int = 20
+    sources: int = 3
+    names_per_source: int = 8
 
     async def ranked(self, state: PipelineState, depth: int) -> list[tuple[str, float]]:
         """Up to ``depth`` chunk ids with their graph scores, best first, ties by id."""
-        named = [name_key(name) for name in await self._entities.extract(state.text)]
+        named = [name_key(name) for name in await self.entities.extract(state.text)]
         entities = list(dict.fromkeys(key for key in named if key))
         if not entities:
             return []
@@ -63,7 +56,7 @@ class GraphSearch:
         first = await self._linked(entities, state)
         unmatched = [entity for entity in entities if not first[entity]]
         if unmatched:
-            close = await self._near.of(unmatched, state)
+            close = await self.near.of(unmatched, state)
             nearby = [
                 e for e in dict.fromkeys(e for f in close.values() for e in f) if e not in first
             ]
@@ -75,9 +68,7 @@ class GraphSearch:
             leads = self._leads(scores, first, set(entities))
             wanted = list(dict.fromkeys(e for found in leads.values() for e in found))
             if wanted:
-                about = await self._graph.about(
-                    wanted, namespace=state.namespace, filter=conditions
-                )
+                about = await self.graph.about(wanted, namespace=state.namespace, filter=conditions)
                 for chunk_id, score in reached_through(scores, leads, about).items():
                     scores[chunk_id] = max(scores.get(chunk_id, 0.0), score)
         return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth]
@@ -85,10 +76,10 @@ class GraphSearch:
     async def _linked(
         self, entities: Sequence[str], state: PipelineState
     ) -> dict[str, list[GraphRecord]]:
-        return await self._graph.linked(
+        return await self.graph.linked(
             entities,
             namespace=state.namespace,
-            per_entity=self._per_entity,
+            per_entity=self.per_entity,
             filter=query_filter(state.query),
         )
 
@@ -99,10 +90,10 @@ class GraphSearch:
         those it mentions, that the question does not name, ``names_per_source`` at most, by
         chunk id."""
         records = {record.id: record for found in first.values() for record in found}
-        leading = sorted(scores, key=lambda i: (-scores[i], i))[: self._sources]
+        leading = sorted(scores, key=lambda i: (-scores[i], i))[: self.sources]
         return {
             source: [e for e in leads_of(records[source], named) if e not in named][
-                : self._names_per_source
+                : self.names_per_source
             ]
             for source in leading
         }

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import structlog
 
 from retrieval.domain.metadata import copied
@@ -11,6 +13,7 @@ from retrieval.service.retrieval.pipeline.texts import CandidateTexts
 log = structlog.get_logger("retrieval")
 
 
+@dataclass(frozen=True, eq=False)
 class Hydrate:
     """Fetches every candidate's text (those an earlier stage has not) in one ``get_many``.
     A chunk without text, of a version just replaced, shows its document's current version
@@ -18,12 +21,11 @@ class Hydrate:
 
     name = StageName.FETCH
 
-    def __init__(self, texts: CandidateTexts) -> None:
-        self._texts = texts
+    texts: CandidateTexts
 
     async def run(self, state: PipelineState) -> PipelineState:
         namespace = state.namespace
-        texts = await self._texts.of(state, state.candidates)
+        texts = await self.texts.of(state, state.candidates)
         matches = []
         shown: set[str] = set()
         for candidate in state.candidates:

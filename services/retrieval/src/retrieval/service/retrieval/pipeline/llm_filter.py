@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 
 import structlog
@@ -29,6 +30,7 @@ REPLY_TOKENS = 16
 REPLY_TOKENS_PER_PASSAGE = 4
 
 
+@dataclass(frozen=True, eq=False)
 class LlmFilter:
     """Asks the language model which of the first ``JUDGED_PER_MATCH * top_k`` candidates
     help answer the query and keeps those, in their order; the candidates past them are
@@ -41,16 +43,15 @@ class LlmFilter:
 
     name = StageName.LLM_FILTER
 
-    def __init__(self, llm: Llm, texts: CandidateTexts) -> None:
-        self._llm = llm
-        self._texts = texts
+    llm: Llm
+    texts: CandidateTexts
 
     async def run(self, state: PipelineState) -> PipelineState:
         plan = state.plan
         if not plan.llm_filter or not state.candidates:
             return state
         judged = state.candidates[: JUDGED_PER_MATCH * state.query.top_k]
-        chunks = await self._texts.of(state, judged)
+        chunks = await self.texts.of(state, judged)
         batches = slices(
             [c.chunk_id for c in judged if c.chunk_id in chunks], plan.llm_filter_batch
         )
@@ -75,7 +76,7 @@ class LlmFilter:
 
     async def _judge(self, query: str, passages: Sequence[str]) -> Judgement:
         try:
-            reply = await self._llm.complete(
+            reply = await self.llm.complete(
                 [
                     ChatMessage(role="system", content=FILTER_PROMPT),
                     ChatMessage(role="user", content=numbered(query, passages)),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 
 from retrieval.domain.chunk_identity import query_filter
 from retrieval.domain.names import title_keys
@@ -20,13 +21,12 @@ def near(name: str, entity: str) -> bool:
     return name != entity and (words <= others or others <= words)
 
 
+@dataclass(frozen=True, eq=False)
 class NearNames:
-    def __init__(
-        self, keywords: KeywordIndex, chunks: ChunkRepository, *, hits_per_name: int = 3
-    ) -> None:
-        self._keywords = keywords
-        self._chunks = chunks
-        self._hits_per_name = hits_per_name
+    keywords: KeywordIndex
+    chunks: ChunkRepository
+    _: KW_ONLY
+    hits_per_name: int = 3
 
     async def of(self, names: Sequence[str], state: PipelineState) -> dict[str, list[str]]:
         """For each of ``names`` (name keys), the entities near it that title the documents of
@@ -34,9 +34,9 @@ class NearNames:
         keyword search per name, all at once, and one ``get_many`` of the matches' titles."""
         found = await asyncio.gather(
             *(
-                self._keywords.query(
+                self.keywords.query(
                     name,
-                    top_k=self._hits_per_name,
+                    top_k=self.hits_per_name,
                     namespace=state.namespace,
                     filter=query_filter(state.query),
                 )
@@ -44,7 +44,7 @@ class NearNames:
             )
         )
         ids = list(dict.fromkeys(match.id for matches in found for match in matches))
-        chunks = await self._chunks.get_many(ids, state.namespace) if ids else {}
+        chunks = await self.chunks.get_many(ids, state.namespace) if ids else {}
         return {
             name: list(
                 dict.fromkeys(

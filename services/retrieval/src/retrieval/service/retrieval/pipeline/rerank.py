@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import structlog
 
 from retrieval.domain.models import RERANK
@@ -12,6 +14,7 @@ from retrieval.service.retrieval.pipeline.texts import CandidateTexts
 log = structlog.get_logger("retrieval")
 
 
+@dataclass(frozen=True, eq=False)
 class Rerank:
     """Reorders the first ``rerank_depth`` candidates with a cross-encoder that reads each
     chunk's text with the query; the candidates past them are dropped. Their texts are
@@ -22,18 +25,17 @@ class Rerank:
 
     name = StageName.RERANK
 
-    def __init__(self, reranker: Reranker, texts: CandidateTexts) -> None:
-        self._reranker = reranker
-        self._texts = texts
+    reranker: Reranker
+    texts: CandidateTexts
 
     async def run(self, state: PipelineState) -> PipelineState:
         if not state.plan.rerank or not state.candidates:
             return state
         considered = state.candidates[: state.plan.rerank_depth]
-        chunks = await self._texts.of(state, considered)
+        chunks = await self.texts.of(state, considered)
         present = [c for c in considered if c.chunk_id in chunks]
         try:
-            ranked = await self._reranker.rerank(
+            ranked = await self.reranker.rerank(
                 state.text, [chunks[c.chunk_id].content for c in present], len(present)
             )
         except (BackendError, BackendNotConfiguredError) as error:

@@ -9,6 +9,7 @@ was; the result records each attempt, the query it searched with, and why.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -50,6 +51,7 @@ def best_cosine(state: PipelineState) -> float | None:
     return max(cosines) if cosines else None
 
 
+@dataclass(frozen=True, eq=False)
 class RewriteWeakQuery:
     """When the best candidate's cosine is under ``rewrite_threshold`` (or nothing was
     found), rewrites the query and runs ``search`` (the searches and their fusion) again
@@ -61,12 +63,9 @@ class RewriteWeakQuery:
 
     name = StageName.REWRITE
 
-    def __init__(
-        self, rewriter: Rewriter, search: Sequence[Stage], scoring: Sequence[Stage]
-    ) -> None:
-        self._rewriter = rewriter
-        self._search = tuple(search)
-        self._scoring = tuple(scoring)
+    rewriter: Rewriter
+    search: tuple[Stage, ...]
+    scoring: tuple[Stage, ...]
 
     async def run(self, state: PipelineState) -> PipelineState:
         plan = state.plan
@@ -83,9 +82,9 @@ class RewriteWeakQuery:
                 else f"best cosine {best:.3f} < {plan.rewrite_threshold}"
             )
             try:
-                rewritten = await self._rewriter.rewrite(previous)
-                searched = await run_stages(self._search, cleared(rewritten))
-                scored = await run_stages(self._scoring, as_asked(searched, state))
+                rewritten = await self.rewriter.rewrite(previous)
+                searched = await run_stages(self.search, cleared(rewritten))
+                scored = await run_stages(self.scoring, as_asked(searched, state))
             except (RewriteFailedError, *REWRITE_FAILURES) as error:
                 log.warning("retrieve.rewrite_failed", attempt=attempt, error=str(error))
                 failed = self._record(attempt, previous.text, reason, error=str(error))
@@ -107,7 +106,7 @@ class RewriteWeakQuery:
     ) -> QueryRewrite:
         return QueryRewrite(
             attempt=attempt,
-            method=self._rewriter.method,
+            method=self.rewriter.method,
             query=query,
             reason=reason,
             error=error,
@@ -139,6 +138,7 @@ def as_asked(searched: PipelineState, asked: PipelineState) -> PipelineState:
     )
 
 
+@dataclass(frozen=True, eq=False)
 class RocchioRewriter:
     """Moves the query vector towards the mean of the vectors of the best ``feedback``
     candidates: q' = alpha * q + beta * mean(d), normalised (Rocchio, with the classic
@@ -147,28 +147,25 @@ class RocchioRewriter:
 
     method = "rocchio"
 
-    def __init__(
-        self, index: VectorIndex, feedback: int = 3, alpha: float = 1.0, beta: float = 0.75
-    ) -> None:
-        self._index = index
-        self._feedback = feedback
-        self._alpha = alpha
-        self._beta = beta
+    index: VectorIndex
+    feedback: int = 3
+    alpha: float = 1.0
+    beta: float = 0.75
 
     async def rewrite(self, state: PipelineState) -> PipelineState:
         if state.query_vector is None:
             raise RewriteFailedError("no query vector: the dense search did not run")
-        top = [c.chunk_id for c in state.candidates[: self._feedback]]
+        top = [c.chunk_id for c in state.candidates[: self.feedback]]
         if not top:
             raise RewriteFailedError("no candidates to learn from")
         vectors = {i: state.vectors[i] for i in top if i in state.vectors}
         missing = [i for i in top if i not in vectors]
         if missing:
-            fetched = await self._index.fetch(missing, state.namespace)
+            fetched = await self.index.fetch(missing, state.namespace)
             vectors |= {i: np.asarray(r.values, dtype=np.float32) for i, r in fetched.items()}
         if not vectors:
             raise RewriteFailedError("the best candidates have no stored vectors")
-        moved = rocchio(state.query_vector, list(vectors.values()), self._alpha, self._beta)
+        moved = rocchio(state.query_vector, list(vectors.values()), self.alpha, self.beta)
         return state.updated(query_vector=moved)
 
 
@@ -181,16 +178,16 @@ REWRITE_PROMPT = (
 MAX_REWRITE_TOKENS = 96
 
 
+@dataclass(frozen=True, eq=False)
 class LlmRewriter:
     """Asks the language model for a better search query."""
 
     method = "llm"
 
-    def __init__(self, llm: Llm) -> None:
-        self._llm = llm
+    llm: Llm
 
     async def rewrite(self, state: PipelineState) -> PipelineState:
-        reply = await self._llm.complete(
+        reply = await self.llm.complete(
             [
                 ChatMessage(role="system", content=REWRITE_PROMPT),
                 ChatMessage(role="user", content=state.text),

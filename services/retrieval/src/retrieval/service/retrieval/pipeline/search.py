@@ -39,22 +39,16 @@ def elapsed_ms(begun: float) -> float:
     return (time.perf_counter() - begun) * 1e3
 
 
+@dataclass(frozen=True, eq=False)
 class Search:
     """Runs the searches the mode asks for, each returning ``plan.depth(top_k)`` candidates."""
 
     name = StageName.SEARCH
 
-    def __init__(
-        self,
-        embedder: Embedder,
-        index: VectorIndex,
-        keywords: KeywordIndex,
-        graph: GraphSearch,
-    ) -> None:
-        self._embedder = embedder
-        self._index = index
-        self._keywords = keywords
-        self._graph = graph
+    embedder: Embedder
+    index: VectorIndex
+    keywords: KeywordIndex
+    graph: GraphSearch
 
     async def run(self, state: PipelineState) -> PipelineState:
         searches: dict[str, Awaitable[Found]] = {}
@@ -100,9 +94,9 @@ class Search:
         begun = time.perf_counter()
         vector = state.query_vector
         if vector is None:
-            vector = await self._embedder.embed_query(state.text)
+            vector = await self.embedder.embed_query(state.text)
         embedded = time.perf_counter()
-        matches = await self._index.query(
+        matches = await self.index.query(
             vector,
             top_k=state.plan.depth(state.query.top_k),
             namespace=state.namespace,
@@ -123,20 +117,20 @@ class Search:
 
     async def _graph_search(self, state: PipelineState) -> Found:
         begun = time.perf_counter()
-        ranked = await self._graph.ranked(state, state.plan.depth(state.query.top_k))
+        ranked = await self.graph.ranked(state, state.plan.depth(state.query.top_k))
         return Found(matches=ranked, timings={GRAPH: elapsed_ms(begun)})
 
     async def _keyword(self, state: PipelineState) -> Found:
         """The keyword matches; in keyword mode, a namespace holding no entries is not found,
         as the vector index answers in the other modes."""
         begun = time.perf_counter()
-        matches = await self._keywords.query(
+        matches = await self.keywords.query(
             state.text,
             top_k=state.plan.depth(state.query.top_k),
             namespace=state.namespace,
             filter=query_filter(state.query),
         )
         alone = not state.plan.uses_dense
-        if not matches and alone and not await self._keywords.count(state.namespace):
+        if not matches and alone and not await self.keywords.count(state.namespace):
             raise NamespaceNotFoundError(state.namespace)
         return Found(matches=matches, timings={KEYWORD: elapsed_ms(begun)})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 
 import structlog
 
@@ -28,6 +29,7 @@ NAMES_SEARCHED = "second_hop_names"
 LINKS_FOUND = "second_hop_links"
 
 
+@dataclass(frozen=True, eq=False)
 class SecondHop:
     """Follows the names the best ``sources`` candidates mention to the documents about them.
 
@@ -53,31 +55,24 @@ class SecondHop:
 
     name = StageName.SECOND_HOP
 
-    def __init__(
-        self,
-        leads: GraphLeads,
-        *,
-        sources: int = 3,
-        names_per_source: int = 24,
-        links_per_source: int = 2,
-    ) -> None:
-        self._leads = leads
-        self._sources = sources
-        self._names_per_source = names_per_source
-        self._links_per_source = links_per_source
+    leads: GraphLeads
+    _: KW_ONLY
+    sources: int = 3
+    names_per_source: int = 24
+    links_per_source: int = 2
 
     async def run(self, state: PipelineState) -> PipelineState:
         if not state.plan.second_hop or not state.candidates:
             return state
         standing = {c.chunk_id: position for position, c in enumerate(state.candidates)}
-        leading = [c.chunk_id for c in state.candidates[: self._sources]]
+        leading = [c.chunk_id for c in state.candidates[: self.sources]]
         leaders = {document_of(chunk_id) for chunk_id in leading}
         query = name_key(state.text)
         try:
-            records = await self._leads.records(list(standing), state.namespace)
+            records = await self.leads.records(list(standing), state.namespace)
             names = {
                 source: [name for name in records[source].mentions if not names_in(query, name)][
-                    : self._names_per_source
+                    : self.names_per_source
                 ]
                 for source in leading
                 if source in records
@@ -87,17 +82,17 @@ class SecondHop:
             links = {
                 source: linked(found, ranked, standing, leaders) for source, found in names.items()
             }
-            unsettled = [s for s, found in links.items() if len(found) < self._links_per_source]
+            unsettled = [s for s, found in links.items() if len(found) < self.links_per_source]
             searched = list(dict.fromkeys(name for s in unsettled for name in names[s]))
             if searched:
-                about = await self._leads.about(
+                about = await self.leads.about(
                     searched, state.namespace, query_filter(state.query), began=state.began
                 )
                 links |= {s: linked(names[s], about, standing, leaders) for s in unsettled}
         except (BackendError, BackendNotConfiguredError) as error:
             log.warning("retrieve.second_hop_failed", error=str(error))
             return state.updated(degraded=(*state.degraded, StageName.SECOND_HOP))
-        links = {source: found[: self._links_per_source] for source, found in links.items()}
+        links = {source: found[: self.links_per_source] for source, found in links.items()}
         return state.updated(
             candidates=tuple(follow_links(state.candidates, links, StageName.SECOND_HOP)),
             counts={

@@ -4,6 +4,7 @@ the model's filter, the fetch) see them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from retrieval.domain.chunk_identity import query_filter, vector_metadata
 from retrieval.domain.filters import matches as matches_filter
@@ -13,10 +14,10 @@ from retrieval.service.retrieval.current_versions import CurrentVersions
 from retrieval.service.retrieval.pipeline.stage import Candidate, PipelineState, with_texts
 
 
+@dataclass(frozen=True, eq=False)
 class CandidateTexts:
-    def __init__(self, chunks: ChunkRepository, versions: CurrentVersions) -> None:
-        self._chunks = chunks
-        self._versions = versions
+    chunks: ChunkRepository
+    versions: CurrentVersions
 
     async def of(
         self, state: PipelineState, candidates: Sequence[Candidate]
@@ -25,11 +26,11 @@ class CandidateTexts:
         ``get_many``; a chunk without a stored text, of a version just replaced, maps to its
         document's current version (``retrieval.service.retrieval.current_versions``) if the query's
         filter still holds it, and any other stays absent."""
-        texts = await with_texts(state, candidates, self._chunks)
+        texts = await with_texts(state, candidates, self.chunks)
         missing = [c.chunk_id for c in candidates if c.chunk_id not in texts]
         if not missing:
             return texts
-        standing_in = await self._versions.standing_in(missing, state.namespace)
+        standing_in = await self.versions.standing_in(missing, state.namespace)
         wanted = query_filter(state.query)
         return {
             **{

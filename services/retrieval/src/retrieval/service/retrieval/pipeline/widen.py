@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from retrieval.domain.neighbours import neighbour_ids, widened
 from retrieval.domain.stage_names import StageName
@@ -8,6 +9,7 @@ from retrieval.ports import ChunkRepository
 from retrieval.service.retrieval.pipeline.stage import PipelineState
 
 
+@dataclass(frozen=True, eq=False)
 class Widen:
     """Small to big: each match's content becomes the text of the chunks up to ``neighbours``
     positions either side of it in its document (``retrieval.domain.neighbours.widened``).
@@ -18,8 +20,7 @@ class Widen:
 
     name = StageName.WIDEN
 
-    def __init__(self, chunks: ChunkRepository) -> None:
-        self._chunks = chunks
+    chunks: ChunkRepository
 
     async def run(self, state: PipelineState) -> PipelineState:
         radius = state.plan.neighbours
@@ -28,13 +29,13 @@ class Widen:
         namespace = state.namespace
         documents = sorted({match.document_id for match in state.matches})
         listings = await asyncio.gather(
-            *(self._chunks.chunk_ids(document, namespace) for document in documents)
+            *(self.chunks.chunk_ids(document, namespace) for document in documents)
         )
         wanted = neighbour_ids(state.matches, dict(zip(documents, listings, strict=True)), radius)
         missing = [chunk_id for chunk_id in wanted if chunk_id not in state.chunks]
         fetched = {
             **state.chunks,
-            **(await self._chunks.get_many(missing, namespace) if missing else {}),
+            **(await self.chunks.get_many(missing, namespace) if missing else {}),
         }
         neighbours = [fetched[chunk_id] for chunk_id in wanted if chunk_id in fetched]
         return state.updated(matches=tuple(widened(state.matches, neighbours, radius)))
