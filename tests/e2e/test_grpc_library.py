@@ -24,6 +24,7 @@ from retrieval.grpc.document_conversions import document_to_proto, documents_fro
 from retrieval.grpc.server import SERVICE_NAME
 from retrieval.lifecycle import Application, running
 from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.requests import SyncRequest
 from retrieval.settings import Settings
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 from retrieval_proto.retrieval.v1 import retrieval_pb2_grpc
@@ -345,7 +346,7 @@ async def test_sync_refuses_bad_input_naming_the_field(
     ]
     for arguments, field in cases:
         with pytest.raises(InvalidRequestError) as refused:
-            await client.sync_documents(**arguments, namespace=NS)
+            await client.sync_documents(SyncRequest(**arguments, namespace=NS))
         assert refused.value.field == field, arguments
 
     message = document_to_proto(late)

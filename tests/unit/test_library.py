@@ -19,6 +19,7 @@ from retrieval.service.ingestion.deletion import Deletion
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.requests import SyncRequest
 from retrieval.service.ingestion.sync import LibrarySync
 from retrieval_testkit import (
     HashEmbedder,
@@ -291,16 +292,16 @@ async def test_sync_ingests_new_and_changed_and_deletes_what_is_gone(stores: Sto
     service = stores.service()
     roots = ["/kb"]
     first = [from_file(f"/kb/{name}.md") for name in ("a", "b", "c", "d")]
-    await service.sync(first, roots, NS)
+    await service.sync(SyncRequest(first, roots, NS))
     second = [
         from_file("/kb/a.md"),
         from_file("/kb/b.md", "Edited text."),
         from_file("/kb/e.md"),
         from_file("/kb/renamed.md", document_id="renamed"),
     ]
-    dry = await service.sync(second, roots, NS, dry_run=True, allow_mass_delete=True)
+    dry = await service.sync(SyncRequest(second, roots, NS, dry_run=True, allow_mass_delete=True))
     assert await stores.chunk_documents() == {f"/kb/{n}.md": {n} for n in "abcd"}
-    report = await service.sync(second, roots, NS)
+    report = await service.sync(SyncRequest(second, roots, NS))
     assert dry.outcomes == report.outcomes
     assert {o.document_id: o.outcome for o in report.outcomes} == {
         "a": Outcome.UNCHANGED,
@@ -322,7 +323,8 @@ async def test_sync_keeps_documents_outside_its_roots_and_of_unreadable_files(
     await service.ingest(
         [from_file("/kb/a.md"), from_file("/kb/broken.md"), from_file("/kb-other/c.md")]
     )
-    report = await service.sync([from_file("/kb/a.md")], ["/kb"], NS, unreadable={"/kb/broken.md"})
+    kept = {"/kb/broken.md"}
+    report = await service.sync(SyncRequest([from_file("/kb/a.md")], ["/kb"], NS, unreadable=kept))
     assert report.count(Outcome.DELETED) == 0
     assert set(await stores.chunk_documents()) == {"/kb/a.md", "/kb/broken.md", "/kb-other/c.md"}
 
@@ -331,15 +333,16 @@ async def test_a_sync_that_would_empty_the_namespace_stops_before_writing(stores
     service = stores.service()
     await service.ingest([from_file(f"/kb/{n}.md") for n in "abc"])
     with pytest.raises(MassDeleteError, match="RETRIEVAL_SYNC_MAX_DELETE_SHARE"):
-        await service.sync([from_file("/kb/new.md")], ["/kb"], NS)
+        await service.sync(SyncRequest([from_file("/kb/new.md")], ["/kb"], NS))
     assert set(await stores.chunk_documents()) == {f"/kb/{n}.md" for n in "abc"}
-    report = await service.sync([from_file("/kb/new.md")], ["/kb"], NS, allow_mass_delete=True)
+    allowed = SyncRequest([from_file("/kb/new.md")], ["/kb"], NS, allow_mass_delete=True)
+    report = await service.sync(allowed)
     assert report.count(Outcome.DELETED) == 3
 
 
 async def test_sync_refuses_a_document_from_outside_its_roots(stores: Stores) -> None:
     with pytest.raises(InvalidRequestError, match="under no root"):
-        await stores.service().sync([from_file("/elsewhere/a.md")], ["/kb"], NS)
+        await stores.service().sync(SyncRequest([from_file("/elsewhere/a.md")], ["/kb"], NS))
 
 
 async def test_a_deletion_keeps_a_document_its_check_no_longer_wants(stores: Stores) -> None:

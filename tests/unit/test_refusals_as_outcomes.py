@@ -15,6 +15,7 @@ from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.requests import SyncRequest
 from retrieval.service.ingestion.sync import LibrarySync
 from retrieval_testkit import (
     HashEmbedder,
@@ -116,10 +117,10 @@ async def test_an_id_given_twice_refuses_the_request_even_with_the_flag(parts: P
 
 async def test_a_sync_keeps_what_the_source_of_a_refused_document_held(parts: Parts) -> None:
     roots = [str(ROOT)]
-    await parts.sync.sync([document("a"), document("b"), document("c")], roots, NS)
+    await parts.sync.sync(SyncRequest([document("a"), document("b"), document("c")], roots, NS))
 
     report = await parts.sync.sync(
-        [document("a", "Changed."), BAD], roots, NS, refused_as_outcomes=True
+        SyncRequest([document("a", "Changed."), BAD], roots, NS, refused_as_outcomes=True)
     )
 
     assert [(o.document_id, o.outcome) for o in report.outcomes] == [
@@ -136,7 +137,7 @@ async def test_a_sync_keeps_what_the_source_of_a_refused_document_held(parts: Pa
 
 async def test_a_dry_run_sync_plans_around_a_refused_document(parts: Parts) -> None:
     report = await parts.sync.sync(
-        [BAD, document("a")], [str(ROOT)], NS, dry_run=True, refused_as_outcomes=True
+        SyncRequest([BAD, document("a")], [str(ROOT)], NS, dry_run=True, refused_as_outcomes=True)
     )
 
     assert [(o.document_id, o.outcome, o.refused) for o in report.outcomes] == [
@@ -150,10 +151,10 @@ async def test_without_the_flag_a_sync_with_a_refused_document_changes_nothing(
     parts: Parts,
 ) -> None:
     roots = [str(ROOT)]
-    await parts.sync.sync([document("a"), document("c")], roots, NS)
+    await parts.sync.sync(SyncRequest([document("a"), document("c")], roots, NS))
 
     with pytest.raises(InvalidRequestError) as raised:
-        await parts.sync.sync([document("a", "Changed."), BAD], roots, NS)
+        await parts.sync.sync(SyncRequest([document("a", "Changed."), BAD], roots, NS))
 
     assert raised.value.field == "metadata"
     assert set(await parts.stored()) == {"a", "c"}

@@ -46,6 +46,7 @@ from retrieval.domain.provenance import Source
 from retrieval.lifecycle import resolve, running, start_resources
 from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.requests import SyncRequest
 from retrieval.settings import Settings
 
 NAMESPACE = "crash"
@@ -264,7 +265,8 @@ async def write_version(task: str, version: int, backups: Path) -> bool:
             return not (await app.backups.backup(NAMESPACE, file)).left_out
         if task == RESTORE:
             return not (await app.backups.restore(file, RESTORED, replace=True)).failed
-        synced = await app.sync.sync(corpus(version), [ROOT], NAMESPACE, allow_mass_delete=True)
+        request = SyncRequest(corpus(version), [ROOT], NAMESPACE, allow_mass_delete=True)
+        synced = await app.sync.sync(request)
     return not synced.busy and not synced.count(Outcome.FAILED)
 
 

@@ -31,6 +31,7 @@ from retrieval.service.backup.backups import BackupReport, RestoreReport
 from retrieval.service.ingestion.library import DocumentSummary
 from retrieval.service.ingestion.local_files import LocalFiles
 from retrieval.service.ingestion.outcomes import DeleteReport
+from retrieval.service.ingestion.requests import DeleteRequest
 from retrieval.service.stats import CollectionStats
 from retrieval.settings import Settings
 from retrieval.sync_facade import SyncKnowledgeBase
@@ -70,17 +71,13 @@ class KnowledgeBase(KnowledgeBaseApi):
                     return
                 yield event
 
-    async def _delete(
-        self,
-        namespace: str | None,
-        document_ids: Sequence[str],
-        source_prefix: str | None,
-        dry_run: bool,
-        timeout: float | None,
-    ) -> DeleteReport:
+    async def _delete(self, request: DeleteRequest, timeout: float | None) -> DeleteReport:
         async with answered_within(timeout, "delete"):
             return await self._app.library.delete(
-                namespace, document_ids, source_prefix=source_prefix, dry_run=dry_run
+                request.namespace,
+                request.document_ids,
+                source_prefix=request.source_prefix,
+                dry_run=request.dry_run,
             )
 
     async def _documents(

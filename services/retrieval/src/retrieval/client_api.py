@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from retrieval.service.ingestion.library import DocumentSummary
     from retrieval.service.ingestion.local_files import IngestReport, LocalFiles, PathSync
     from retrieval.service.ingestion.outcomes import DeleteReport
+    from retrieval.service.ingestion.requests import DeleteRequest
     from retrieval.service.stats import CollectionStats
 
 LocalPath = str | os.PathLike[str]
@@ -142,9 +143,10 @@ class KnowledgeBaseApi(ABC):
         """Delete these documents, and every document whose source is ``source_prefix`` (a
         path or URL) or lies below it; ``dry_run`` only reports."""
         from retrieval.adapters.files.local_sources import source_or_none
+        from retrieval.service.ingestion.requests import DeleteRequest
 
-        prefix = source_or_none(source_prefix)
-        return await self._delete(namespace, document_ids, prefix, dry_run, timeout)
+        request = DeleteRequest(namespace, document_ids, source_or_none(source_prefix), dry_run)
+        return await self._delete(request, timeout)
 
     async def documents(
         self,
@@ -226,14 +228,7 @@ class KnowledgeBaseApi(ABC):
         """The answer service's events for ``query``."""
 
     @abstractmethod
-    async def _delete(
-        self,
-        namespace: str | None,
-        document_ids: Sequence[str],
-        source_prefix: str | None,
-        dry_run: bool,
-        timeout: float | None,
-    ) -> DeleteReport:
+    async def _delete(self, request: DeleteRequest, timeout: float | None) -> DeleteReport:
         """The library's deletion of these documents and of those under ``source_prefix``."""
 
     @abstractmethod

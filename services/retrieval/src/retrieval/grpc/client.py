@@ -14,7 +14,7 @@ container; a call loads the models it returns on first use.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from retrieval.service.ingestion.library import DocumentSummary
     from retrieval.service.ingestion.local_files import LocalFiles
     from retrieval.service.ingestion.outcomes import DeleteReport
+    from retrieval.service.ingestion.requests import DeleteRequest
     from retrieval.service.stats import CollectionStats
     from retrieval.sync_facade import SyncKnowledgeBase
 
@@ -92,23 +93,16 @@ class RetrievalClient(ServiceCalls, KnowledgeBaseApi):
     ) -> AsyncGenerator[AnswerEvent, None]:
         return self.answer_stream(query, timeout=timeout)
 
-    async def _delete(
-        self,
-        namespace: str | None,
-        document_ids: Sequence[str],
-        source_prefix: str | None,
-        dry_run: bool,
-        timeout: float | None,
-    ) -> DeleteReport:
+    async def _delete(self, request: DeleteRequest, timeout: float | None) -> DeleteReport:
         from retrieval.grpc.document_conversions import delete_report_from_proto
 
-        request = pb.DeleteDocumentsRequest(
-            namespace=namespace or "",
-            document_ids=document_ids,
-            source_prefix=source_prefix,
-            dry_run=dry_run,
+        message = pb.DeleteDocumentsRequest(
+            namespace=request.namespace or "",
+            document_ids=request.document_ids,
+            source_prefix=request.source_prefix,
+            dry_run=request.dry_run,
         )
-        response = await self._call(self._stub.DeleteDocuments, request, timeout)
+        response = await self._call(self._stub.DeleteDocuments, message, timeout)
         return delete_report_from_proto(response)
 
     async def _documents(

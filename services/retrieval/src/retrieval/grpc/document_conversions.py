@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from retrieval.domain.models import RagDocument, invalid_request
+from retrieval.domain.models import RagDocument, given_namespace, invalid_request
 from retrieval.domain.provenance import check_source
 from retrieval.errors import InvalidRequestError
 from retrieval.grpc.proto_values import (
@@ -19,6 +19,7 @@ from retrieval.grpc.proto_values import (
 )
 from retrieval.service.ingestion.library import DocumentSummary
 from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, Outcome, SyncReport
+from retrieval.service.ingestion.requests import SyncRequest
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 OUTCOMES = {
@@ -107,26 +108,16 @@ def outcomes_from_proto(response: pb.IngestDocumentsResponse) -> list[DocumentOu
     return [outcome_from_proto(outcome) for outcome in response.outcomes]
 
 
-def sync_request(
-    documents: Sequence[RagDocument],
-    roots: Sequence[str],
-    namespace: str | None,
-    *,
-    unreadable: Iterable[str],
-    dry_run: bool,
-    replace: bool,
-    allow_mass_delete: bool,
-    refused_as_outcomes: bool,
-) -> pb.SyncDocumentsRequest:
+def sync_request(request: SyncRequest) -> pb.SyncDocumentsRequest:
     return pb.SyncDocumentsRequest(
-        namespace=namespace or "",
-        documents=[document_to_proto(document) for document in documents],
-        roots=roots,
-        unreadable=sorted(unreadable),
-        dry_run=dry_run,
-        replace=replace,
-        allow_mass_delete=allow_mass_delete,
-        refused_as_outcomes=refused_as_outcomes,
+        namespace=given_namespace(request.namespace) or "",
+        documents=[document_to_proto(document) for document in request.documents],
+        roots=request.roots,
+        unreadable=sorted(request.unreadable),
+        dry_run=request.dry_run,
+        replace=request.replace,
+        allow_mass_delete=request.allow_mass_delete,
+        refused_as_outcomes=request.refused_as_outcomes,
     )
 
 

@@ -8,17 +8,17 @@ one call, as the server needs every document of the roots at once.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from retrieval.batching import slices
-from retrieval.domain.models import RagDocument
 from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport, accepted
 from retrieval.service.ingestion.progress import IngestProgress, Progress
 
 if TYPE_CHECKING:
     from retrieval.grpc.service_calls import ServiceCalls
     from retrieval.service.ingestion.local_files import LocalFiles
+    from retrieval.service.ingestion.requests import IngestRequest, SyncRequest
 
 DOCUMENTS_PER_CALL = 100
 
@@ -34,20 +34,15 @@ class RemoteIntake:
         return RemoteIntake(self._client, timeout)
 
     async def ingest(
-        self,
-        documents: Sequence[RagDocument],
-        namespace: str | None,
-        on_progress: Progress | None,
-        *,
-        replace: bool,
+        self, request: IngestRequest, on_progress: Progress | None
     ) -> list[DocumentOutcome]:
         progress = IngestProgress.of(on_progress)
         outcomes: list[DocumentOutcome] = []
-        for batch in slices(documents, DOCUMENTS_PER_CALL):
+        for batch in slices(request.documents, DOCUMENTS_PER_CALL):
             answered = await self._client.ingest_documents(
                 batch,
-                namespace=namespace,
-                replace=replace,
+                namespace=request.namespace,
+                replace=request.replace,
                 refused_as_outcomes=True,
                 timeout=self._timeout,
             )
@@ -55,28 +50,9 @@ class RemoteIntake:
             outcomes += answered
         return outcomes
 
-    async def sync(
-        self,
-        documents: Sequence[RagDocument],
-        roots: Sequence[str],
-        namespace: str | None,
-        *,
-        unreadable: Collection[str],
-        dry_run: bool,
-        replace: bool,
-        allow_mass_delete: bool,
-        on_progress: Progress | None,
-    ) -> SyncReport:
+    async def sync(self, request: SyncRequest, on_progress: Progress | None) -> SyncReport:
         report = await self._client.sync_documents(
-            documents,
-            roots,
-            namespace=namespace,
-            unreadable=unreadable,
-            dry_run=dry_run,
-            replace=replace,
-            allow_mass_delete=allow_mass_delete,
-            refused_as_outcomes=True,
-            timeout=self._timeout,
+            replace(request, refused_as_outcomes=True), timeout=self._timeout
         )
         IngestProgress.of(on_progress).settled(accepted(report.outcomes))
         return report

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from retrieval.retries import RetryPolicy
     from retrieval.service.backup.backups import BackupReport, RestoreReport
     from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport
+    from retrieval.service.ingestion.requests import SyncRequest
 
 T = TypeVar("T")
 Response = TypeVar("Response", bound=Message)
@@ -162,34 +163,13 @@ class ServiceCalls:
         return outcomes_from_proto(await self._call(self._stub.IngestDocuments, request, timeout))
 
     async def sync_documents(
-        self,
-        documents: Sequence[RagDocument],
-        roots: Sequence[str],
-        *,
-        namespace: str | None = None,
-        unreadable: Collection[str] = (),
-        dry_run: bool = False,
-        replace: bool = False,
-        allow_mass_delete: bool = False,
-        refused_as_outcomes: bool = False,
-        timeout: float | None = None,
+        self, request: SyncRequest, *, timeout: float | None = None
     ) -> SyncReport:
         """As ``LibrarySync.sync``, in one request: every document of the roots travels
         in it, so the server's message size bounds a sync."""
-        from retrieval.domain.models import given_namespace
         from retrieval.grpc.document_conversions import sync_report_from_proto, sync_request
 
-        request = sync_request(
-            documents,
-            roots,
-            given_namespace(namespace),
-            unreadable=unreadable,
-            dry_run=dry_run,
-            replace=replace,
-            allow_mass_delete=allow_mass_delete,
-            refused_as_outcomes=refused_as_outcomes,
-        )
-        response = await self._call(self._stub.SyncDocuments, request, timeout)
+        response = await self._call(self._stub.SyncDocuments, sync_request(request), timeout)
         return sync_report_from_proto(response)
 
     async def delete_document(

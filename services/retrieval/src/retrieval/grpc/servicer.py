@@ -45,6 +45,7 @@ from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.backup.backups import Backups
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
+from retrieval.service.ingestion.requests import SyncRequest
 from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
@@ -156,7 +157,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.SyncDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.SyncDocumentsResponse:
         self._check_count(request.documents, "documents", "sync each folder in a call of its own")
-        report = await self.sync.sync(
+        sync = SyncRequest(
             documents_from_proto(request.documents),
             list(request.roots),
             optional_namespace(request.namespace),
@@ -166,6 +167,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             allow_mass_delete=request.allow_mass_delete,
             refused_as_outcomes=request.refused_as_outcomes,
         )
+        report = await self.sync.sync(sync)
         return sync_report_to_proto(report)
 
     @translate_errors

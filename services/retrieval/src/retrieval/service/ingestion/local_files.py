@@ -12,6 +12,7 @@ before. Where the documents are written is a ``DocumentIntake``: this process's 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -23,6 +24,7 @@ from retrieval.errors import InvalidRequestError
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.outcomes import DocumentOutcome, SyncReport, accepted
 from retrieval.service.ingestion.progress import Progress
+from retrieval.service.ingestion.requests import IngestRequest, SyncRequest
 from retrieval.service.ingestion.sync import LibrarySync
 
 
@@ -76,26 +78,10 @@ class DocumentIntake(Protocol):
     refused documents held."""
 
     async def ingest(
-        self,
-        documents: Sequence[RagDocument],
-        namespace: str | None,
-        on_progress: Progress | None,
-        *,
-        replace: bool,
+        self, request: IngestRequest, on_progress: Progress | None
     ) -> list[DocumentOutcome]: ...
 
-    async def sync(
-        self,
-        documents: Sequence[RagDocument],
-        roots: Sequence[str],
-        namespace: str | None,
-        *,
-        unreadable: Collection[str],
-        dry_run: bool,
-        replace: bool,
-        allow_mass_delete: bool,
-        on_progress: Progress | None,
-    ) -> SyncReport: ...
+    async def sync(self, request: SyncRequest, on_progress: Progress | None) -> SyncReport: ...
 
     def within(self, timeout: float | None) -> DocumentIntake:
         """This intake with each write bounded by ``timeout`` seconds (None: its default)."""
@@ -165,42 +151,20 @@ class ServiceIntake:
         return ServiceIntake(self._writer, self._sync, timeout)
 
     async def ingest(
-        self,
-        documents: Sequence[RagDocument],
-        namespace: str | None,
-        on_progress: Progress | None,
-        *,
-        replace: bool,
+        self, request: IngestRequest, on_progress: Progress | None
     ) -> list[DocumentOutcome]:
         async with answered_within(self._timeout, "ingest"):
             return await self._writer.ingest(
-                documents, namespace, on_progress, replace=replace, refused_as_outcomes=True
+                request.documents,
+                request.namespace,
+                on_progress,
+                replace=request.replace,
+                refused_as_outcomes=True,
             )
 
-    async def sync(
-        self,
-        documents: Sequence[RagDocument],
-        roots: Sequence[str],
-        namespace: str | None,
-        *,
-        unreadable: Collection[str],
-        dry_run: bool,
-        replace: bool,
-        allow_mass_delete: bool,
-        on_progress: Progress | None,
-    ) -> SyncReport:
+    async def sync(self, request: SyncRequest, on_progress: Progress | None) -> SyncReport:
         async with answered_within(self._timeout, "sync"):
-            return await self._sync.sync(
-                documents,
-                roots,
-                namespace,
-                unreadable=unreadable,
-                dry_run=dry_run,
-                replace=replace,
-                allow_mass_delete=allow_mass_delete,
-                refused_as_outcomes=True,
-                on_progress=on_progress,
-            )
+            return await self._sync.sync(replace(request, refused_as_outcomes=True), on_progress)
 
 
 class LocalFiles:
@@ -226,9 +190,8 @@ class LocalFiles:
         """Write the documents read and ``documents``; an unchanged one writes nothing.
         ``namespace`` None is the default one; an empty or blank one is refused."""
         target = given_namespace(namespace)
-        outcomes = await self._intake.ingest(
-            [*files.documents, *documents], target, on_progress, replace=replace
-        )
+        request = IngestRequest([*files.documents, *documents], target, replace)
+        outcomes = await self._intake.ingest(request, on_progress)
         return IngestReport(
             namespace=target,
             outcomes=accepted(outcomes),
@@ -254,7 +217,7 @@ class LocalFiles:
         scope = self._scope(paths, files.failures)
         if not scope.roots:
             raise InvalidRequestError(f"none of {[str(p) for p in paths]} exists", field="paths")
-        report = await self._intake.sync(
+        request = SyncRequest(
             files.documents,
             scope.roots,
             target,
@@ -262,8 +225,8 @@ class LocalFiles:
             dry_run=dry_run,
             replace=replace,
             allow_mass_delete=allow_mass_delete,
-            on_progress=on_progress,
         )
+        report = await self._intake.sync(request, on_progress)
         return PathSync(
             report=report.model_copy(update={"outcomes": accepted(report.outcomes)}),
             failures=failures_of(files, report.outcomes),

@@ -14,7 +14,6 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from retrieval.domain.ledger import DocumentRecord
-from retrieval.domain.models import RagDocument
 from retrieval.domain.provenance import is_under
 from retrieval.errors import InvalidRequestError, MassDeleteError
 from retrieval.ports.document_ledger import DocumentLedger
@@ -37,6 +36,7 @@ from retrieval.service.ingestion.outcomes import (
     failed,
 )
 from retrieval.service.ingestion.progress import Progress
+from retrieval.service.ingestion.requests import SyncRequest
 
 
 def doomed_by_sync(
@@ -72,31 +72,20 @@ class LibrarySync:
     ledger: DocumentLedger
     max_delete_share: float
 
-    async def sync(
-        self,
-        documents: Sequence[RagDocument],
-        roots: Sequence[str],
-        namespace: str | None = None,
-        *,
-        unreadable: Collection[str] = (),
-        dry_run: bool = False,
-        replace: bool = False,
-        allow_mass_delete: bool = False,
-        refused_as_outcomes: bool = False,
-        on_progress: Progress | None = None,
-    ) -> SyncReport:
-        """Make the namespace hold exactly what ``roots`` hold: ingest ``documents`` (read
-        from under the roots, each with its source), then delete the documents whose source
-        lies under a root and that ``documents`` no longer include. Documents of a source in
-        ``unreadable`` (a file that failed to read) are kept. The documents are checked as
-        ``IngestionService.ingest`` checks them; with ``refused_as_outcomes`` the sources of
+    async def sync(self, request: SyncRequest, on_progress: Progress | None = None) -> SyncReport:
+        """Make the namespace hold exactly what the request's roots hold: ingest its documents
+        (read from under the roots, each with its source), then delete the documents whose
+        source lies under a root and that the documents no longer include. Documents of an
+        ``unreadable`` source (a file that failed to read) are kept. The documents are checked
+        as ``IngestionService.ingest`` checks them; with ``refused_as_outcomes`` the sources of
         refused documents are kept as unreadable ones are.
         """
-        target = self.writer.namespace(namespace)
-        documents = await self.writer.identify(documents, target, replace=replace)
+        replace, dry_run = request.replace, request.dry_run
+        target = self.writer.namespace(request.namespace)
+        documents = await self.writer.identify(request.documents, target, replace=replace)
         prepared = self.writer.prepare(documents, target)
-        screened = self.writer.screen(prepared, refused_as_outcomes)
-        checked = [checked_source(root, "roots") for root in roots]
+        screened = self.writer.screen(prepared, request.refused_as_outcomes)
+        checked = [checked_source(root, "roots") for root in request.roots]
         inside = under_any(checked)
         if not checked:
             raise InvalidRequestError("a sync needs at least one root", field="roots")
@@ -107,10 +96,10 @@ class LibrarySync:
                     field="documents.source",
                 )
         records = await stored_records(self.ledger, target)
-        kept = {*unreadable, *screened.refused_sources}
+        kept = {*request.unreadable, *screened.refused_sources}
         doomed = doomed_by_sync(records, inside, {i.document_id for i in prepared}, kept)
         total = len(records)
-        if doomed and not allow_mass_delete and len(doomed) > self.max_delete_share * total:
+        if doomed and not request.allow_mass_delete and len(doomed) > self.max_delete_share * total:
             raise MassDeleteError(target, len(doomed), total, self.max_delete_share)
         accepted = screened.accepted
         if dry_run:
