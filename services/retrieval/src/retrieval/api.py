@@ -73,12 +73,7 @@ class KnowledgeBase(KnowledgeBaseApi):
 
     async def _delete(self, request: DeleteRequest, timeout: float | None) -> DeleteReport:
         async with answered_within(timeout, "delete"):
-            return await self._app.library.delete(
-                request.namespace,
-                request.document_ids,
-                source_prefix=request.source_prefix,
-                dry_run=request.dry_run,
-            )
+            return await self._app.library.apply(request)
 
     async def _documents(
         self, namespace: str | None, source_prefix: str | None, timeout: float | None

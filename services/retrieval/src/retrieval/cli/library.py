@@ -166,6 +166,7 @@ def delete(
     """Delete documents (their chunks, vectors and keyword entries) by id or by source. The
     exit code is 1 if an id is missing or nothing lies under --source-prefix."""
     from retrieval.domain.models import check_slug
+    from retrieval.service.ingestion.requests import DeleteRequest
     from retrieval.source_display import readable_source
 
     settings = load_settings()
@@ -175,10 +176,10 @@ def delete(
             check_slug(document_id, "document_ids")
     prefix = source_or_none(source_prefix)
 
+    request = DeleteRequest(namespace, document_ids or [], prefix, dry_run)
+
     async def work(app: ApplicationCalls) -> DeleteReport:
-        return await app.library.delete(
-            namespace, document_ids or [], source_prefix=prefix, dry_run=dry_run
-        )
+        return await app.library.apply(request)
 
     report = run_here_or_served(work, settings, read_only=dry_run)
     if as_json:

@@ -10,7 +10,7 @@ does in process.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from retrieval.service.ingestion.library import DocumentSummary
     from retrieval.service.ingestion.local_files import LocalFiles
     from retrieval.service.ingestion.outcomes import DeleteReport
+    from retrieval.service.ingestion.requests import DeleteRequest
     from retrieval.service.stats import CollectionStats
     from retrieval.settings import Settings
 
@@ -52,14 +53,7 @@ class ValidationCalls(Protocol):
 
 
 class LibraryCalls(Protocol):
-    async def delete(
-        self,
-        namespace: str | None = None,
-        document_ids: Sequence[str] = (),
-        *,
-        source_prefix: str | None = None,
-        dry_run: bool = False,
-    ) -> DeleteReport: ...
+    async def apply(self, request: DeleteRequest, /) -> DeleteReport: ...
 
     async def documents(
         self, namespace: str | None = None, *, source_prefix: str | None = None
@@ -99,16 +93,12 @@ class ServedCalls:
         self.collect = client.stats
         self.validate = client.validate
 
-    async def delete(
-        self,
-        namespace: str | None = None,
-        document_ids: Sequence[str] = (),
-        *,
-        source_prefix: str | None = None,
-        dry_run: bool = False,
-    ) -> DeleteReport:
+    async def apply(self, request: DeleteRequest) -> DeleteReport:
         return await self._client.delete(
-            document_ids, namespace=namespace, source_prefix=source_prefix, dry_run=dry_run
+            request.document_ids,
+            namespace=request.namespace,
+            source_prefix=request.source_prefix,
+            dry_run=request.dry_run,
         )
 
     async def documents(

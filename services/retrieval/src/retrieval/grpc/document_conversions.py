@@ -14,12 +14,14 @@ from retrieval.errors import InvalidRequestError
 from retrieval.grpc.proto_values import (
     metadata_from_struct,
     moment_of,
+    optional_field,
+    optional_namespace,
     plain_fields,
     present,
 )
 from retrieval.service.ingestion.library import DocumentSummary
 from retrieval.service.ingestion.outcomes import DeleteReport, DocumentOutcome, Outcome, SyncReport
-from retrieval.service.ingestion.requests import SyncRequest
+from retrieval.service.ingestion.requests import DeleteRequest, SyncRequest
 from retrieval_proto.retrieval.v1 import retrieval_pb2 as pb
 
 OUTCOMES = {
@@ -121,6 +123,19 @@ def sync_request(request: SyncRequest) -> pb.SyncDocumentsRequest:
     )
 
 
+def sync_request_from_proto(message: pb.SyncDocumentsRequest) -> SyncRequest:
+    return SyncRequest(
+        documents=documents_from_proto(message.documents),
+        roots=list(message.roots),
+        namespace=optional_namespace(message.namespace),
+        unreadable=sources_from_proto(message.unreadable, "unreadable"),
+        dry_run=message.dry_run,
+        replace=message.replace,
+        allow_mass_delete=message.allow_mass_delete,
+        refused_as_outcomes=message.refused_as_outcomes,
+    )
+
+
 def sync_report_to_proto(report: SyncReport) -> pb.SyncDocumentsResponse:
     return pb.SyncDocumentsResponse(
         **report.model_dump(exclude={"outcomes"}),
@@ -163,6 +178,15 @@ def documents_page(
     return pb.ListDocumentsResponse(
         documents=[summary_to_proto(summary) for summary in page],
         next_page_token=page[-1].document_id if len(after) > size else "",
+    )
+
+
+def delete_request_from_proto(message: pb.DeleteDocumentsRequest) -> DeleteRequest:
+    return DeleteRequest(
+        namespace=optional_namespace(message.namespace),
+        document_ids=list(message.document_ids),
+        source_prefix=optional_field(message, "source_prefix"),
+        dry_run=message.dry_run,
     )
 
 

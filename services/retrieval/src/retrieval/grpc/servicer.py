@@ -25,12 +25,13 @@ from retrieval.grpc.backup_transfer import (
 )
 from retrieval.grpc.document_conversions import (
     delete_report_to_proto,
+    delete_request_from_proto,
     documents_from_proto,
     documents_page,
     outcomes_to_proto,
     page_size,
-    sources_from_proto,
     sync_report_to_proto,
+    sync_request_from_proto,
 )
 from retrieval.grpc.errors import translate_errors
 from retrieval.grpc.proto_values import optional_field, optional_namespace
@@ -45,7 +46,6 @@ from retrieval.service.answers.answer_service import AnswerService
 from retrieval.service.backup.backups import Backups
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
-from retrieval.service.ingestion.requests import SyncRequest
 from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
@@ -157,17 +157,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.SyncDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.SyncDocumentsResponse:
         self._check_count(request.documents, "documents", "sync each folder in a call of its own")
-        sync = SyncRequest(
-            documents_from_proto(request.documents),
-            list(request.roots),
-            optional_namespace(request.namespace),
-            unreadable=sources_from_proto(request.unreadable, "unreadable"),
-            dry_run=request.dry_run,
-            replace=request.replace,
-            allow_mass_delete=request.allow_mass_delete,
-            refused_as_outcomes=request.refused_as_outcomes,
-        )
-        report = await self.sync.sync(sync)
+        report = await self.sync.sync(sync_request_from_proto(request))
         return sync_report_to_proto(report)
 
     @translate_errors
@@ -175,12 +165,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: pb.DeleteDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteDocumentsResponse:
         self._check_count(request.document_ids, "document_ids", "send them in several calls")
-        report = await self.library.delete(
-            optional_namespace(request.namespace),
-            list(request.document_ids),
-            source_prefix=optional_field(request, "source_prefix"),
-            dry_run=request.dry_run,
-        )
+        report = await self.library.apply(delete_request_from_proto(request))
         return delete_report_to_proto(report)
 
     @translate_errors

@@ -76,17 +76,9 @@ class KnowledgeSearch:
 
 
 async def search(knowledge: KnowledgeBaseApi, query: str, scope: SearchScope) -> RetrievalResult:
-    """``knowledge.retrieve`` over ``scope``."""
-    return await knowledge.retrieve(
-        query,
-        namespace=scope.namespace,
-        top_k=scope.top_k,
-        threshold=scope.threshold,
-        domains=scope.domains,
-        source_prefix=scope.source_prefix,
-        section=scope.section,
-        **scope.options.model_dump(exclude_none=True),
-    )
+    """``knowledge.retrieve`` over ``scope``: its fields are the keywords ``retrieve`` takes."""
+    given = {name: getattr(scope, name) for name in SCOPE_FIELDS}
+    return await knowledge.retrieve(query, **given, **scope.options.model_dump(exclude_none=True))
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:

@@ -22,6 +22,7 @@ from retrieval.service.ingestion.library import (
 )
 from retrieval.service.ingestion.namespaces import advance_generation
 from retrieval.service.ingestion.outcomes import DeleteReport
+from retrieval.service.ingestion.requests import DeleteRequest
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,9 +76,14 @@ class Library:
     ) -> DeleteReport:
         """Delete these documents, and every document whose source is ``source_prefix`` or
         lies below it (segment by segment); ``dry_run`` only reports."""
-        namespace = namespace_or_default(namespace, self.default_namespace)
-        ids = [check_slug(document_id, "document_ids") for document_id in document_ids]
-        prefix = check_source_prefix(source_prefix)
+        return await self.apply(DeleteRequest(namespace, document_ids, source_prefix, dry_run))
+
+    async def apply(self, request: DeleteRequest) -> DeleteReport:
+        """``delete``, its arguments in one value, as the doors hand them on."""
+        namespace = namespace_or_default(request.namespace, self.default_namespace)
+        ids = [check_slug(document_id, "document_ids") for document_id in request.document_ids]
+        prefix = check_source_prefix(request.source_prefix)
+        dry_run = request.dry_run
         if not ids and prefix is None:
             raise InvalidRequestError(
                 "name the documents to delete, or a source prefix", field="document_ids"
