@@ -18,6 +18,7 @@ from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores, audit
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.reconciliation import Reconciliation
 from retrieval.service.ingestion.repair import Repair
 from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex
 from retrieval_testkit.in_memory_namespace_generations import InMemoryNamespaceGenerations
@@ -86,7 +87,7 @@ async def test_updates_and_repairs_go_through_pinecone_and_mongodb(
 
     lost = sorted(current)[:2]
     await pinecone.delete(namespace=NS, ids=lost)
-    repair = Repair(embedder, stores, mongo_ledger, generations, lease_wait_s=30.0)
+    repair = Repair(Reconciliation(embedder, stores, mongo_ledger, 30.0), generations)
     assert (await repair.reconcile(NS, dry_run=True)).texts_without_vectors == 2
     report = await repair.reconcile(NS)
     assert report.repaired_documents == 1

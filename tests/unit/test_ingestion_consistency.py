@@ -20,6 +20,7 @@ from retrieval.service.ingestion.chunking import ChunkingPolicy
 from retrieval.service.ingestion.consistency import ChunkStores, NamespaceAudit, audit
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.reconciliation import Reconciliation
 from retrieval.service.ingestion.repair import Repair
 from retrieval_testkit import (
     HashEmbedder,
@@ -104,8 +105,8 @@ class Stores:
     def repair(self, embedder=None) -> Repair:
         graph = offline_graph(self.graph)
         stores = ChunkStores(self.index, self.keywords, self.chunks, graph)
-        generations = InMemoryNamespaceGenerations()
-        return Repair(embedder or HashEmbedder(), stores, self.ledger, generations, 0.0)
+        reconciliation = Reconciliation(embedder or HashEmbedder(), stores, self.ledger, 0.0)
+        return Repair(reconciliation, InMemoryNamespaceGenerations())
 
     async def check(self, documents: Sequence[RagDocument]) -> None:
         """Every store holds exactly the chunks of these documents, each committed."""

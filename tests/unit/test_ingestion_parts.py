@@ -20,6 +20,7 @@ from retrieval.service.ingestion.leases import writer_lease
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.outcomes import DocumentOutcome, Outcome
 from retrieval.service.ingestion.progress import EmbeddedTally, unheard
+from retrieval.service.ingestion.reconciliation import Reconciliation
 from retrieval.service.ingestion.repair import Repair
 from retrieval.service.timing import StageClock
 from retrieval_testkit import (
@@ -60,7 +61,9 @@ class Kit:
             self.embedder, self.stores, self.ledger, self.generations, 0.0, 30.0
         )
         self.library = Library(self.stores, self.ledger, self.generations, NS, 0.0)
-        self.repair = Repair(self.embedder, self.stores, self.ledger, self.generations, 0.0)
+        self.repair = Repair(
+            Reconciliation(self.embedder, self.stores, self.ledger, 0.0), self.generations
+        )
 
     def prepared(self, document: RagDocument) -> Prepared:
         return Prepared(document, POLICY.split(document, NS, self.embedder.model))

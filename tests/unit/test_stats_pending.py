@@ -17,6 +17,7 @@ from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.leases import writer_lease
 from retrieval.service.ingestion.outcomes import Outcome
+from retrieval.service.ingestion.reconciliation import Reconciliation
 from retrieval.service.ingestion.repair import Repair
 from retrieval.service.stats import StatsService
 from retrieval_testkit import (
@@ -78,7 +79,8 @@ class Stack:
 
     def repair(self) -> Repair:
         stores = ChunkStores(self.index, self.keywords, self.chunks)
-        return Repair(HashEmbedder(), stores, self.ledger, InMemoryNamespaceGenerations(), 0.0)
+        reconciliation = Reconciliation(HashEmbedder(), stores, self.ledger, 0.0)
+        return Repair(reconciliation, InMemoryNamespaceGenerations())
 
     async def ingest_dying_while_embedding(self, namespace: str) -> None:
         ingestion = self.ingestion(KillsWhileEmbedding(self.ledger), namespace)

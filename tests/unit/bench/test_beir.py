@@ -25,6 +25,7 @@ from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
+from retrieval.service.ingestion.reconciliation import Reconciliation
 from retrieval.service.ingestion.repair import Repair
 from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.retrieval.pipeline import SearchPlan
@@ -111,7 +112,7 @@ def application(embedder: HashEmbedder, index: InMemoryVectorIndex) -> Applicati
         ingestion=ingestion,
         library=library,
         sync=sync,
-        repair=Repair(embedder, stores, ledger, generations, 30.0),
+        repair=Repair(Reconciliation(embedder, stores, ledger, 30.0), generations),
         local_files=LocalFiles(ServiceIntake(ingestion, sync), sync_scope),
         stats=stats,
         answers=AnswerService(retrieval, ScriptedLlm()),

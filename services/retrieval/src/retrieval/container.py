@@ -64,6 +64,7 @@ from retrieval.service.ingestion.consistency import ChunkStores
 from retrieval.service.ingestion.ingestion_service import IngestionService
 from retrieval.service.ingestion.library_service import Library
 from retrieval.service.ingestion.local_files import LocalFiles, ServiceIntake
+from retrieval.service.ingestion.reconciliation import Reconciliation
 from retrieval.service.ingestion.repair import Repair
 from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.priority_embedder import PriorityEmbedder
@@ -291,11 +292,14 @@ class Container(containers.DeclarativeContainer):
     )
     repair = providers.Singleton(
         Repair,
-        embedder=embedder,
-        stores=chunk_stores,
-        ledger=document_ledger,
+        reconciliation=providers.Singleton(
+            Reconciliation,
+            embedder=embedder,
+            stores=chunk_stores,
+            ledger=document_ledger,
+            lease_wait_s=settings.provided.ingest_lease_wait_s,
+        ),
         generations=indexed_generations,
-        lease_wait_s=settings.provided.ingest_lease_wait_s,
     )
     local_files = providers.Singleton(
         LocalFiles,
