@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -40,7 +40,7 @@ from retrieval.lifecycle import running
 from retrieval.settings import Settings
 from retrieval_bench.concurrency import cpu_seconds
 from retrieval_bench.latency import questions
-from retrieval_testkit.served_process import CLI, START_S, ServerLog
+from retrieval_testkit.served_process import CLI, LAST_SHOWN, START_S
 
 T = TypeVar("T")
 Progress = Callable[[], None]
@@ -50,6 +50,7 @@ UNCACHED = {"result_cache_entries": 0, "query_vector_cache_entries": 0}
 """Every path computes every query: no result or query vector an earlier path left."""
 STOP_S = 30.0
 """How long a server has to exit after SIGTERM before it is killed."""
+SERVING_POLL_S = 0.1
 
 
 async def timed_ms(call: Awaitable[T]) -> tuple[T, float, float]:
@@ -68,7 +69,8 @@ class Timed:
     thread_cpu_ms: list[float] = field(default_factory=list)
     found: list[Found] = field(default_factory=list)
     process_cpu_ms: float = 0.0
-    """The answering process's processor time over the measured calls, all its threads."""
+    """The answering process's processor time over the measured calls, all its threads
+    (0 when it is not read)."""
 
     def process_cpu_per_call_ms(self) -> float:
         return self.process_cpu_ms / len(self.clock_ms)
@@ -84,21 +86,23 @@ class Timed:
 
 
 async def timed_calls(
-    search: Callable[[str], Awaitable[Found]], asked: Sequence[str], warmup: int, pid: int,
-    on_query: Progress,
+    search: Callable[[str], Awaitable[Found]], asked: Sequence[str], warmup: int,
+    pid: int | None, on_query: Progress,
 ) -> Timed:  # fmt: skip
-    """``search`` of each question, the first ``warmup`` unmeasured; process ``pid`` answers."""
+    """``search`` of each question, the first ``warmup`` unmeasured; process ``pid`` (when
+    known) answers."""
     for question in asked[:warmup]:
         await search(question)
     timed = Timed()
-    processor = cpu_seconds(pid)
+    processor = 0.0 if pid is None else cpu_seconds(pid)
     for question in asked[warmup:]:
         found, clock_ms, thread_cpu_ms = await timed_ms(search(question))
         timed.clock_ms.append(clock_ms)
         timed.thread_cpu_ms.append(thread_cpu_ms)
         timed.found.append(found)
         on_query()
-    timed.process_cpu_ms = (cpu_seconds(pid) - processor) * 1e3
+    if pid is not None:
+        timed.process_cpu_ms = (cpu_seconds(pid) - processor) * 1e3
     return timed
 
 
@@ -156,20 +160,36 @@ class ServerProcess:
     port: int
 
 
+async def serving_entry(log: Path, process: asyncio.subprocess.Process) -> dict[str, Any]:
+    """The ``mcp.serving`` entry of the server's JSON log ``log``, once written;
+    ``AssertionError`` with its last lines if the server exits first or ``START_S`` passes."""
+    deadline = time.monotonic() + START_S
+    while True:
+        text = await asyncio.to_thread(log.read_text)
+        for line in text[: text.rfind("\n") + 1].splitlines():
+            entry = json.loads(line) if line.startswith("{") else {}
+            if entry.get("event") == "mcp.serving":
+                return entry
+        if process.returncode is not None or time.monotonic() > deadline:
+            last = "\n".join(text.splitlines()[-LAST_SHOWN:])
+            raise AssertionError(f"the server did not log mcp.serving; last logged:\n{last}")
+        await asyncio.sleep(SERVING_POLL_S)
+
+
 @asynccontextmanager
 async def served_mcp(
-    command: Sequence[str], environment: Mapping[str, str]
+    command: Sequence[str], environment: Mapping[str, str], log: Path
 ) -> AsyncIterator[ServerProcess]:
-    """``command`` (an MCP server logging JSON to stderr) once it logs ``mcp.serving``;
-    stopped on the way out, however the block ends: SIGTERM, then SIGKILL after ``STOP_S``."""
-    process = await asyncio.create_subprocess_exec(
-        *command, env=dict(environment), stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    assert process.stderr is not None
-    log = ServerLog(process.stderr)
+    """``command`` (an MCP server logging JSON to stderr, into ``log``) once it logs
+    ``mcp.serving``; stopped on the way out, however the block ends: SIGTERM, then SIGKILL
+    after ``STOP_S``. A file, not a pipe: this process reads nothing while it measures."""
+    with log.open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            *command, env=dict(environment), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
+        )  # fmt: skip
     try:
-        serving = await asyncio.wait_for(log.event("mcp.serving"), timeout=START_S)
+        serving = await serving_entry(log, process)
         yield ServerProcess(process.pid, serving["port"])
     finally:
         if process.returncode is None:
@@ -179,7 +199,6 @@ async def served_mcp(
             except TimeoutError:
                 process.kill()
                 await process.wait()
-        await log.close()
 
 
 def server_environment(data_dir: Path, **variables: str) -> dict[str, str]:
@@ -224,8 +243,8 @@ async def over_http(
     """``search`` timed against ``retrieval mcp --http`` over ``data_dir``, and the failed
     calls of ``sessions`` concurrent sessions."""
     token = secrets.token_urlsafe(24)
-    with tempfile.TemporaryDirectory(prefix="bench-mcp-tokens-") as tokens_dir:
-        tokens = tokens_file(Path(tokens_dir), token)
+    with tempfile.TemporaryDirectory(prefix="bench-mcp-server-") as server_dir:
+        tokens = tokens_file(Path(server_dir), token)
         environment = server_environment(
             data_dir,
             RETRIEVAL_GRPC_TOKENS_FILE=str(tokens),
@@ -233,7 +252,7 @@ async def over_http(
             RETRIEVAL_LOG_LEVEL="INFO",
         )
         command = [str(CLI), "mcp", "--http", "--host", "127.0.0.1", "--port", "0"]
-        async with served_mcp(command, environment) as server:
+        async with served_mcp(command, environment, Path(server_dir) / "server.log") as server:
             url = f"http://127.0.0.1:{server.port}/mcp"
             async with http_session(url, token) as client:
                 timed = await timed_calls(
@@ -246,12 +265,12 @@ async def over_http(
 async def over_stdio(
     data_dir: Path, asked: Sequence[str], warmup: int, top_k: int, on_query: Progress
 ) -> Timed:
-    """``search`` timed against ``retrieval mcp``, the child the client starts; its process
+    """``search`` timed against ``retrieval mcp``, the child the client starts; its processor
     time is not read (the SDK does not name the child)."""
     server = StdioServerParameters(command=str(CLI), args=["mcp"], env=server_environment(data_dir))
     async with Client(server) as client:
         return await timed_calls(
-            lambda q: searched(client, q, top_k), asked, warmup, os.getpid(), on_query
+            lambda q: searched(client, q, top_k), asked, warmup, None, on_query
         )
 
 
