@@ -1,6 +1,6 @@
-"""The MCP benchmark times each call by the clock and by the processor time of its thread,
-skips its warm-up, checks that every path found the same chunks, and gives its HTTP server a
-tokens file that lets the bench's token search."""
+"""The MCP benchmark times each call by the clock and by processor time, asks each question
+in-process and of the server in turn after a warm-up, checks that both found the same
+chunks, and gives its HTTP server a tokens file that lets the bench's token search."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import pytest
 from retrieval.domain.tenants import Scope, Tenants, authorise, grants_from_json
 from retrieval_bench.mcp_overhead import (
     Found,
+    Search,
     Timed,
+    paired_calls,
     same_chunks,
-    timed_calls,
-    timed_ms,
     tokens_file,
 )
 
@@ -29,39 +29,45 @@ def spin(seconds: float) -> None:
         pass
 
 
-async def busy() -> str:
-    spin(0.05)
-    return "done"
+def answering(asked: list[str], name: str, spin_s: float = 0.0) -> Search:
+    """A search that notes each question in ``asked`` and returns one chunk named after it."""
 
+    async def search(question: str) -> Found:
+        asked.append(f"{name}:{question}")
+        spin(spin_s)
+        return (f"{question}-chunk",)
 
-async def waiting() -> None:
-    await asyncio.sleep(0.05)
+    return search
 
 
 async def test_a_call_is_timed_by_the_clock_and_by_the_processor() -> None:
-    returned, _, busy_processor = await timed_ms(busy())
-    _, waiting_wall, waiting_processor = await timed_ms(waiting())
-    assert returned == "done"
-    assert busy_processor >= 50
-    assert waiting_wall >= 50
-    assert waiting_processor < 25
+    timed = Timed()
+    await timed.call(answering([], "busy", spin_s=0.05), "q")
+
+    async def waiting(question: str) -> Found:
+        await asyncio.sleep(0.05)
+        return ()
+
+    await timed.call(waiting, "q")
+    assert timed.found == [("q-chunk",), ()]
+    assert timed.thread_cpu_ms[0] >= 50
+    assert timed.own_cpu_ms >= 50
+    assert timed.clock_ms[1] >= 50
+    assert timed.thread_cpu_ms[1] < 25
 
 
-async def test_the_warm_up_is_not_measured_and_each_answer_is_kept_in_order() -> None:
-    asked = ["warm", "first", "second"]
-    searched: list[str] = []
+async def test_each_question_goes_to_both_paths_in_turn_after_an_unmeasured_warm_up() -> None:
+    asked: list[str] = []
     measured: list[str] = []
-
-    async def search(question: str) -> Found:
-        searched.append(question)
-        spin(0.01)
-        return (f"{question}-chunk",)
-
-    timed = await timed_calls(search, asked, 1, os.getpid(), lambda: measured.append("query"))
-    assert searched == asked
-    assert timed.found == [("first-chunk",), ("second-chunk",)]
-    assert len(timed.clock_ms) == len(timed.thread_cpu_ms) == len(measured) == 2
-    assert min(timed.thread_cpu_ms) >= 10
+    near, far = await paired_calls(
+        answering(asked, "local"), answering(asked, "mcp"), ["warm", "q1", "q2"], 1,
+        os.getpid(), lambda: measured.append("query"),
+    )  # fmt: skip
+    assert asked == [
+        "local:warm", "mcp:warm", "local:q1", "mcp:q1", "mcp:q2", "local:q2",
+    ]  # fmt: skip
+    assert near.found == far.found == [("q1-chunk",), ("q2-chunk",)]
+    assert len(near.clock_ms) == len(far.clock_ms) == len(measured) == 2
 
 
 def test_a_path_that_found_other_chunks_names_the_question() -> None:

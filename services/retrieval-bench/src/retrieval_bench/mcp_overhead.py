@@ -3,12 +3,13 @@ tool of a ``retrieval mcp --http`` server in a process of its own over streamabl
 the ``search`` tool of a ``retrieval mcp`` child over stdio, one run; then calls from
 concurrent MCP sessions to the HTTP server, counting the ones that fail.
 
-The paths take turns on one data directory, which one process holds at a time. This process
-ingests the demo knowledge base and times ``retrieve()``, before the servers and again after
-them; each server starts on what it left on disk, as a user starts it (over HTTP on a free
-port, with a token from a tokens file), while the official client runs here. Every path must
-find the same chunks for each question, the guard that all read the same data. No path caches
-results or query vectors, so none answers from what another computed.
+The demo knowledge base is ingested into the run's data directory, then copied: this process
+keeps the original open and each server, started as a user starts it (over HTTP on a free
+port, with a token from a tokens file), the copy, since one process holds a data directory at
+a time. Each question is asked in-process and of the server in turn (alternating which goes
+first), so that a load on the machine that drifts over the run weighs on both sides of the
+difference alike; each path must find the same chunks, the guard that both read the same
+data. No path caches results or query vectors, so none answers from what another computed.
 
 Processor time a call: the client's, of this thread, per call; the HTTP server's, all its
 threads over the measured calls, against this process's over the in-process ones.
@@ -20,6 +21,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -53,12 +55,7 @@ STOP_S = 30.0
 SERVING_POLL_S = 0.1
 
 
-async def timed_ms(call: Awaitable[T]) -> tuple[T, float, float]:
-    """What ``call`` returned, the milliseconds it took by the clock, and of this thread's
-    processor time."""
-    started, processor = time.perf_counter(), time.thread_time()
-    returned = await call
-    return returned, (time.perf_counter() - started) * 1e3, (time.thread_time() - processor) * 1e3
+Search = Callable[[str], Awaitable[Found]]
 
 
 @dataclass
@@ -67,43 +64,44 @@ class Timed:
 
     clock_ms: list[float] = field(default_factory=list)
     thread_cpu_ms: list[float] = field(default_factory=list)
+    """This thread's processor time, each call."""
+    own_cpu_ms: float = 0.0
+    """This process's processor time over the calls, all its threads."""
+    server_cpu_ms: float = 0.0
+    """The server process's processor time over the measured calls (0 when not read)."""
     found: list[Found] = field(default_factory=list)
-    process_cpu_ms: float = 0.0
-    """The answering process's processor time over the measured calls, all its threads
-    (0 when it is not read)."""
 
-    def process_cpu_per_call_ms(self) -> float:
-        return self.process_cpu_ms / len(self.clock_ms)
+    async def call(self, search: Search, question: str) -> None:
+        started, thread, process = time.perf_counter(), time.thread_time(), time.process_time()
+        self.found.append(await search(question))
+        self.clock_ms.append((time.perf_counter() - started) * 1e3)
+        self.thread_cpu_ms.append((time.thread_time() - thread) * 1e3)
+        self.own_cpu_ms += (time.process_time() - process) * 1e3
 
-    def joined(self, other: Timed) -> Timed:
-        """The calls of both runs as one."""
-        return Timed(
-            self.clock_ms + other.clock_ms,
-            self.thread_cpu_ms + other.thread_cpu_ms,
-            self.found + other.found,
-            self.process_cpu_ms + other.process_cpu_ms,
-        )
+    def per_call_ms(self, total_ms: float) -> float:
+        return total_ms / len(self.clock_ms)
 
 
-async def timed_calls(
-    search: Callable[[str], Awaitable[Found]], asked: Sequence[str], warmup: int,
-    pid: int | None, on_query: Progress,
-) -> Timed:  # fmt: skip
-    """``search`` of each question, the first ``warmup`` unmeasured; process ``pid`` (when
-    known) answers."""
+async def paired_calls(
+    local: Search, remote: Search, asked: Sequence[str], warmup: int, server: int | None,
+    on_query: Progress,
+) -> tuple[Timed, Timed]:  # fmt: skip
+    """Each question asked of ``local`` and of ``remote`` in turn, which goes first
+    alternating, the first ``warmup`` unmeasured; ``server``: the process answering
+    ``remote``, when known."""
     for question in asked[:warmup]:
-        await search(question)
-    timed = Timed()
-    processor = 0.0 if pid is None else cpu_seconds(pid)
-    for question in asked[warmup:]:
-        found, clock_ms, thread_cpu_ms = await timed_ms(search(question))
-        timed.clock_ms.append(clock_ms)
-        timed.thread_cpu_ms.append(thread_cpu_ms)
-        timed.found.append(found)
+        await local(question)
+        await remote(question)
+    near, far = Timed(), Timed()
+    processor = 0.0 if server is None else cpu_seconds(server)
+    for n, question in enumerate(asked[warmup:]):
+        paths = [(near, local), (far, remote)]
+        for timed, search in paths[:: -1 if n % 2 else 1]:
+            await timed.call(search, question)
         on_query()
-    if pid is not None:
-        timed.process_cpu_ms = (cpu_seconds(pid) - processor) * 1e3
-    return timed
+    if server is not None:
+        far.server_cpu_ms = (cpu_seconds(server) - processor) * 1e3
+    return near, far
 
 
 def same_chunks(path: str, expected: Timed, timed: Timed, asked: Sequence[str]) -> None:
@@ -216,19 +214,6 @@ def tokens_file(directory: Path, token: str) -> Path:
     return path
 
 
-async def in_process(
-    settings: Settings, asked: Sequence[str], warmup: int, top_k: int, on_query: Progress
-) -> Timed:
-    """``retrieve()`` timed in this process over ``settings.data_dir``."""
-    async with running(settings) as app:
-
-        async def retrieved(question: str) -> Found:
-            result = await app.retrieval.retrieve(question, top_k=top_k)
-            return tuple(match.chunk_id for match in result.matches)
-
-        return await timed_calls(retrieved, asked, warmup, os.getpid(), on_query)
-
-
 async def ingested(settings: Settings) -> int:
     """The demo knowledge base ingested into ``settings.data_dir``; its chunks."""
     async with running(settings) as app:
@@ -237,11 +222,11 @@ async def ingested(settings: Settings) -> int:
 
 
 async def over_http(
-    data_dir: Path, asked: Sequence[str], warmup: int, top_k: int, calls: int, sessions: int,
-    on_query: Progress,
-) -> tuple[Timed, int]:  # fmt: skip
-    """``search`` timed against ``retrieval mcp --http`` over ``data_dir``, and the failed
-    calls of ``sessions`` concurrent sessions."""
+    data_dir: Path, local: Search, asked: Sequence[str], warmup: int, top_k: int, calls: int,
+    sessions: int, on_query: Progress,
+) -> tuple[Timed, Timed, int]:  # fmt: skip
+    """``local`` and ``search`` of ``retrieval mcp --http`` over ``data_dir`` timed in
+    turn, and the failed calls of ``sessions`` concurrent sessions."""
     token = secrets.token_urlsafe(24)
     with tempfile.TemporaryDirectory(prefix="bench-mcp-server-") as server_dir:
         tokens = tokens_file(Path(server_dir), token)
@@ -255,22 +240,25 @@ async def over_http(
         async with served_mcp(command, environment, Path(server_dir) / "server.log") as server:
             url = f"http://127.0.0.1:{server.port}/mcp"
             async with http_session(url, token) as client:
-                timed = await timed_calls(
-                    lambda q: searched(client, q, top_k), asked, warmup, server.pid, on_query
-                )
+                near, far = await paired_calls(
+                    local, lambda q: searched(client, q, top_k), asked, warmup, server.pid,
+                    on_query,
+                )  # fmt: skip
             errors = await failed_calls(url, token, calls, sessions, top_k)
-    return timed, errors
+    return near, far, errors
 
 
 async def over_stdio(
-    data_dir: Path, asked: Sequence[str], warmup: int, top_k: int, on_query: Progress
-) -> Timed:
-    """``search`` timed against ``retrieval mcp``, the child the client starts; its processor
-    time is not read (the SDK does not name the child)."""
+    data_dir: Path, local: Search, asked: Sequence[str], warmup: int, top_k: int,
+    on_query: Progress,
+) -> tuple[Timed, Timed]:  # fmt: skip
+    """``local`` and ``search`` of ``retrieval mcp`` over ``data_dir``, the child the client
+    starts, timed in turn; the child's processor time is not read (the SDK does not name
+    it)."""
     server = StdioServerParameters(command=str(CLI), args=["mcp"], env=server_environment(data_dir))
     async with Client(server) as client:
-        return await timed_calls(
-            lambda q: searched(client, q, top_k), asked, warmup, None, on_query
+        return await paired_calls(
+            local, lambda q: searched(client, q, top_k), asked, warmup, None, on_query
         )
 
 
@@ -285,39 +273,44 @@ async def measure(
     on_query: Progress = lambda: None,
 ) -> dict[str, float | int]:
     """The figures of reports/mcp.json; ``settings.data_dir`` is the run's own directory.
-    ``on_query`` is called after each measured query of each path, ``4 * queries`` times:
-    ``retrieve()`` runs before the servers and again after them, so that a load on the
-    machine that drifts over the run weighs on both sides of the difference alike."""
+    ``on_query`` is called after each measured question of each server, ``2 * queries``
+    times."""
     asked = questions(warmup + queries, seed=11)
+    measured = asked[warmup:]
     settings = settings.model_copy(update=UNCACHED)
     chunks = await ingested(settings)
-    local = await in_process(settings, asked, warmup, top_k, on_query)
-    http, errors = await over_http(
-        settings.data_dir, asked, warmup, top_k, calls, sessions, on_query
-    )
-    stdio = await over_stdio(settings.data_dir, asked, warmup, top_k, on_query)
-    local_again = await in_process(settings, asked, warmup, top_k, on_query)
-    measured = asked[warmup:]
-    same_chunks("retrieve() after the servers", local, local_again, measured)
+    with tempfile.TemporaryDirectory(prefix="bench-mcp-copy-") as copy_root:
+        served = Path(copy_root) / "data"
+        await asyncio.to_thread(shutil.copytree, settings.data_dir, served)
+        async with running(settings) as app:
+
+            async def retrieved(question: str) -> Found:
+                result = await app.retrieval.retrieve(question, top_k=top_k)
+                return tuple(match.chunk_id for match in result.matches)
+
+            local, http, errors = await over_http(
+                served, retrieved, asked, warmup, top_k, calls, sessions, on_query
+            )
+            local_stdio, stdio = await over_stdio(served, retrieved, asked, warmup, top_k, on_query)
     same_chunks("MCP over HTTP", local, http, measured)
-    same_chunks("MCP over stdio", local, stdio, measured)
-    local = local.joined(local_again)
-    inproc_p50 = percentile(local.clock_ms, 50)
+    same_chunks("MCP over stdio", local_stdio, stdio, measured)
+    inproc_cpu = local.per_call_ms(local.own_cpu_ms)
+    http_server_cpu = http.per_call_ms(http.server_cpu_ms)
     return {
         "chunks": chunks,
         "queries": queries,
         "top_k": top_k,
-        "inproc_p50_ms": inproc_p50,
+        "inproc_p50_ms": percentile(local.clock_ms, 50),
         "http_p50_ms": percentile(http.clock_ms, 50),
         "stdio_p50_ms": percentile(stdio.clock_ms, 50),
-        "search_overhead_p50_ms": percentile(http.clock_ms, 50) - inproc_p50,
-        "stdio_overhead_p50_ms": percentile(stdio.clock_ms, 50) - inproc_p50,
-        "http_client_cpu_p50_ms": percentile(http.thread_cpu_ms, 50),
-        "inproc_cpu_per_call_ms": local.process_cpu_per_call_ms(),
-        "http_server_cpu_per_call_ms": http.process_cpu_per_call_ms(),
-        "server_overhead_cpu_per_call_ms": (
-            http.process_cpu_per_call_ms() - local.process_cpu_per_call_ms()
+        "search_overhead_p50_ms": percentile(http.clock_ms, 50) - percentile(local.clock_ms, 50),
+        "stdio_overhead_p50_ms": (
+            percentile(stdio.clock_ms, 50) - percentile(local_stdio.clock_ms, 50)
         ),
+        "http_client_cpu_p50_ms": percentile(http.thread_cpu_ms, 50),
+        "inproc_cpu_per_call_ms": inproc_cpu,
+        "http_server_cpu_per_call_ms": http_server_cpu,
+        "server_overhead_cpu_per_call_ms": http_server_cpu - inproc_cpu,
         "concurrent_calls": calls,
         "concurrent_sessions": sessions,
         "errors": errors,

@@ -29,7 +29,7 @@ def mcp(
         Progress(console=console, transient=True) as progress,
     ):
         task = progress.add_task(
-            f"{queries} queries in-process, over MCP HTTP and stdio", total=4 * queries
+            f"{queries} queries in-process and over MCP HTTP, then stdio", total=2 * queries
         )
         figures = run(
             measure(
