@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -44,18 +44,15 @@ from retrieval_bench.concurrency import cpu_seconds
 from retrieval_bench.latency import questions
 from retrieval_testkit.served_process import CLI, LAST_SHOWN, START_S
 
-T = TypeVar("T")
 Progress = Callable[[], None]
 Found = tuple[str, ...]
 """The chunk ids a search returned, best first."""
+Search = Callable[[str], Awaitable[Found]]
 UNCACHED = {"result_cache_entries": 0, "query_vector_cache_entries": 0}
 """Every path computes every query: no result or query vector an earlier path left."""
 STOP_S = 30.0
 """How long a server has to exit after SIGTERM before it is killed."""
 SERVING_POLL_S = 0.1
-
-
-Search = Callable[[str], Awaitable[Found]]
 
 
 @dataclass
