@@ -8,7 +8,7 @@ import asyncio
 import gc
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -16,8 +16,10 @@ import pytest
 
 from retrieval.adapters.files.document_files import load_documents
 from retrieval.demo import KNOWLEDGE_DIR
+from retrieval.domain.graph import GraphRecord
 from retrieval.lifecycle import resolve, running
 from retrieval.settings import Settings
+from retrieval_bench import concurrency
 from retrieval_bench.concurrency import (
     LAG_PERIOD_S,
     TOP_K,
@@ -36,10 +38,22 @@ from retrieval_bench.thread_settings import (
     chunk_reads,
     schedule,
 )
-from retrieval_testkit import HashEmbedder, InMemoryKeywordIndex
+from retrieval_testkit import HashEmbedder, InMemoryGraphStore, InMemoryKeywordIndex
 from retrieval_testkit.container import in_memory_container
 
 NS = "bench"
+
+
+class CountedGraphStore(InMemoryGraphStore):
+    """The in-memory graph store, counting the chunks whose records were asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records_read = 0
+
+    async def get_many(self, ids: Sequence[str], namespace: str) -> dict[str, GraphRecord]:
+        self.records_read += len(ids)
+        return await super().get_many(ids, namespace)
 
 
 @pytest.fixture
@@ -49,7 +63,10 @@ async def target(tmp_path: Path) -> AsyncIterator[tuple[Target, HashEmbedder]]:
     settings = Settings(data_dir=tmp_path, result_cache_entries=0, query_vector_cache_entries=0)
     model = HashEmbedder()
     container = in_memory_container(
-        settings, model_embedder=model, keyword_index=InMemoryKeywordIndex()
+        settings,
+        model_embedder=model,
+        keyword_index=InMemoryKeywordIndex(),
+        graph_store=CountedGraphStore(),
     )
     async with running(settings, container) as app:
         await app.ingestion.ingest(load_documents([KNOWLEDGE_DIR]), NS)
@@ -66,6 +83,7 @@ async def target(tmp_path: Path) -> AsyncIterator[tuple[Target, HashEmbedder]]:
                 store_cpu_s=lambda: 0.0,
                 chunk_reads=partial(chunk_reads, app.telemetry.metrics.chunk_cache_lookups),
                 chunks=await resolve(container.chunk_text_cache),
+                leads=await resolve(container.graph_leads),
             ),
             model,
         )
@@ -131,6 +149,20 @@ async def test_after_the_warm_up_every_chunk_text_comes_from_the_cache(
     await warm_up(service)
     figures = await measure_levels(service, (2,), calls=6)
     assert figures["levels"]["2"]["chunk_cache_hit_share"] == 1.0
+
+
+async def test_after_the_warm_up_the_second_hop_reads_no_graph_record_from_the_store(
+    target: tuple[Target, HashEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever the warm-up's own calls happened to read: with none, still no record read."""
+    service, _ = target
+    monkeypatch.setattr(concurrency, "WARM_UP_CALLS", 0)
+    await warm_up(service)
+    graph = service.leads.graph
+    assert isinstance(graph, CountedGraphStore)
+    warm = graph.records_read
+    await measure_levels(service, (2,), calls=6)
+    assert graph.records_read == warm
 
 
 async def test_the_thread_figures_come_from_the_service_and_the_index(

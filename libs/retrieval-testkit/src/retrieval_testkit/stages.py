@@ -19,6 +19,7 @@ from retrieval.service.caching.result_cache import Uncached
 from retrieval.service.ingestion.chunk_graph import ChunkGraph
 from retrieval.service.retrieval.current_versions import CurrentVersions
 from retrieval.service.retrieval.pipeline import Stage, retrieval_stages
+from retrieval.service.retrieval.pipeline.graph_leads import GraphLeads
 from retrieval.service.retrieval.pipeline.rewrite import Rewriter, RocchioRewriter
 from retrieval.service.retrieval.pipeline.texts import CandidateTexts
 from retrieval_testkit.in_memory_document_ledger import InMemoryDocumentLedger
@@ -40,6 +41,7 @@ def offline_stages(
     graph: GraphStore | None = None,
     generations: RememberedGenerations | None = None,
 ) -> tuple[Stage, ...]:
+    graph = InMemoryGraphStore() if graph is None else graph
     return retrieval_stages(
         embedder,
         index,
@@ -49,9 +51,12 @@ def offline_stages(
         rewriter or RocchioRewriter(index),
         llm or ScriptedLlm(),
         ledger or InMemoryDocumentLedger(),
-        graph or InMemoryGraphStore(),
+        graph,
         RuleBasedEntityExtractor(),
-        generations or RememberedGenerations(InMemoryNamespaceGenerations()),
+        GraphLeads(
+            graph,
+            generations or RememberedGenerations(InMemoryNamespaceGenerations()),
+        ),
     )
 
 

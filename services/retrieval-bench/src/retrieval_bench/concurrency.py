@@ -36,6 +36,7 @@ from retrieval.domain.models import DENSE, RetrievalResult
 from retrieval.evaluation.percentiles import percentile, summary
 from retrieval.ports import ChunkRepository, Embedder, VectorIndex
 from retrieval.ports.embedder import Vector
+from retrieval.service.retrieval.pipeline.graph_leads import GraphLeads
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval_bench.latency import questions
 
@@ -208,6 +209,8 @@ class Target:
     """Chunk texts the chunk text cache has served so far, and those it read from the store."""
     chunks: ChunkRepository
     """The service's chunk store (its chunk text cache over the store)."""
+    leads: GraphLeads
+    """What the second hop reads of the knowledge graph, and keeps."""
 
     async def retrieve(self, question: str) -> RetrievalResult:
         return await self.retrieval.retrieve(question, (), TOP_K, 0.0, self.namespace)
@@ -285,9 +288,14 @@ async def timed_search(target: Target, vector: Vector) -> float:
 
 async def warm_up(target: Target) -> None:
     """The model loaded, the keyword index's model built, connections open, and every chunk
-    of the namespace read once through the chunk text cache, which holds them all: the steady
-    state of a replica that has answered for a while. A cold cache costs the first calls a
-    read of the store each, which is no part of the service's cost per call."""
+    of the namespace read once through the chunk text cache and its graph record through the
+    second hop's, which hold them all: the steady state of a replica that has answered for a
+    while. A cold cache costs the first calls a read of the store each, which is no part of
+    the service's cost per call."""
     await drive(target.retrieve, unique_questions(WARM_UP_CALLS, "warm-up"), 1)
+    # the records are kept under the namespace generation read last
+    await target.leads.generations.current(target.namespace)
     async for page in target.chunks.list_chunks(target.namespace):
-        await target.chunks.get_many([chunk_id for chunk_id, _ in page], target.namespace)
+        ids = [chunk_id for chunk_id, _ in page]
+        await target.chunks.get_many(ids, target.namespace)
+        await target.leads.records(ids, target.namespace)

@@ -240,6 +240,7 @@ async def measure_process(task: Task) -> dict:
             store_cpu_s=partial(cpu_seconds, task.mongodb_pid),
             chunk_reads=partial(chunk_reads, app.telemetry.metrics.chunk_cache_lookups),
             chunks=await resolve(container.chunk_text_cache),
+            leads=await resolve(container.graph_leads),
             passages=tuple(
                 chunk.content
                 for document in load_documents([KNOWLEDGE_DIR])

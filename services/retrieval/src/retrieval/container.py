@@ -69,6 +69,7 @@ from retrieval.service.ingestion.repair import Repair
 from retrieval.service.ingestion.sync import LibrarySync
 from retrieval.service.priority_embedder import PriorityEmbedder
 from retrieval.service.retrieval.pipeline import retrieval_stages
+from retrieval.service.retrieval.pipeline.graph_leads import GraphLeads
 from retrieval.service.retrieval.pipeline.rewrite import LlmRewriter, RocchioRewriter
 from retrieval.service.retrieval.retrieval_service import RetrievalService
 from retrieval.service.stats import StatsService
@@ -192,6 +193,7 @@ class Container(containers.DeclarativeContainer):
     chunk_graph = providers.Singleton(
         ChunkGraph, store=graph_store, entities=entity_extractor, knowledge=knowledge_extractor
     )
+    graph_leads = providers.Singleton(GraphLeads, graph=graph_store, generations=read_generations)
     retrieval_stages = providers.Singleton(
         retrieval_stages,
         embedder=query_embedder,
@@ -204,7 +206,7 @@ class Container(containers.DeclarativeContainer):
         ledger=document_ledger,
         graph=graph_store,
         entities=entity_extractor,
-        generations=read_generations,
+        leads=graph_leads,
     )
     search_plan = settings.provided.search
     retrieval_service = providers.Singleton(

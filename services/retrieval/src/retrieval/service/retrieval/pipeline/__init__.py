@@ -7,7 +7,6 @@ from retrieval.ports.entity_extractor import EntityExtractor
 from retrieval.ports.graph_store import GraphStore
 from retrieval.ports.llm import Llm
 from retrieval.ports.reranker import Reranker
-from retrieval.service.caching.remembered_generations import RememberedGenerations
 from retrieval.service.retrieval.current_versions import CurrentVersions
 from retrieval.service.retrieval.pipeline.compress import Compress
 from retrieval.service.retrieval.pipeline.dense_scores import CompleteDenseScores
@@ -40,7 +39,7 @@ def retrieval_stages(
     ledger: DocumentLedger,
     graph: GraphStore,
     entities: EntityExtractor,
-    generations: RememberedGenerations,
+    leads: GraphLeads,
 ) -> tuple[Stage, ...]:
     """Fit the query to the model, search (dense, keyword and graph at once), fuse, follow the names
     the best candidates mention to the documents about them (the second hop), complete the
@@ -48,15 +47,15 @@ def retrieval_stages(
     drop near-copies, drop what the language model judges irrelevant, diversify, fetch the
     texts (a chunk of a version just replaced shows the current one), widen them to their
     neighbouring chunks. ``entities`` reads the names of questions (the rule-based extractor,
-    so a retrieval never waits on a chat model); the second hop keeps its candidates' graph
-    records by chunk id and its lookups under the namespace generation the call read
-    (``generations``)."""
+    so a retrieval never waits on a chat model); the second hop reads the graph through
+    ``leads``, which keeps its candidates' graph records by chunk id and its lookups under
+    the namespace generation the call read."""
     texts = CandidateTexts(chunks, CurrentVersions(ledger, chunks))
     graph_search = GraphSearch(graph, entities, NearNames(keywords, chunks))
     search = (
         Search(embedder, index, keywords, graph_search),
         Fuse(),
-        SecondHop(GraphLeads(graph, generations)),
+        SecondHop(leads),
     )
     scoring = (CompleteDenseScores(embedder, index), ScoreThreshold())
     return (
