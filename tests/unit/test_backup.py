@@ -7,7 +7,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,29 @@ from retrieval_testkit.estate_notes import QUESTIONS, estate_notes
 
 NS = "garden"
 VERSION = f'"version":{FORMAT_VERSION}'.encode()
+opened: list[str] = []
+"""Every file this process opens, while a test is watching (``opens``)."""
+watching = False
+
+
+def note_open(event: str, args: tuple[object, ...]) -> None:
+    if watching and event == "open":
+        opened.append(str(args[0]))
+
+
+sys.addaudithook(note_open)
+
+
+@pytest.fixture
+def opens() -> Iterator[list[str]]:
+    """The paths of the files opened during the test."""
+    global watching
+    opened.clear()
+    watching = True
+    try:
+        yield opened
+    finally:
+        watching = False
 
 
 class CrashingIndex(InMemoryVectorIndex):
@@ -229,6 +253,19 @@ async def test_a_restore_cut_short_finishes_when_run_again_without_duplicates(
         assert await stack.audit_clean(NS)
         stores = await resolve(stack.container.chunk_stores)
         assert await stores.texts.count(NS) == sum(map(len, before.values()))
+
+
+async def test_a_restore_reads_its_file_once_to_check_it_and_once_to_write(
+    started: Started, tmp_path: Path, opens: list[str]
+) -> None:
+    file = tmp_path / "garden.backup"
+    async with started() as stack:
+        await stack.app.ingestion.ingest(estate_notes(4), NS)
+        await stack.app.backups.backup(NS, file)
+        opens.clear()
+        report = await stack.app.backups.restore(file, "copy")
+        assert (report.documents, report.restored) == (4, 4)
+    assert opens.count(str(file)) == 2
 
 
 async def test_a_namespace_holding_other_documents_is_refused_unless_replaced(

@@ -3,6 +3,7 @@ in-memory stores: what each leaves stored and reports."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -45,6 +46,23 @@ class SwitchableIndex(InMemoryVectorIndex):
         if self.down:
             raise BackendUnavailableError("index down")
         return await super().upsert(records, namespace)
+
+
+class LookupOverlapTexts(InMemoryChunkRepository):
+    """Chunk texts whose lookup of a document's chunks waits on the store, noting how many
+    of those lookups were under way at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.under_way = 0
+        self.most_at_once = 0
+
+    async def chunk_ids(self, document_id: str, namespace: str) -> set[str]:
+        self.under_way += 1
+        self.most_at_once = max(self.most_at_once, self.under_way)
+        await asyncio.sleep(0)
+        self.under_way -= 1
+        return await super().chunk_ids(document_id, namespace)
 
 
 class Kit:
@@ -119,6 +137,18 @@ async def test_new_documents_are_created_whole_in_every_store(kit: Kit) -> None:
     assert set(found.texts) == found.vectors == found.keywords == kit.chunk_ids(a, b)
     assert {r.state for r in found.records.values()} == {DocumentState.COMMITTED}
     assert await kit.generation() == 1
+
+
+async def test_a_groups_new_documents_are_looked_up_in_the_texts_side_by_side(kit: Kit) -> None:
+    texts = LookupOverlapTexts()
+    stores = ChunkStores(kit.index, InMemoryKeywordIndex(), texts)
+    writer = GroupWriter(kit.embedder, stores, kit.ledger, kit.generations, 0.0, 30.0)
+    group = [kit.prepared(document(name)) for name in "abcd"]
+
+    outcomes = await writer.write(group, GroupCall(NS, False, EmbeddedTally(unheard), StageClock()))
+
+    assert kinds(outcomes) == [Outcome.CREATED] * 4
+    assert texts.most_at_once > 1
 
 
 async def test_a_document_written_again_as_it_is_is_unchanged_and_embeds_nothing(

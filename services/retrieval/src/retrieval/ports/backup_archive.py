@@ -36,3 +36,10 @@ class BackupArchive(Protocol):
         """The documents of a file ``verify`` accepted, in the order written. Raises
         ``BackupFileError`` if the file has changed since."""
         ...
+
+    def entries(self, path: Path) -> Iterator[BackupHeader | BackedUpDocument]:
+        """The header, then each document in the order written, each checked as it is read:
+        ``BackupFileError`` at the first entry that is wrong, and after the last document when
+        the counts or the checksum do not match. A reader that reads to the end before acting
+        has checked the whole file in that one read."""
+        ...

@@ -122,6 +122,9 @@ class GzipJsonLinesBackupArchive:
             if isinstance(entry, BackedUpDocument):
                 yield entry
 
+    def entries(self, path: Path) -> Iterator[BackupHeader | BackedUpDocument]:
+        return entries(path)
+
 
 def entries(path: Path) -> Iterator[BackupHeader | BackedUpDocument]:
     """The header, then each document, as read; ``BackupFileError`` as soon as something

@@ -176,24 +176,32 @@ class MongoDocumentLedger:
         return UpdateOne(expected, {"$set": {"queue": line}})
 
     async def save(self, records: Sequence[DocumentRecord], lease: Lease) -> None:
+        """One update statement for every record (the server commits each statement on its
+        own): each record ours is replaced by its entry in the statement, found by its key
+        (a later record of the same document wins)."""
         if not records:
             return
         held = self._lease_document(lease)
-        operations = [
-            UpdateOne(
-                {"_id": key(record.namespace, record.document_id), "lease.owner": lease.owner},
-                {
-                    "$set": {
-                        **record.model_dump(mode="json", include=set(RECORD_FIELDS)),
-                        "lease": held,
-                    }
-                },
-            )
+        entries = {
+            key(record.namespace, record.document_id): {
+                **record.model_dump(mode="json", include=set(RECORD_FIELDS)),
+                "lease": held,
+            }
             for record in records
-        ]
+        }
+        keys = list(entries)
+        entry = {
+            "$arrayElemAt": [
+                {"$literal": list(entries.values())},
+                {"$indexOfArray": [{"$literal": keys}, "$_id"]},
+            ]
+        }
         with mongo_errors("save"):
-            result = await self._collection.bulk_write(operations, ordered=False)
-            if result.matched_count != len(records):
+            result = await self._collection.update_many(
+                {"_id": {"$in": keys}, "lease.owner": lease.owner},
+                [{"$replaceWith": {"$mergeObjects": ["$$ROOT", entry]}}],
+            )
+            if result.matched_count != len(keys):
                 lost = await self._not_ours(records, lease)
                 raise DocumentBusyError.of(records[0].namespace, lost)
 

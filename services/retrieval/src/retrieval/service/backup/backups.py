@@ -1,19 +1,21 @@
 """Backup and restore of a namespace (docs/operations.md).
 
 A backup writes each document's committed version (ledger record, chunk texts, vectors) to
-one file through a ``BackupArchive``. A restore checks the whole file first, then writes
-every document through the writer (``IngestionService.write``), under its ledger record and
-lease like any ingest: a document is visible once all its parts are written, a restore cut
-short leaves each document whole or repaired by the next start, and running it again writes
-only what is missing (the others are UNCHANGED). The writer makes keyword entries from the
-texts; vectors are kept when the stack's model is the backup's, and made again when it is not;
-graph records are made from the file's extractions when the stack's graph records are of the
-backup's version, and extracted again when they are not.
+one file through a ``BackupArchive``. A restore reads the whole file once first, checking it
+and every document, then reads it again to write every document through the writer
+(``IngestionService.write``), under its ledger record and lease like any ingest: a document
+is visible once all its parts are written, a restore cut short leaves each document whole or
+repaired by the next start, and running it again writes only what is missing (the others are
+UNCHANGED). The writer makes keyword entries from the texts; vectors are kept when the
+stack's model is the backup's, and made again when it is not; graph records are made from
+the file's extractions when the stack's graph records are of the backup's version, and
+extracted again when they are not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
@@ -27,7 +29,7 @@ from retrieval.domain.models import check_slug
 from retrieval.errors import NamespaceNotEmptyError, NotFoundError
 from retrieval.ports.backup_archive import BackupArchive
 from retrieval.ports.document_ledger import DocumentLedger
-from retrieval.service.backup.restoring import prepared_again
+from retrieval.service.backup.restoring import prepared_again, read_ahead
 from retrieval.service.backup.snapshot import NamespaceSnapshot
 from retrieval.service.ingestion.chunking import Prepared
 from retrieval.service.ingestion.consistency import ChunkStores
@@ -129,13 +131,14 @@ class Backups:
     ) -> RestoreReport:
         """Bring a backup back into ``namespace`` (default: the one it was taken of).
 
-        The file is checked whole first (``BackupFileError``), then every document against
+        One read of the file checks it whole (``BackupFileError``) and every document against
         this stack (``InvalidRequestError``), then the namespace: one holding documents the
         backup lacks, or other versions of its documents, is refused
         (``NamespaceNotEmptyError``) unless ``replace``, which makes it hold exactly the
         backup's documents. Only then is anything written."""
-        contents = self.archive.verify(path)
-        header = contents.header
+        reading = self.archive.entries(path)
+        header = next(reading)
+        assert isinstance(header, BackupHeader)
         target = check_slug(namespace or header.namespace, "namespace")
         same_model = (header.model, header.dimension) == (
             self.writer.model,
@@ -145,39 +148,45 @@ class Backups:
         graph_version = self._graph_version
         same_graph = graph_version is not None and header.graph_version == graph_version
 
-        def prepared(documents: Iterator[BackedUpDocument]) -> Iterator[Prepared]:
-            for document in documents:
-                yield prepared_again(
-                    document,
-                    target,
-                    self.writer.model,
-                    dimension,
-                    graph_version if same_graph else None,
-                )
+        def prepared(entries: Iterator[BackupHeader | BackedUpDocument]) -> Iterator[Prepared]:
+            for entry in entries:
+                if isinstance(entry, BackedUpDocument):
+                    yield prepared_again(
+                        entry,
+                        target,
+                        self.writer.model,
+                        dimension,
+                        graph_version if same_graph else None,
+                    )
 
         expected: dict[str, str] = {}
-        for item in prepared(self.archive.documents(path)):
+        documents = chunks = 0
+        for item in prepared(reading):
             refused = self.writer.refusal(item)
             if refused is not None:
                 raise refused
             expected[item.document_id] = item.fingerprint
+            documents += 1
+            chunks += len(item.chunks)
         others = await self._others(target, expected)
         if others and not replace:
             raise NamespaceNotEmptyError(target, others)
 
         outcomes = []
-        documents = prepared(self.archive.documents(path))
-        for batch in groups(documents) if same_model else batches(documents):
-            step = len(batch) if same_model else None
-            outcomes += await self.writer.write(batch, target, replace=replace, step=step)
+        written = prepared(self.archive.entries(path))
+        read = groups(written) if same_model else batches(written)
+        async with aclosing(read_ahead(read)) as ahead:
+            async for batch in ahead:
+                step = len(batch) if same_model else None
+                outcomes += await self.writer.write(batch, target, replace=replace, step=step)
         deleted = 0
         if extra := [document_id for document_id in others if document_id not in expected]:
             deleted = len((await self.library.delete(target, extra)).deleted)
         return RestoreReport(
             namespace=target,
             file=str(path),
-            documents=contents.documents,
-            chunks=contents.chunks,
+            documents=documents,
+            chunks=chunks,
             embedded_again=not same_model,
             restored=sum(o.outcome in (Outcome.CREATED, Outcome.UPDATED) for o in outcomes),
             unchanged=sum(o.outcome is Outcome.UNCHANGED for o in outcomes),
@@ -201,7 +210,7 @@ class Backups:
         ]
 
 
-def groups(documents: Iterator[Prepared]) -> Iterator[list[Prepared]]:
+def groups(documents: Iterator[Prepared]) -> Generator[list[Prepared], None, None]:
     """The documents in groups of up to ``CHUNKS_PER_GROUP`` chunks (a longer document
     alone)."""
     group: list[Prepared] = []
@@ -216,6 +225,6 @@ def groups(documents: Iterator[Prepared]) -> Iterator[list[Prepared]]:
         yield group
 
 
-def batches(documents: Iterator[Prepared]) -> Iterator[list[Prepared]]:
+def batches(documents: Iterator[Prepared]) -> Generator[list[Prepared], None, None]:
     while batch := list(islice(documents, DOCUMENTS_PER_READ)):
         yield batch

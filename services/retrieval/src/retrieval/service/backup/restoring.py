@@ -1,12 +1,19 @@
 """A backed-up document made ready for the writer again, in the namespace it is restored to
-and for the model of the stack it is restored on."""
+and for the model of the stack it is restored on; and the file read a group ahead of the
+writer."""
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Generator
+from typing import TypeVar
 
 from retrieval.domain.backup import BackedUpDocument
 from retrieval.domain.models import RagDocument
 from retrieval.domain.provenance import Source
 from retrieval.service.ingestion.chunking import Prepared, chunk
+
+T = TypeVar("T")
 
 
 def source_of(document: BackedUpDocument) -> Source | None:
@@ -46,3 +53,18 @@ def prepared_again(
     vectors = None if dimension is None else document.matrix(dimension)
     graph = None if graph_version is None else document.graph(chunks, graph_version)
     return Prepared(whole, chunks, vectors, graph)
+
+
+async def read_ahead(items: Generator[T, None, None]) -> AsyncIterator[T]:
+    """The items of ``items`` (never None), each next one read in a thread while the caller
+    writes the one before: reading, parsing and preparing a group overlap the stores' writes
+    of the last, one group ahead at most. However the caller stops, the read under way ends
+    before ``items`` is closed."""
+    taking = asyncio.ensure_future(asyncio.to_thread(next, items, None))
+    try:
+        while (item := await asyncio.shield(taking)) is not None:
+            taking = asyncio.ensure_future(asyncio.to_thread(next, items, None))
+            yield item
+    finally:
+        await asyncio.wait([taking])
+        items.close()

@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 
 import numpy as np
 import structlog
 
-from retrieval.batching import slices
+from retrieval.batching import gather_bounded, slices
 from retrieval.deadlines import undo_bound
 from retrieval.domain.ledger import DocumentRecord, DocumentState, Lease, Provenance
 from retrieval.errors import DocumentBusyError, RetrievalError
@@ -42,6 +43,10 @@ from retrieval.service.ingestion.progress import EMBEDDING_BATCH, EmbeddedTally,
 from retrieval.service.timing import StageClock
 
 log = structlog.get_logger("ingestion")
+
+LOOKUPS_AT_ONCE = 8
+"""Lookups of the chunk texts of a group's documents that have no record yet, sent side by
+side: a restore into an empty namespace makes one for every document."""
 
 
 @dataclass
@@ -123,7 +128,7 @@ class GroupWriter:
             for document_id in claim.held
         }
         try:
-            writes: list[Write] = []
+            to_begin: list[tuple[DocumentRecord, Prepared]] = []
             settled: list[DocumentRecord] = []
             for item in group:
                 record = claim.records.get(item.document_id)
@@ -139,7 +144,11 @@ class GroupWriter:
                     settled.append(record)
                     outcomes[item.document_id] = done(item, Outcome.UNCHANGED)
                 else:
-                    writes.append(Write(item, await self._begin(record, item)))
+                    to_begin.append((record, item))
+            pending = await gather_bounded(
+                [partial(self._begin, record, item) for record, item in to_begin], LOOKUPS_AT_ONCE
+            )
+            writes = [Write(item, p) for (_, item), p in zip(to_begin, pending, strict=True)]
             if writes:
                 written = await self._write(writes, call, lease)
                 outcomes |= written
