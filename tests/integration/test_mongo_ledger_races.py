@@ -55,8 +55,18 @@ async def test_writers_of_one_document_get_it_in_the_order_they_asked(
 ) -> None:
     order: list[str] = []
 
+    async def lined_up(owner: str) -> None:
+        """Until ``owner`` waits in the document's line or has had its turn."""
+        while owner not in order:
+            document = await mongo_ledger._collection.find_one({"_id": key(NS, "shared")}) or {}
+            held = (document.get("lease") or {}).get("owner")
+            if owner in {held, *(waiter["owner"] for waiter in document.get("queue", []))}:
+                return
+            await asyncio.sleep(0.01)
+
     async def write(n: int) -> None:
-        await asyncio.sleep(0.1 * n)
+        if n:
+            await lined_up(f"writer-{n - 1}")
         lease = Lease(owner=f"writer-{n}", host="elsewhere", pid=n)
         claim = await claim_documents(mongo_ledger, NS, ["shared"], lease, 30.0)
         assert list(claim.records) == ["shared"]
