@@ -128,6 +128,8 @@ def scalar_values(field: FieldDescriptor) -> st.SearchStrategy[Any]:
         return mostly(STRINGS_BY_NAME.get(field.name, st.text(max_size=40)), st.text(max_size=200))
     if kind == FieldDescriptor.TYPE_BOOL:
         return st.booleans()
+    if kind == FieldDescriptor.TYPE_BYTES:
+        return st.binary(max_size=256)
     if kind == FieldDescriptor.TYPE_ENUM:
         return st.integers(-5, len(field.enum_type.values) + 2)
     if kind in INT_RANGES:
