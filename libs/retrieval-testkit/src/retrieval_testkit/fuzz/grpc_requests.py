@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import grpc
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 from google.protobuf.message_factory import GetMessageClass
 from google.protobuf.struct_pb2 import Struct
@@ -37,6 +37,7 @@ from retrieval_testkit.fuzz.strategies import (
 from retrieval_testkit.plaintext_loopback import PLAINTEXT_LOOPBACK
 
 METHODS = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].methods
+METHOD_NAMED = {method.name: method for method in METHODS}
 REFUSED = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 MAX_DEPTH = 3
 INT_RANGES = {
@@ -195,12 +196,29 @@ def requests() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+async def called(
+    channel: grpc.aio.Channel, method: MethodDescriptor, payload: bytes, **options: Any
+) -> None:
+    """``method`` called as it is declared: a stream of answers read to its end, a stream of
+    one request sent."""
+    path = f"/{SERVICE_NAME}/{method.name}"
+    if method.server_streaming:
+        async for _ in channel.unary_stream(path)(payload, **options):
+            pass
+    elif method.client_streaming:
+        await channel.stream_unary(path)(iter([payload]), **options)
+    else:
+        await channel.unary_unary(path)(payload, **options)
+
+
 async def send(channel: grpc.aio.Channel, case: dict[str, Any], deadline_s: float) -> None:
-    call = channel.unary_unary(f"/{SERVICE_NAME}/{case['method']}")
     metadata = ((CORRELATION_ID_KEY, case["correlation_id"]),) if case["correlation_id"] else None
     begun = time.monotonic()
     try:
-        await call(case["payload"], timeout=deadline_s, metadata=metadata)
+        await called(
+            channel, METHOD_NAMED[case["method"]], case["payload"],
+            timeout=deadline_s, metadata=metadata,
+        )  # fmt: skip
     except grpc.aio.AioRpcError as error:
         code = error.code()
         if code is grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() - begun >= deadline_s:
