@@ -118,11 +118,12 @@ class CorrelationIdInterceptor(CallInterceptor):
     The id goes back in the trailing metadata, which a client sees after success and failure
     alike (initial metadata would cost a second send per call). A unary request whose bytes
     do not decode is refused here, INVALID_ARGUMENT with the id, before the interceptors
-    after this one (metrics, auth) or the servicer see it; the refusal is logged.
+    after this one (metrics, auth) or the servicer see it; the refusal is logged. A streamed
+    message that does not decode reaches the servicer as ``Undecodable``, which refuses it.
     """
 
     def request_deserializer(self, handler: grpc.RpcMethodHandler) -> Deserializer | None:
-        return None if handler.request_streaming else tolerant(handler.request_deserializer)
+        return tolerant(handler.request_deserializer)
 
     def wrap(self, behaviour: Behaviour, details: grpc.HandlerCallDetails) -> Behaviour:
         cid = correlation_id(metadata_value(details.invocation_metadata, CORRELATION_ID_KEY))
