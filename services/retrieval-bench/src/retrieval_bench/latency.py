@@ -26,6 +26,9 @@ from retrieval.evaluation.percentiles import percentile, summary
 from retrieval.lifecycle import Application
 
 WRITE_BATCH = 2000
+UNCACHED = {"result_cache_entries": 0, "query_vector_cache_entries": 0}
+"""Settings under which every path computes every query: no result or query vector an
+earlier path left."""
 NOISE = 0.018
 QUESTION_STARTS = (
     "what causes", "how to control", "symptoms of", "best practice for", "effect of weather on",

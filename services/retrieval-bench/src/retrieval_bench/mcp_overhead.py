@@ -41,15 +41,13 @@ from retrieval.evaluation.percentiles import percentile
 from retrieval.lifecycle import running
 from retrieval.settings import Settings
 from retrieval_bench.concurrency import cpu_seconds
-from retrieval_bench.latency import questions
+from retrieval_bench.latency import UNCACHED, questions
 from retrieval_testkit.served_process import CLI, LAST_SHOWN, START_S
 
 Progress = Callable[[], None]
 Found = tuple[str, ...]
 """The chunk ids a search returned, best first."""
 Search = Callable[[str], Awaitable[Found]]
-UNCACHED = {"result_cache_entries": 0, "query_vector_cache_entries": 0}
-"""Every path computes every query: no result or query vector an earlier path left."""
 STOP_S = 30.0
 """How long a server has to exit after SIGTERM before it is killed."""
 SERVING_POLL_S = 0.1

@@ -33,6 +33,7 @@ from dependency_injector import providers
 from retrieval.adapters.backup_file.gzip_json_lines import GzipJsonLinesBackupArchive
 from retrieval.batching import slices
 from retrieval.container import Container
+from retrieval.domain.backup import BackedUpDocument, BackupHeader
 from retrieval.domain.chunk_identity import keyword_record, vector_record
 from retrieval.domain.graph import GraphRecord
 from retrieval.domain.models import RagChunk
@@ -74,12 +75,14 @@ async def timed(work: Awaitable[object]) -> float:
 
 def raw_rows(file: Path, namespace: str, graph_version: str) -> list[RawRow]:
     """Each chunk of the file, moved to ``namespace``, with its vector and graph record."""
-    archive = GzipJsonLinesBackupArchive()
-    dimension = archive.verify(file).header.dimension
+    entries = GzipJsonLinesBackupArchive().entries(file)
+    header = next(entries)
+    assert isinstance(header, BackupHeader)
     rows: list[RawRow] = []
-    for document in archive.documents(file):
+    for document in entries:
+        assert isinstance(document, BackedUpDocument)
         chunks = [c.model_copy(update={"namespace": namespace}) for c in document.chunks]
-        vectors = document.matrix(dimension)
+        vectors = document.matrix(header.dimension)
         graph = document.graph(chunks, graph_version)
         assert vectors is not None
         assert graph is not None

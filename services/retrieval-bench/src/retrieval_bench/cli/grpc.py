@@ -10,7 +10,7 @@ from rich.table import Table
 from retrieval.cli.runtime import console, load_settings, run_with_application
 from retrieval.lifecycle import Application
 from retrieval_bench.grpc_overhead import measure
-from retrieval_bench.mcp_overhead import UNCACHED
+from retrieval_bench.latency import UNCACHED
 
 OVERHEAD_TARGET_MS = 2.0
 
